@@ -1,0 +1,109 @@
+#include <ebla/core/bounds.hpp>
+#include <ebla/core/error.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+namespace ebla::bounds {
+namespace {
+
+std::string str(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void check_u(const char* fn, double u) {
+  if (!(u > 0.0 && u <= 0.5)) throw_invalid(fn, "unit roundoff u = " + str(u) + " is outside (0, 1/2]");
+}
+void check_n(const char* fn, double n) {
+  if (!(n >= 0.0) || std::isinf(n)) throw_invalid(fn, "n = " + str(n) + " must be finite and >= 0");
+}
+void check_lambda(const char* fn, double lambda) {
+  if (!(lambda >= 0.0) || std::isinf(lambda))
+    throw_invalid(fn, "lambda = " + str(lambda) + " must be finite and >= 0");
+}
+void check_failure(const char* fn, double failure) {
+  if (!(failure > 0.0 && failure < 1.0))
+    throw_invalid(fn, "failure probability " + str(failure) + " is outside (0, 1)");
+}
+
+}  // namespace
+
+double gamma(double n, double u) {
+  check_n("ebla::bounds::gamma", n);
+  check_u("ebla::bounds::gamma", u);
+  const double nu = n * u;
+  if (nu >= 1.0) return std::numeric_limits<double>::infinity();
+  return nu / (1.0 - nu);
+}
+
+double gamma_tilde(double n, double u, double lambda) {
+  check_n("ebla::bounds::gamma_tilde", n);
+  check_u("ebla::bounds::gamma_tilde", u);
+  check_lambda("ebla::bounds::gamma_tilde", lambda);
+  // expm1 keeps the relative accuracy when the exponent is tiny (u = 2^-53)
+  return std::expm1(lambda * std::sqrt(n) * u + n * u * u / (1.0 - u));
+}
+
+double hm_probability(double lambda, double u) {
+  check_lambda("ebla::bounds::hm_probability", lambda);
+  check_u("ebla::bounds::hm_probability", u);
+  const double a = lambda * (1.0 - u);
+  return 1.0 - 2.0 * std::exp(-a * a / 2.0);
+}
+
+double hm_lambda(double failure, double u) {
+  check_failure("ebla::bounds::hm_lambda", failure);
+  check_u("ebla::bounds::hm_lambda", u);
+  // 2 exp(-lambda^2 (1-u)^2 / 2) = failure
+  return std::sqrt(2.0 * std::log(2.0 / failure)) / (1.0 - u);
+}
+
+double vibea_sigma2(double n, double u) {
+  check_n("ebla::bounds::vibea_sigma2", n);
+  check_u("ebla::bounds::vibea_sigma2", u);
+  // The printed form 1 + (u^2 - 1) (log((1+u)/(1-u)))^2 / (4u^2) subtracts two numbers
+  // close to 1 (all digits cancel for u = 2^-53). With log((1+u)/(1-u)) = 2 atanh(u) and
+  // r = atanh(u)/u = 1 + u^2 s, s = sum_{k>=1} u^(2k-2)/(2k+1):
+  //   1 - (1 - u^2) r^2 = u^2 r^2 - (r - 1)(r + 1) = u^2 (r^2 - s (r + 1)).
+  const double u2 = u * u;
+  double s = 0.0, term = 1.0;
+  for (int k = 1; k < 200; ++k) {
+    const double add = term / (2.0 * k + 1.0);
+    s += add;
+    if (add < 1e-20 * s) break;
+    term *= u2;
+  }
+  const double r = 1.0 + u2 * s;
+  return n * u2 * (r * r - s * (r + 1.0));
+}
+
+double vibea_probability(double lambda, double u, double n) {
+  check_lambda("ebla::bounds::vibea_probability", lambda);
+  check_u("ebla::bounds::vibea_probability", u);
+  check_n("ebla::bounds::vibea_probability", n);
+  if (n == 0.0) return 1.0;  // an empty product is exactly 1
+  const double sigma2 = vibea_sigma2(n, u);
+  const double t = lambda * std::sqrt(n) * u;  // the deviation of sum log(1 + delta_i)
+  const double bernstein = t * t / (2.0 * (sigma2 + lambda * std::sqrt(n) * u * u / (3.0 * (1.0 - u))));
+  return 1.0 - 2.0 * std::exp(-bernstein);
+}
+
+double vibea_lambda(double failure, double u, double n) {
+  check_failure("ebla::bounds::vibea_lambda", failure);
+  check_u("ebla::bounds::vibea_lambda", u);
+  check_n("ebla::bounds::vibea_lambda", n);
+  if (n == 0.0) return 0.0;
+  // lambda^2 n u^2 = 2 L (sigma^2 + lambda sqrt(n) u^2 / (3 (1-u))), L = log(2/failure):
+  // a lambda^2 - b lambda - c = 0, take the positive root
+  const double L = std::log(2.0 / failure);
+  const double a = n * u * u;
+  const double b = 2.0 * L * std::sqrt(n) * u * u / (3.0 * (1.0 - u));
+  const double c = 2.0 * L * vibea_sigma2(n, u);
+  return (b + std::sqrt(b * b + 4.0 * a * c)) / (2.0 * a);
+}
+
+}  // namespace ebla::bounds
