@@ -188,6 +188,7 @@ Format parse_custom(const std::string& spec, const std::string& body) {
 }  // namespace
 
 Format format_by_name(const std::string& name) {
+  if (name.rfind("custom:", 0) == 0) return parse_custom(name, name.substr(7));
   const std::string key = normalised(name);
   static const std::pair<const char*, const char*> aliases[] = {
       {"double", "binary64"}, {"fp64", "binary64"},  {"single", "binary32"},
@@ -201,7 +202,6 @@ Format format_by_name(const std::string& name) {
     if (key == a.first) canonical = a.second;
   for (const auto& entry : format_catalogue())
     if (entry.name == canonical) return entry.format;
-  if (key.rfind("custom:", 0) == 0) return parse_custom(name, key.substr(7));
   std::string known;
   for (const auto& entry : format_catalogue()) known += (known.empty() ? "" : ", ") + entry.name;
   throw_invalid("ebla::format_by_name",

@@ -46,92 +46,129 @@ enum class Rounding : std::uint8_t {
 namespace detail {
 
 /// Stochastic decision r * 2^k < d for r in [0, 1), d < 2^53, exactly, on integers.
-KOKKOS_INLINE_FUNCTION bool stochastic_up(double r, std::uint64_t d, int k) {
+KOKKOS_INLINE_FUNCTION bool stochastic_up(double r, std::uint64_t d, std::int64_t k) {
   using namespace binary64;
   const std::uint64_t ra = bit_cast<std::uint64_t>(r) & abs_mask;
-  const int rfield = static_cast<int>(ra >> fraction_bits);
-  const std::uint64_t rm = (ra & fraction_mask) | (rfield != 0 ? implicit_bit : 0);
-  // r = rm 2^re, so r 2^k = rm 2^s
-  const int s = (rfield != 0 ? rfield : 1) - bias - fraction_bits + k;
-  if (s >= 0) {
-    // rm 2^s < d  <=>  rm < ceil(d / 2^s)
-    const int sc = s < 63 ? s : 63;
-    return rm < ((d + ((std::uint64_t{1} << sc) - 1)) >> sc);
-  }
-  // rm 2^s < d  <=>  floor(rm 2^s) < d, because d is an integer
-  const int sc = -s < 63 ? -s : 63;
-  return (rm >> sc) < d;
+  const std::int64_t rfield = static_cast<std::int64_t>(ra >> fraction_bits);
+  const std::uint64_t rm = (ra & fraction_mask) | (static_cast<std::uint64_t>(rfield != 0) << fraction_bits);
+  // r = rm 2^(rfield - 1075), so r 2^k = rm 2^s
+  const std::int64_t s = (rfield | (rfield == 0)) - bias - fraction_bits + k;
+  // s >= 0: rm 2^s < d  <=>  rm < ceil(d / 2^s)
+  const std::int64_t sp = s < 63 ? s : 63;
+  const std::uint64_t dq = d >> sp;
+  const bool up_scaled = rm < dq + ((d - (dq << sp)) != 0);
+  // s < 0: rm 2^s < d  <=>  floor(rm 2^s) < d, because d is an integer
+  const std::int64_t sn = -s < 63 ? -s : 63;
+  const bool up_shifted = (rm >> sn) < d;
+  return s >= 0 ? up_scaled : up_shifted;
 }
 
-/// Whether to add one unit to the kept part, given the discarded bits `low` of a
-/// k-bit tail (clamped to `kk` <= 63 bits for the masks), the parity of the kept part,
-/// the sign and the mode.
+/// 1 if one unit is to be added to the kept part, else 0, given the discarded bits
+/// `low` (k of them, with k possibly above 63), the same bits left-aligned in `tail`
+/// (so the rounding bit is bit 63), the parity of the kept part, the sign and the mode. Written with bitwise operators, not && and ||, so that loops
+/// over arrays stay free of branches and vectorise.
 template <Rounding mode>
-KOKKOS_INLINE_FUNCTION bool round_up(std::uint64_t low, int kk, int k, std::uint64_t lsb,
-                                     bool negative, double random) {
+KOKKOS_INLINE_FUNCTION std::uint64_t round_up(std::uint64_t low, std::uint64_t tail, std::int64_t k,
+                                              std::uint64_t lsb, std::uint64_t negative,
+                                              double random) {
+  const std::uint64_t inexact = low != 0;
   if constexpr (mode == Rounding::nearest_even) {
-    const std::uint64_t half = (std::uint64_t{1} << kk) >> 1;
-    return low != 0 && (low > half || (low == half && lsb != 0));
+    constexpr std::uint64_t half = std::uint64_t{1} << 63;
+    return (tail > half) | ((tail == half) & lsb);
   } else if constexpr (mode == Rounding::toward_zero) {
-    (void)low;
-    return false;
+    return 0;
   } else if constexpr (mode == Rounding::upward) {
-    return low != 0 && !negative;
+    return inexact & (negative ^ 1);
   } else if constexpr (mode == Rounding::downward) {
-    return low != 0 && negative;
+    return inexact & negative;
   } else {
-    return low != 0 && stochastic_up(random, low, k);
+    return inexact & static_cast<std::uint64_t>(stochastic_up(random, low, k));
   }
 }
 
 }  // namespace detail
 
-/// round_to with the mode fixed at compile time (what loops over arrays should call).
-/// `random` is used only by Rounding::stochastic and must lie in [0, 1).
+/// The constants of a format that rounding needs, computed once (per kernel, not per
+/// element): loops over arrays pass these so that the loop body has no branch on the
+/// format and vectorises.
+struct RoundingConstants {
+  std::uint64_t fmin;           ///< bits of fmin = 2^emin
+  std::uint64_t fmax;           ///< bits of fmax
+  std::uint64_t tiny_result;    ///< bits of the smallest positive value
+  std::uint64_t overflow_bits;  ///< result of an overflow away from zero
+  std::uint64_t infinity_bits;  ///< result for an infinite input
+  std::int64_t k_normal;        ///< discarded bits at or above fmin: 53 - t
+  std::int64_t k_below;         ///< discarded bits below fmin are k_below - e
+};
+
+/// The rounding constants of a (valid) format.
+KOKKOS_INLINE_FUNCTION RoundingConstants rounding_constants(const Format& f) {
+  using namespace binary64;
+  constexpr std::uint64_t qnan = 0x7ff8000000000000ull;
+  RoundingConstants c{};
+  c.fmin = pow2_bits(f.emin);
+  c.fmax = f.fmax_bits();
+  c.tiny_result = pow2_bits(f.subnormals ? f.emin - f.t + 1 : f.emin);
+  c.overflow_bits = f.overflow == Overflow::saturate   ? c.fmax
+                    : f.overflow == Overflow::infinity ? exponent_mask
+                                                       : qnan;
+  c.infinity_bits = f.specials == Specials::ieee ? exponent_mask
+                    : f.overflow == Overflow::saturate ? c.fmax
+                                                       : qnan;
+  c.k_normal = 53 - f.t;
+  // below fmin the quantum is 2^(emin - t + 1) with subnormals, fmin = 2^emin without
+  c.k_below = f.subnormals ? 53 - f.t + f.emin : 52 + f.emin;
+  return c;
+}
+
+/// round_to with the mode fixed at compile time and the format's constants prepared:
+/// what loops over arrays should call. `random` is used only by Rounding::stochastic
+/// and must lie in [0, 1).
 template <Rounding mode>
-KOKKOS_INLINE_FUNCTION double round_to(double x, const Format& f, double random = 0.0) {
+KOKKOS_INLINE_FUNCTION double round_to(double x, const RoundingConstants& c, double random = 0.0) {
   using namespace binary64;
   const std::uint64_t bits = bit_cast<std::uint64_t>(x);
   const std::uint64_t sign = bits & sign_mask;
+  const std::uint64_t negative = sign >> 63;
   const std::uint64_t a = bits & abs_mask;  // |x|
-  const int field = static_cast<int>(a >> fraction_bits);
+  // 64-bit integers throughout, so that a loop vectorises with one vector width
+  const std::int64_t field = static_cast<std::int64_t>(a >> fraction_bits);
   // x = m 2^(e - 52), with m < 2^53 (double subnormals: e = -1022 and no implicit bit)
-  const int e = (field != 0 ? field : 1) - bias;
-  const std::uint64_t m = (a & fraction_mask) | (field != 0 ? implicit_bit : 0);
+  const std::int64_t e = (field | (field == 0)) - bias;
+  const std::uint64_t m = (a & fraction_mask) | (static_cast<std::uint64_t>(field != 0) << fraction_bits);
 
-  // k: how many low bits of m lie below the quantum of f at |x|
-  const bool below_fmin = a < pow2_bits(f.emin);
-  const int k = !below_fmin    ? 53 - f.t                     // normal: t bits kept
-                : f.subnormals ? 53 - f.t + (f.emin - e)      // quantum 2^(emin - t + 1)
-                               : 52 + (f.emin - e);           // quantum fmin = 2^emin
+  // k: how many low bits of m lie below the quantum of the format at |x|
+  const std::int64_t k = a < c.fmin ? c.k_below - e : c.k_normal;
   // k <= 52: round the bit pattern of x itself; a carry out of the fraction
   //          correctly moves into the exponent field.
-  // k >= 53: every bit of m is discarded: the result is 0 or one quantum 2^q.
+  // k >= 53: every bit of m is discarded: the result is 0 or one quantum.
   const bool tiny = k > 52;
-  const int kk = tiny ? (k < 63 ? k : 63) : k;
+  const std::int64_t kk = k < 63 ? k : 63;
   const std::uint64_t src = tiny ? m : a;
   const std::uint64_t kept = src >> kk;
-  const std::uint64_t low = src & ((std::uint64_t{1} << kk) - 1);
-  const bool up = detail::round_up<mode>(low, kk, k, kept & 1, sign != 0, random);
-  const int q = f.subnormals ? f.emin - f.t + 1 : f.emin;
-  std::uint64_t r = tiny ? (up ? pow2_bits(q) : 0) : ((kept + (up ? 1 : 0)) << kk);
+  const std::uint64_t low = src - (kept << kk);  // the discarded bits
+  // the discarded bits left-aligned: bit 63 is the rounding bit (kk = 0 gives 0)
+  const std::uint64_t tail = (low << 1) << (63 - kk);
+  // parity of the kept significand: from m, since at k = 52 bit k of a is an exponent bit
+  const std::uint64_t lsb = (m >> kk) & 1;
+  const std::uint64_t up = detail::round_up<mode>(low, tail, k, lsb, negative, random);
+  std::uint64_t r = tiny ? (c.tiny_result & (0 - up)) : ((kept + up) << kk);
 
-  // overflow: the rounded magnitude exceeds fmax
-  const std::uint64_t fmax = f.fmax_bits();
+  // overflow: the rounded magnitude exceeds fmax; directions toward zero give fmax
   const bool toward_zero = mode == Rounding::toward_zero ||
-                           (mode == Rounding::upward && sign != 0) ||
-                           (mode == Rounding::downward && sign == 0);
-  const std::uint64_t on_overflow = f.overflow == Overflow::saturate  ? fmax
-                                    : f.overflow == Overflow::infinity ? exponent_mask
-                                                                        : 0x7ff8000000000000ull;
-  r = r > fmax ? (toward_zero ? fmax : on_overflow) : r;
+                           (mode == Rounding::upward && negative) ||
+                           (mode == Rounding::downward && !negative);
+  r = r > c.fmax ? (toward_zero ? c.fmax : c.overflow_bits) : r;
 
-  // infinities and NaN
-  const bool nonfinite = field == 0x7ff;
-  const bool keep_as_is = nonfinite && (a != exponent_mask || f.specials == Specials::ieee);
-  const std::uint64_t inf_result = f.overflow == Overflow::saturate ? fmax : 0x7ff8000000000000ull;
-  r = nonfinite ? inf_result : r;
-  return keep_as_is ? x : bit_cast<double>(sign | r);
+  // infinities and NaN (exponent field all ones): NaN stays as it is
+  r = field == 0x7ff ? (a == exponent_mask ? c.infinity_bits : a) : r;
+  return bit_cast<double>(sign | r);
+}
+
+/// round_to with the mode fixed at compile time.
+template <Rounding mode>
+KOKKOS_INLINE_FUNCTION double round_to(double x, const Format& f, double random = 0.0) {
+  return round_to<mode>(x, rounding_constants(f), random);
 }
 
 /// Rounds x to the format f in the given mode (see the top of this header).

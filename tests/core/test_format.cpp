@@ -1,0 +1,152 @@
+// Formats: the catalogue against seed 001 Table 2.1, derived constants, encodings,
+// lookup by name and validation of bad parameters.
+#include <ebla/core/error.hpp>
+#include <ebla/core/format.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace {
+
+// One row of seed 001, Table 2.1 (fmax as exact values, from the OCP/IEEE encodings).
+struct TableRow {
+  const char* name;
+  int emin, emax, t;
+  double fmax;
+};
+
+const TableRow table_2_1[] = {
+    {"binary64", -1022, 1023, 53, 1.7976931348623157e308},
+    {"binary32", -126, 127, 24, 3.4028234663852886e38},
+    {"tf32", -126, 127, 11, 3.4011621342146535e38},
+    {"bfloat16", -126, 127, 8, 3.3895313892515355e38},
+    {"binary16", -14, 15, 11, 65504.0},
+    {"fp8_e4m3", -6, 8, 4, 448.0},
+    {"fp8_e5m2", -14, 15, 3, 57344.0},
+    {"fp6_e2m3", 0, 2, 4, 7.5},
+    {"fp6_e3m2", -2, 4, 3, 28.0},
+    {"fp4_e2m1", 0, 2, 2, 6.0},
+};
+
+TEST(Format, CatalogueMatchesTable21OfSeed001) {
+  ASSERT_EQ(ebla::format_catalogue().size(), std::size(table_2_1));
+  for (const auto& row : table_2_1) {
+    SCOPED_TRACE(row.name);
+    const ebla::Format f = ebla::format_by_name(row.name);
+    EXPECT_EQ(f.t, row.t);
+    EXPECT_EQ(f.emin, row.emin);
+    EXPECT_EQ(f.emax, row.emax);
+    EXPECT_EQ(f.u(), std::ldexp(1.0, -row.t));
+    EXPECT_EQ(f.fmin(), std::ldexp(1.0, row.emin));
+    EXPECT_EQ(f.fmax(), row.fmax);
+    EXPECT_TRUE(f.subnormals);
+    EXPECT_EQ(ebla::format_name(f), row.name);
+  }
+}
+
+TEST(Format, TableRatiosAgreeWithPrintedDecimals) {
+  // Table 2.1 prints fmax of the wide formats to four digits
+  EXPECT_NEAR(ebla::formats::binary32().fmax(), 3.403e38, 0.001e38);
+  EXPECT_NEAR(ebla::formats::tf32().fmax(), 3.401e38, 0.001e38);
+  EXPECT_NEAR(ebla::formats::bfloat16().fmax(), 3.389e38, 0.001e38);
+}
+
+TEST(Format, GminFollowsEquation21) {
+  ebla::Format f = ebla::formats::binary16();
+  EXPECT_EQ(f.gmin(), f.u() * f.fmin());  // with subnormals: u fmin
+  f.subnormals = false;
+  EXPECT_EQ(f.gmin(), f.fmin() / 2);  // without: fmin / 2
+  EXPECT_EQ(f.smallest_positive(), f.fmin());
+  EXPECT_EQ(ebla::formats::binary16().smallest_positive(), std::ldexp(1.0, -24));
+}
+
+TEST(Format, SpecialValuesFollowTheOcpEncodings) {
+  EXPECT_FALSE(ebla::formats::fp8_e4m3().has_infinity());
+  EXPECT_TRUE(ebla::formats::fp8_e4m3().has_nan());
+  EXPECT_EQ(ebla::formats::fp8_e4m3().overflow, ebla::Overflow::nan);
+  EXPECT_TRUE(ebla::formats::fp8_e5m2().has_infinity());
+  EXPECT_FALSE(ebla::formats::fp6_e2m3().has_nan());
+  EXPECT_EQ(ebla::formats::fp4_e2m1().overflow, ebla::Overflow::saturate);
+}
+
+TEST(Format, EncodingWidthsAreTheStandardOnes) {
+  EXPECT_EQ(ebla::encoding_bits(ebla::formats::binary64()), 64);
+  EXPECT_EQ(ebla::encoding_bits(ebla::formats::binary32()), 32);
+  EXPECT_EQ(ebla::encoding_bits(ebla::formats::tf32()), 19);
+  EXPECT_EQ(ebla::encoding_bits(ebla::formats::bfloat16()), 16);
+  EXPECT_EQ(ebla::encoding_bits(ebla::formats::binary16()), 16);
+  EXPECT_EQ(ebla::encoding_bits(ebla::formats::fp8_e4m3()), 8);
+  EXPECT_EQ(ebla::encoding_bits(ebla::formats::fp8_e5m2()), 8);
+  EXPECT_EQ(ebla::encoding_bits(ebla::formats::fp6_e2m3()), 6);
+  EXPECT_EQ(ebla::encoding_bits(ebla::formats::fp6_e3m2()), 6);
+  EXPECT_EQ(ebla::encoding_bits(ebla::formats::fp4_e2m1()), 4);
+  EXPECT_EQ(ebla::encoding_bits(ebla::make_format(5, -3, 7)), 0);  // 11 exponent fields
+}
+
+TEST(Format, DecodesHandCheckedEncodings) {
+  const auto e4m3 = ebla::formats::fp8_e4m3();
+  EXPECT_EQ(ebla::decode(0x7e, e4m3), 448.0);  // S.1111.110
+  EXPECT_TRUE(std::isnan(ebla::decode(0x7f, e4m3)));
+  EXPECT_EQ(ebla::decode(0x01, e4m3), std::ldexp(1.0, -9));  // smallest subnormal
+  EXPECT_EQ(ebla::decode(0x38, e4m3), 1.0);
+  const auto e5m2 = ebla::formats::fp8_e5m2();
+  EXPECT_TRUE(std::isinf(ebla::decode(0x7c, e5m2)));
+  EXPECT_EQ(ebla::decode(0x7b, e5m2), 57344.0);
+  EXPECT_EQ(ebla::decode(0xfb, e5m2), -57344.0);
+  EXPECT_EQ(ebla::decode(0x1f, ebla::formats::fp6_e2m3()), 7.5);
+  EXPECT_EQ(ebla::decode(0x1f, ebla::formats::fp6_e3m2()), 28.0);
+  EXPECT_EQ(ebla::decode(0x7, ebla::formats::fp4_e2m1()), 6.0);
+  EXPECT_EQ(ebla::decode(0x1, ebla::formats::fp4_e2m1()), 0.5);
+  EXPECT_EQ(ebla::decode(0x3c00, ebla::formats::binary16()), 1.0);
+  EXPECT_EQ(ebla::decode(0x7bff, ebla::formats::binary16()), 65504.0);
+  EXPECT_EQ(ebla::decode(0x3f80, ebla::formats::bfloat16()), 1.0);
+  EXPECT_THROW(ebla::decode(0, ebla::formats::binary32()), ebla::InvalidArgument);
+}
+
+TEST(Format, LooksUpAliasesAndCustomSpecs) {
+  EXPECT_EQ(ebla::format_by_name("half"), ebla::formats::binary16());
+  EXPECT_EQ(ebla::format_by_name("fp8-e4m3"), ebla::formats::fp8_e4m3());
+  EXPECT_EQ(ebla::format_by_name("BF16"), ebla::formats::bfloat16());
+  EXPECT_EQ(ebla::format_by_name("double"), ebla::formats::binary64());
+  const ebla::Format c = ebla::format_by_name("custom:t=5,emin=-3,emax=4,subnormals=0");
+  EXPECT_EQ(c.t, 5);
+  EXPECT_EQ(c.emin, -3);
+  EXPECT_EQ(c.emax, 4);
+  EXPECT_FALSE(c.subnormals);
+  EXPECT_EQ(ebla::format_by_name(ebla::format_name(c)), c);
+  const ebla::Format n = ebla::format_by_name("custom:t=4,emin=-6,emax=8,specials=nan_only");
+  EXPECT_EQ(n, ebla::formats::fp8_e4m3());  // the OCP default overflow follows the encoding
+}
+
+std::string message_of(const std::string& name) {
+  try {
+    ebla::format_by_name(name);
+  } catch (const ebla::InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Format, RejectsBadNamesAndParametersWithAMessageNamingTheValue) {
+  EXPECT_NE(message_of("binary17").find("'binary17'"), std::string::npos);
+  EXPECT_NE(message_of("binary17").find("ebla::format_by_name"), std::string::npos);
+  EXPECT_NE(message_of("custom:t=1,emin=-3,emax=4").find("t = 1"), std::string::npos);
+  EXPECT_NE(message_of("custom:t=5,emin=4,emax=3").find("emin = 4"), std::string::npos);
+  EXPECT_NE(message_of("custom:t=5,emin=-3").find("needs t, emin and emax"), std::string::npos);
+  EXPECT_NE(message_of("custom:t=x,emin=-3,emax=4").find("'x'"), std::string::npos);
+  EXPECT_NE(message_of("custom:t=5,emin=-3,emax=4,bogus=1").find("'bogus'"), std::string::npos);
+  EXPECT_THROW(ebla::make_format(1, -3, 4), ebla::InvalidArgument);
+  EXPECT_THROW(ebla::make_format(54, -3, 4), ebla::InvalidArgument);
+  EXPECT_THROW(ebla::make_format(5, 4, 3), ebla::InvalidArgument);
+  EXPECT_THROW(ebla::make_format(5, -1023, 3), ebla::InvalidArgument);
+  EXPECT_THROW(ebla::make_format(5, -3, 1024), ebla::InvalidArgument);
+  EXPECT_THROW(ebla::make_format(5, -3, 4, true, ebla::Specials::none, ebla::Overflow::infinity),
+               ebla::InvalidArgument);
+  EXPECT_THROW(ebla::make_format(5, -3, 4, true, ebla::Specials::none, ebla::Overflow::nan),
+               ebla::InvalidArgument);
+  EXPECT_NO_THROW(ebla::make_format(2, 0, 0, false, ebla::Specials::none, ebla::Overflow::saturate));
+}
+
+}  // namespace
