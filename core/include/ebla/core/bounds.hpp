@@ -23,6 +23,10 @@
 // lambda sqrt(n) u plus the mean term n u^2/(1-u) (|E log(1+delta)| <= u^2/(2(1-u)^2)
 // <= u^2/(1-u) for u <= 1/2) give exactly the Higham-Mary constant, used here.
 //
+// The variance-informed probability is the larger (sharper) one for lambda up to about
+// 2 sqrt(n), which covers every lambda where gamma~_n(lambda) is below the worst case
+// (1-u)^-n - 1; beyond that the bound holds with certainty anyway.
+//
 // All functions are pure; invalid arguments (u outside (0, 1/2], n < 0, lambda < 0,
 // a probability outside (0, 1)) throw ebla::InvalidArgument naming the function and
 // value. A deterministic bound that does not exist (n u >= 1) is +infinity.

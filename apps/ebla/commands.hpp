@@ -1,0 +1,24 @@
+// The subcommands of the `ebla` command. Each registers its options on the CLI11 app
+// and returns the callback that runs it; a callback returns the process exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace ebla::cli {
+
+using Command = std::function<int()>;
+
+Command add_formats(CLI::App& app);
+Command add_round(CLI::App& app);
+Command add_bounds(CLI::App& app);
+
+/// Exit code for bad input (unknown names, malformed numbers, invalid options).
+constexpr int exit_bad_input = 2;
+
+/// Parses a whole string as a double (decimal, hex float, inf, nan); throws
+/// ebla::InvalidArgument naming `what` and the string otherwise.
+double parse_double(const std::string& text, const std::string& what);
+
+}  // namespace ebla::cli

@@ -1,0 +1,70 @@
+// ebla: error-bounded linear algebra from the command line.
+#include "commands.hpp"
+
+#include <ebla/core/error.hpp>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+namespace ebla::cli {
+
+double parse_double(const std::string& text, const std::string& what) {
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size())
+    throw_invalid(what, "'" + text + "' is not a number");
+  return v;  // overflow to +-inf and underflow are legitimate values here
+}
+
+}  // namespace ebla::cli
+
+int main(int argc, char** argv) {
+  // messages go to stderr, so that stdout carries only results
+  auto logger = spdlog::stderr_color_mt("ebla");
+  logger->set_pattern("ebla: %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+
+  CLI::App app{"ebla: error-bounded linear algebra (number formats, rounding, bounds)", "ebla"};
+  app.set_version_flag("--version", "ebla 0.1.0");
+  app.require_subcommand(1);
+  std::map<CLI::App*, ebla::cli::Command> commands;
+  auto add = [&](const char* name, const char* help, auto adder) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    commands[sub] = adder(*sub);
+  };
+  add("formats", "List the catalogue of number formats", ebla::cli::add_formats);
+  add("round", "Round values to a format and show the result exactly", ebla::cli::add_round);
+  add("bounds", "Deterministic and probabilistic error constants for n roundings",
+      ebla::cli::add_bounds);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    spdlog::error("{}", e.what());
+    spdlog::error("run 'ebla --help' for the commands, 'ebla COMMAND --help' for their options");
+    return ebla::cli::exit_bad_input;
+  }
+  try {
+    for (const auto& [sub, run] : commands)
+      if (sub->parsed()) return run();
+  } catch (const ebla::InvalidArgument& e) {
+    spdlog::error("{}", e.what());
+    return ebla::cli::exit_bad_input;
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
+  return 0;
+}

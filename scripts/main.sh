@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds ebla in Release (tuned for this CPU) and runs the
+# main job: for now a tour of the number formats, rounding and the error constants.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+build=${EBLA_BUILD_DIR:-build/release}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_BUILD_TESTS=OFF -DEBLA_NATIVE=ON
+cmake --build "$build" -j "$(nproc)" --target ebla_cli
+ebla="$build/apps/ebla"
+
+echo "== The formats of seed 001, Table 2.1"
+"$ebla" formats
+echo
+echo "== pi and 1/3 in each format, round to nearest even"
+for f in binary32 tf32 bfloat16 binary16 fp8_e4m3 fp8_e5m2 fp6_e2m3 fp6_e3m2 fp4_e2m1; do
+  "$ebla" round --format "$f" 3.141592653589793 0.3333333333333333 | tail -n +1
+done
+echo
+echo "== Overflow, underflow and the rounding modes in binary16"
+for m in nearest_even toward_zero upward downward; do
+  "$ebla" round --format binary16 --mode "$m" 65519 65520 -1e5 1e-8 0x1.8p-25
+done
+echo
+echo "== Error constants for n roundings in bfloat16 (failure probability 1e-6)"
+"$ebla" bounds --format bfloat16 --n 10 100 1000 10000 100000 1000000

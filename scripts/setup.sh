@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ebla builds with, if any is missing. Sourced or run.
+set -euo pipefail
+
+EBLA_PACKAGES=(
+  cmake g++ make pkg-config
+  libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev  # Kokkos 3.4 (Serial) and Kokkos Kernels
+  libcli11-dev libspdlog-dev                             # the ebla command
+  libgtest-dev libbenchmark-dev                          # tests and benchmarks
+  libhdf5-dev libopenblas-dev                            # I/O and the BLAS
+)
+
+missing=()
+for p in "${EBLA_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "ebla setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

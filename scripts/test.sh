@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds ebla (Release, portable flags) and runs every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+build=${EBLA_TEST_BUILD_DIR:-build/test}
+jobs=$(nproc)
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_NATIVE=OFF
+cmake --build "$build" -j "$jobs"
+cd "$build"
+ctest --output-on-failure -j "$jobs"

@@ -1,0 +1,17 @@
+# Installs the ebla build tree into a fresh prefix, then configures, builds and runs
+# the consumer project against it with find_package(ebla).
+#   -DEBLA_BUILD=<ebla build dir> -DWORK=<scratch dir> -DSOURCE=<consumer source dir>
+file(REMOVE_RECURSE "${WORK}")
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("${out}${err}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}")
+  endif()
+endfunction()
+step(${CMAKE_COMMAND} --install "${EBLA_BUILD}" --prefix "${WORK}/prefix")
+step(${CMAKE_COMMAND} -S "${SOURCE}" -B "${WORK}/build" -DCMAKE_PREFIX_PATH=${WORK}/prefix
+     -DCMAKE_BUILD_TYPE=Release)
+step(${CMAKE_COMMAND} --build "${WORK}/build")
+step("${WORK}/build/consumer_cxx")
+step("${WORK}/build/consumer_c")
