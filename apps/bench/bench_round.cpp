@@ -65,6 +65,18 @@ void round_binary16(benchmark::State& state, bool spread) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
 }
 
+// One host variant (instruction set) alone, single-threaded, on the spread inputs.
+void round_binary16_variant(benchmark::State& state, ebla::detail::HostIsa isa) {
+  const auto x = input(true);
+  const auto y = output();
+  const auto c = ebla::rounding_constants(ebla::formats::binary16());
+  for (auto _ : state) {
+    ebla::detail::quantize_host(x.data(), y.data(), n, c, ebla::Rounding::nearest_even, isa);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
+}
+
 // Keeps the median time of each benchmark so the ratios can be printed at the end.
 class MedianReporter : public benchmark::ConsoleReporter {
 public:
@@ -95,17 +107,30 @@ int main(int argc, char** argv) {
     bool has_reps = false;
     for (int i = 1; i < argc; ++i) has_reps |= std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
     if (!has_reps) args.push_back(reps.data());
+    for (auto isa : ebla::detail::supported_host_isas())
+      benchmark::RegisterBenchmark(("round_binary16_" + std::string(ebla::detail::to_string(isa)) + "/spread").c_str(),
+                                   round_binary16_variant, isa)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
     int count = static_cast<int>(args.size());
     benchmark::Initialize(&count, args.data());
     MedianReporter reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
-    std::printf("\nn = %zu doubles, binary16, round to nearest even; medians of repetitions\n", n);
+    std::printf("\nn = %zu doubles, binary16, round to nearest even; medians of repetitions;"
+                " quantize runs the %s variant\n", n, ebla::detail::to_string(ebla::detail::best_host_isa()));
     for (const char* set : {"spread", "unit"}) {
       const double s = reporter.median["scale/" + std::string(set)];
       const double r = reporter.median["round_binary16/" + std::string(set)];
       if (s > 0 && r > 0)
         std::printf("%-6s inputs (%s): round %.2f ms, scale %.2f ms, throughput ratio %.2fx\n", set,
                     std::string(set) == "spread" ? "2^-30..2^20" : "[-1, 1]", r, s, s / r);
+    }
+    const double s = reporter.median["scale/spread"];
+    for (auto isa : ebla::detail::supported_host_isas()) {
+      const std::string name = "round_binary16_" + std::string(ebla::detail::to_string(isa)) + "/spread";
+      if (s > 0 && reporter.median[name] > 0)
+        std::printf("variant %-8s (spread, one thread): round %.2f ms, throughput ratio %.2fx\n",
+                    ebla::detail::to_string(isa), reporter.median[name], s / reporter.median[name]);
     }
     benchmark::Shutdown();
     spread_input = unit_input = result = Kokkos::View<double*>();

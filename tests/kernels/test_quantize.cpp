@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
+#include <limits>
 #include <random>
+#include <vector>
 
 namespace {
 
@@ -43,6 +46,85 @@ TEST(Quantize, MatchesScalarRoundToInEveryDeterministicMode) {
               << entry.name << " " << ebla::to_string(mode) << " i = " << i;
       }
   }
+}
+
+// Adversarial magnitudes for the host variants: every exponent of binary64, subnormals,
+// ties of the narrow formats, infinities and NaN.
+std::vector<double> adversarial_values(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (i % 4) {
+      case 0: v[i] = ebla::bit_cast<double>(gen()); break;  // any bit pattern
+      case 1: v[i] = std::ldexp(1.0 + (gen() >> 11) * 0x1p-53, static_cast<int>(gen() % 80) - 40); break;
+      case 2: v[i] = std::ldexp(static_cast<double>(gen() % 4096) + 0.5, static_cast<int>(gen() % 60) - 40); break;
+      default: v[i] = (gen() & 1 ? -1.0 : 1.0) * std::ldexp(1.0, static_cast<int>(gen() % 2100) - 1075); break;
+    }
+  }
+  v[0] = std::numeric_limits<double>::infinity();
+  v[1] = -0.0;
+  v[2] = std::numeric_limits<double>::quiet_NaN();
+  return v;
+}
+
+TEST(Quantize, EveryHostVariantMatchesTheGenericKernel) {
+  const std::size_t n = 200003;  // not a multiple of any vector width
+  const auto values = adversarial_values(n, 11);
+  Kokkos::View<double*> x("x", n), generic("generic", n);
+  auto hx = Kokkos::create_mirror_view(x);
+  for (std::size_t i = 0; i < n; ++i) hx(i) = values[i];
+  Kokkos::deep_copy(x, hx);
+  std::vector<double> out(n), in_place(n);
+  const auto isas = ebla::detail::supported_host_isas();
+  std::size_t compared = 0;
+  for (const auto& entry : ebla::format_catalogue())
+    for (Rounding mode : {Rounding::nearest_even, Rounding::toward_zero, Rounding::upward,
+                          Rounding::downward}) {
+      ebla::detail::quantize_kokkos(x, generic, entry.format, mode, 0);
+      const auto hg = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), generic);
+      const auto c = ebla::rounding_constants(entry.format);
+      for (auto isa : isas) {
+        ebla::detail::quantize_host(values.data(), out.data(), n, c, mode, isa);
+        in_place = values;
+        ebla::detail::quantize_host(in_place.data(), in_place.data(), n, c, mode, isa);
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_TRUE(same(out[i], hg(i))) << entry.name << " " << ebla::to_string(mode) << " "
+                                           << ebla::detail::to_string(isa) << " i = " << i;
+          ASSERT_TRUE(same(in_place[i], hg(i))) << "in place, " << ebla::detail::to_string(isa);
+        }
+        compared += n;
+      }
+    }
+  std::cout << "variants on this CPU:";
+  for (auto isa : isas) std::cout << " " << ebla::detail::to_string(isa);
+  std::cout << "; " << compared << " values compared\n";
+  EXPECT_GE(compared, 40u * n);
+}
+
+TEST(Quantize, RoundsInPlaceAndThroughStridedViews) {
+  const std::size_t n = 1000;
+  Kokkos::View<double*> x = random_view(n, 5);
+  const auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  const auto f = ebla::formats::fp8_e5m2();
+  ebla::quantize(x, x, f, Rounding::nearest_even);  // in place
+  const auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(same(h1(i), ebla::round_to(hx(i), f, Rounding::nearest_even)));
+  // every other element of a 2-D view's column: not contiguous, the generic kernel runs
+  Kokkos::View<double**, Kokkos::LayoutRight> m("m", n, 2);
+  auto col = Kokkos::subview(m, Kokkos::ALL(), 0);
+  Kokkos::deep_copy(col, x);
+  Kokkos::View<double*> y("y", n);
+  ebla::quantize(col, y, ebla::formats::fp4_e2m1(), Rounding::upward);
+  const auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  for (std::size_t i = 0; i < n; ++i)
+    ASSERT_TRUE(same(hy(i), ebla::round_to(h1(i), ebla::formats::fp4_e2m1(), Rounding::upward)));
+}
+
+TEST(Quantize, ThrowsOnPartialOverlap) {
+  Kokkos::View<double*> x("x", 10);
+  auto a = Kokkos::subview(x, std::make_pair(0, 6));
+  auto b = Kokkos::subview(x, std::make_pair(3, 9));
+  EXPECT_THROW(ebla::quantize(a, b, ebla::formats::binary16(), Rounding::nearest_even), ebla::InvalidArgument);
 }
 
 TEST(Quantize, StochasticPicksANeighbourAndIsReproducible) {

@@ -1,0 +1,108 @@
+#include <ebla/core/error.hpp>
+#include <ebla/kernels/quantize_host.hpp>
+
+namespace ebla::detail {
+
+namespace {
+
+// The loops are forced inline into each variant below, so that each is compiled for
+// that variant's instruction set (round_to then vectorises with its 64-bit shifts).
+template <Rounding mode>
+[[gnu::always_inline]] inline void loop(const double* __restrict x, double* __restrict y,
+                                        std::size_t n, const RoundingConstants c) {
+  for (std::size_t i = 0; i < n; ++i) y[i] = round_to<mode>(x[i], c);
+}
+
+template <Rounding mode>
+[[gnu::always_inline]] inline void loop_in_place(double* y, std::size_t n, const RoundingConstants c) {
+  for (std::size_t i = 0; i < n; ++i) y[i] = round_to<mode>(y[i], c);
+}
+
+template <Rounding mode>
+[[gnu::always_inline]] inline void run(const double* x, double* y, std::size_t n,
+                                       const RoundingConstants& c) {
+  if (x == y)
+    loop_in_place<mode>(y, n, c);
+  else
+    loop<mode>(x, y, n, c);
+}
+
+[[gnu::always_inline]] inline void run_mode(const double* x, double* y, std::size_t n,
+                                            const RoundingConstants& c, Rounding mode) {
+  switch (mode) {
+    case Rounding::nearest_even: run<Rounding::nearest_even>(x, y, n, c); return;
+    case Rounding::toward_zero: run<Rounding::toward_zero>(x, y, n, c); return;
+    case Rounding::upward: run<Rounding::upward>(x, y, n, c); return;
+    case Rounding::downward: run<Rounding::downward>(x, y, n, c); return;
+    case Rounding::stochastic: break;
+  }
+  throw_invalid("ebla::detail::quantize_host", "stochastic rounding has no host specialisation");
+}
+
+void run_baseline(const double* x, double* y, std::size_t n, const RoundingConstants& c, Rounding mode) {
+  run_mode(x, y, n, c, mode);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+constexpr bool x86 = true;
+
+__attribute__((target("avx2,bmi,bmi2,fma"))) void run_avx2(const double* x, double* y, std::size_t n,
+                                                           const RoundingConstants& c, Rounding mode) {
+  run_mode(x, y, n, c, mode);
+}
+
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) void run_avx512(
+    const double* x, double* y, std::size_t n, const RoundingConstants& c, Rounding mode) {
+  run_mode(x, y, n, c, mode);
+}
+
+bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2"); }
+bool cpu_has_avx512() {
+  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+}
+#else
+constexpr bool x86 = false;
+void run_avx2(const double* x, double* y, std::size_t n, const RoundingConstants& c, Rounding mode) {
+  run_mode(x, y, n, c, mode);
+}
+void run_avx512(const double* x, double* y, std::size_t n, const RoundingConstants& c, Rounding mode) {
+  run_mode(x, y, n, c, mode);
+}
+bool cpu_has_avx2() { return false; }
+bool cpu_has_avx512() { return false; }
+#endif
+
+}  // namespace
+
+std::vector<HostIsa> supported_host_isas() {
+  std::vector<HostIsa> isas = {HostIsa::baseline};
+  if (x86 && cpu_has_avx2()) isas.push_back(HostIsa::avx2);
+  if (x86 && cpu_has_avx512()) isas.push_back(HostIsa::avx512);
+  return isas;
+}
+
+HostIsa best_host_isa() {
+  static const HostIsa best = supported_host_isas().back();
+  return best;
+}
+
+const char* to_string(HostIsa isa) {
+  switch (isa) {
+    case HostIsa::baseline: return "baseline";
+    case HostIsa::avx2: return "avx2";
+    case HostIsa::avx512: return "avx512";
+  }
+  return "?";
+}
+
+void quantize_host(const double* x, double* y, std::size_t n, const RoundingConstants& c,
+                   Rounding mode, HostIsa isa) {
+  switch (isa) {
+    case HostIsa::avx512: run_avx512(x, y, n, c, mode); return;
+    case HostIsa::avx2: run_avx2(x, y, n, c, mode); return;
+    case HostIsa::baseline: run_baseline(x, y, n, c, mode); return;
+  }
+}
+
+}  // namespace ebla::detail
