@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
 
   CLI::App app{"ebla: error-bounded linear algebra (number formats, rounding, bounds)", "ebla"};
-  app.set_version_flag("--version", "ebla 0.1.0");
+  app.set_version_flag("--version", "ebla " EBLA_VERSION);
   app.require_subcommand(1);
   std::map<CLI::App*, ebla::cli::Command> commands;
   auto add = [&](const char* name, const char* help, auto adder) {

@@ -65,8 +65,9 @@ KOKKOS_INLINE_FUNCTION bool stochastic_up(double r, std::uint64_t d, std::int64_
 
 /// 1 if one unit is to be added to the kept part, else 0, given the discarded bits
 /// `low` (k of them, with k possibly above 63), the same bits left-aligned in `tail`
-/// (so the rounding bit is bit 63), the parity of the kept part, the sign and the mode. Written with bitwise operators, not && and ||, so that loops
-/// over arrays stay free of branches and vectorise.
+/// (so the rounding bit is bit 63), the parity of the kept part, the sign and the mode.
+/// Written with bitwise operators, not && and ||, so that loops over arrays stay free
+/// of branches and vectorise.
 template <Rounding mode>
 KOKKOS_INLINE_FUNCTION std::uint64_t round_up(std::uint64_t low, std::uint64_t tail, std::int64_t k,
                                               std::uint64_t lsb, std::uint64_t negative,
