@@ -138,14 +138,17 @@ KOKKOS_INLINE_FUNCTION double round_to(double x, const RoundingConstants& c, dou
   const std::int64_t e = (field | (field == 0)) - bias;
   const std::uint64_t m = (a & fraction_mask) | (static_cast<std::uint64_t>(field != 0) << fraction_bits);
 
+  // Data-dependent choices below are masks, not ?:, which compilers turn into
+  // branches in scalar code (mispredicted on mixed magnitudes).
   // k: how many low bits of m lie below the quantum of the format at |x|
-  const std::int64_t k = a < c.fmin ? c.k_below - e : c.k_normal;
+  const std::int64_t below = -static_cast<std::int64_t>(a < c.fmin);  // all ones or zero
+  const std::int64_t k = ((c.k_below - e) & below) | (c.k_normal & ~below);
   // k <= 52: round the bit pattern of x itself; a carry out of the fraction
   //          correctly moves into the exponent field.
   // k >= 53: every bit of m is discarded: the result is 0 or one quantum.
-  const bool tiny = k > 52;
+  const std::uint64_t tiny = 0 - static_cast<std::uint64_t>(k > 52);  // all ones or zero
   const std::int64_t kk = k < 63 ? k : 63;
-  const std::uint64_t src = tiny ? m : a;
+  const std::uint64_t src = (m & tiny) | (a & ~tiny);
   const std::uint64_t kept = src >> kk;
   const std::uint64_t low = src - (kept << kk);  // the discarded bits
   // the discarded bits left-aligned: bit 63 is the rounding bit (kk = 0 gives 0)
@@ -153,7 +156,7 @@ KOKKOS_INLINE_FUNCTION double round_to(double x, const RoundingConstants& c, dou
   // parity of the kept significand: from m, since at k = 52 bit k of a is an exponent bit
   const std::uint64_t lsb = (m >> kk) & 1;
   const std::uint64_t up = detail::round_up<mode>(low, tail, k, lsb, negative, random);
-  std::uint64_t r = tiny ? (c.tiny_result & (0 - up)) : ((kept + up) << kk);
+  std::uint64_t r = (c.tiny_result & (0 - up) & tiny) | (((kept + up) << kk) & ~tiny);
 
   // overflow: the rounded magnitude exceeds fmax; directions toward zero give fmax
   const bool toward_zero = mode == Rounding::toward_zero ||
