@@ -1,0 +1,158 @@
+// qdot: the error-bounded quantized dot product (seed 002, Diffenderfer, Osei-Kuffuor
+// and Menon, sections 2-3), as a two-phase kernel:
+//
+//   QdotPlan   plan   = qdot_select(x, y, options);   // Algorithm 3.2: bins and precisions
+//   QdotResult result = qdot_compute(x, y, plan);     // Algorithm 3.1: the approximate dot
+//   QdotResult result = qdot(x, y, options);          // both (Algorithm 3.3)
+//
+// for x, y as Kokkos::View<const double*> / <const float*> (any layout or memory space
+// the default execution space can reach) or as raw host pointers with a length.
+//
+// Bins. Component i with x_i != 0 and y_i != 0 goes to the exponent bin
+// e_i = fexp(x_i) + fexp(y_i) (exact binning, fexp the unbiased exponent, subnormals
+// normalised); zeros contribute exactly 0 and get no bin. Note |x_i y_i| < 2^(e_i + 2):
+// seed 002's Theorem 3.2 uses 2^(e_i + 1), which a product of two mantissas near 2
+// exceeds (1.9 * 1.9 = 3.61 > 2). Every bound here uses 2^(e_i + 2) or the computed product.
+//
+// Computation. A component whose bin has a format of t bits is computed as
+// fl(round_t(x_i) * round_t(y_i)), where round_t rounds the significand to t bits to
+// nearest (relative to the component's own exponent, so there is no overflow or underflow
+// in the quantization: this is the per-bin power-of-two scaling of the seed, done per
+// factor); perforated components are skipped; components at the input precision are
+// fl(x_i y_i). All products are summed in double with compensated (TwoSum) accumulation.
+//
+// What `bound` certifies (for every input with finite components and finite products):
+//   |result.value - x^T y| <= result.bound,
+// against the exact real dot product, with
+//   bound = quantization_bound + accumulation_bound, where
+//   quantization_bound = sum over components of c_l |q_i| (c_l from the level's unit
+//     roundoff u: ((1+u)^2 (1+u_d) - 1) / ((1-u)^2 (1-u_d)), q_i the computed product;
+//     perforated: |x_i y_i| / (1 - u_d); input precision double: u_d / (1 - u_d)),
+//     summed with an upward correction (1 - gamma_{n+1})^-1, plus n 2^-1075 for underflow;
+//   accumulation_bound = u_d |value| / (1 - u_d) + gamma_N N u_d (1 + gamma_N) Q,
+//     N = 2n + 2, Q = sum |q_i| (every TwoSum is exact; only the compensation terms
+//     and the final s + c are rounded).
+//
+// What `tolerance` guarantees depends on the policy:
+//  - QdotPolicy::budget (the default): the error introduced by approximation (quantization
+//    and perforation, i.e. everything but the input-precision rounding that any dot
+//    product has) is at most tolerance * |x|^T |y|:
+//      sum over quantized or perforated bins of c'_l M_e 2^(e + 2) <= tolerance * L,
+//    with M_e the bin's size, c'_l = (1+u)^2 (1+u_d) - 1 (1 for perforate) and
+//    L = sum_e M_e 2^e <= |x|^T |y|. The budget is spent bin by bin from the smallest
+//    exponent up, each bin taking the cheapest ladder level that still fits.
+//    Hence |value - x^T y| <= tolerance |x|^T|y| + (rounding of a double dot product).
+//    Where no cancellation occurs (x_i y_i of one sign) this is the seed's relative bound.
+//  - QdotPolicy::paper: seed 002's selection exactly: bin scores (3.10) with eps/N_bins
+//    (section 4.1), precision function (3.9) and early termination (Theorem 3.6). Its
+//    Theorem 3.5 assumes |x_i y_i| < 2^(e+1), one rounding per product and
+//    e_max <= fexp(x^T y); none is guaranteed, so this policy promises no tolerance.
+//    `bound` is certified all the same.
+//
+// NaN or Inf in x or y: value is the plain dot product sum x_i y_i (so NaN/Inf as a
+// plain dot gives), stats.nonfinite is set and bound is +inf. Products that overflow
+// give an infinite value and bound.
+#pragma once
+
+#include <ebla/core/error.hpp>
+#include <ebla/core/format.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ebla {
+
+/// How qdot_select chooses a precision for each exponent bin.
+enum class QdotPolicy : std::uint8_t {
+  budget,  ///< certified: approximation error <= tolerance |x|^T|y| (see above)
+  paper,   ///< seed 002, (3.9)-(3.10) with eps/N_bins and Theorem 3.6, reproduced exactly
+};
+
+/// One rung of the precision ladder: a format, or perforation (skip the component).
+struct QdotLevel {
+  bool perforate = false;
+  Format format{};  ///< unused when perforate
+  static QdotLevel of(const Format& f) { return QdotLevel{false, f}; }
+  static QdotLevel skip() { return QdotLevel{true, Format{}}; }
+  /// Precision in bits: format.t, or 0 for perforate.
+  int bits() const { return perforate ? 0 : format.t; }
+};
+
+/// Options of qdot. Validation (qdot_select, qdot) throws InvalidArgument naming the
+/// function and value for: tolerance <= 0, NaN or infinite; a ladder not strictly
+/// decreasing in precision, with perforate anywhere but last, or whose first format is
+/// less precise than the input.
+struct QdotOptions {
+  /// Tolerance eps > 0 (meaning per policy, see the top of this header). Default 1e-8.
+  double tolerance = 1e-8;
+  /// Selection policy. Default budget.
+  QdotPolicy policy = QdotPolicy::budget;
+  /// Formats to choose from, most precise first, optionally ending with perforate. Empty
+  /// means the seed's ladder: {binary64, binary32, binary16, perforate} for double input,
+  /// {binary32, binary16, perforate} for float input. The first rung is the input precision.
+  std::vector<QdotLevel> ladder;
+};
+
+/// The parameters Theta(x, y, eps) of Algorithm 3.2: plain data, printable, reusable.
+struct QdotPlan {
+  std::size_t n = 0;          ///< length of the vectors the plan was selected for
+  int input_t = 53;           ///< precision of the input (53 double, 24 float)
+  QdotPolicy policy = QdotPolicy::budget;
+  double tolerance = 0;
+  std::vector<QdotLevel> ladder;        ///< resolved ladder; level 0 = input precision
+  int e_min = 0, e_max = -1;            ///< exponent range of the bins (empty if e_min > e_max)
+  std::vector<std::uint8_t> level;      ///< ladder index of bin e_min + j
+  std::vector<std::int64_t> count;      ///< M_e: components in bin e_min + j
+  std::size_t nonzero = 0;              ///< components with x_i y_i != 0 (binned)
+  bool nonfinite = false;               ///< NaN or Inf seen in the inputs
+  bool early_termination = false;       ///< Theorem 3.6 (paper policy): all input precision
+  double budget_used = 0;               ///< budget policy: sum c'_l M_e 2^(e+2) / L spent
+  double select_seconds = 0;            ///< time of the selection phase
+
+  int bins() const;                      ///< number of nonempty bins N_bins
+  std::vector<std::size_t> count_per_level() const;  ///< components per ladder level
+  std::string to_string() const;         ///< human-readable summary, one bin a line
+};
+
+/// Statistics of one qdot_compute.
+struct QdotStats {
+  int bins = 0;                           ///< nonempty bins of the plan
+  int e_min = 0, e_max = -1;              ///< exponent range of the plan
+  std::vector<std::size_t> count_per_level;  ///< components per ladder level (this data)
+  std::size_t zeros = 0;                  ///< components with x_i y_i == 0 (no bin)
+  std::size_t outside_plan = 0;           ///< components outside the plan's bins (input precision)
+  bool nonfinite = false;                 ///< NaN/Inf in the input: value is the plain dot
+  bool early_termination = false;
+  double select_seconds = 0, compute_seconds = 0;
+};
+
+/// The approximate dot product and its certified bound.
+struct QdotResult {
+  double value = 0;               ///< the approximation of x^T y
+  double bound = 0;               ///< |value - x^T y| <= bound (see the top of this header)
+  double quantization_bound = 0;  ///< part of bound due to the products (incl. perforation)
+  double accumulation_bound = 0;  ///< part of bound due to the summation
+  double abs_sum = 0;             ///< sum |q_i| of the computed products (approximates |x|^T|y|)
+  QdotStats stats;
+};
+
+const char* to_string(QdotPolicy p);
+/// "budget" or "paper"; throws InvalidArgument naming the string otherwise.
+QdotPolicy qdot_policy_by_name(const std::string& name);
+/// Parses a ladder like "binary64,binary32,binary16,perforate".
+std::vector<QdotLevel> qdot_ladder_by_names(const std::string& names);
+std::string to_string(const std::vector<QdotLevel>& ladder);
+
+// Raw host pointers (n may be 0; pointers may be null only if n == 0).
+QdotPlan qdot_select(const double* x, const double* y, std::size_t n, const QdotOptions& options);
+QdotPlan qdot_select(const float* x, const float* y, std::size_t n, const QdotOptions& options);
+QdotResult qdot_compute(const double* x, const double* y, std::size_t n, const QdotPlan& plan);
+QdotResult qdot_compute(const float* x, const float* y, std::size_t n, const QdotPlan& plan);
+QdotResult qdot(const double* x, const double* y, std::size_t n, const QdotOptions& options);
+QdotResult qdot(const float* x, const float* y, std::size_t n, const QdotOptions& options);
+
+}  // namespace ebla
+
+#include <ebla/kernels/qdot_views.hpp>

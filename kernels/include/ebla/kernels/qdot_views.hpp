@@ -1,0 +1,302 @@
+// qdot over Kokkos views: the generic kernels (any backend) behind qdot.hpp.
+//
+// Selection is a parallel_reduce whose value is the exponent histogram (an array
+// reduction: counts merge by addition, across threads as across processes). Computation
+// is a parallel_reduce whose value is a QdotAccum (compensated sum, bound terms, counts),
+// merged exactly by TwoSum. Contiguous host arrays take the host specialisation in
+// qdot_host.cpp (same arithmetic, vectorised; tested against these kernels).
+#pragma once
+
+#include <ebla/core/bits.hpp>
+#include <ebla/kernels/qdot.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <type_traits>
+
+namespace ebla {
+namespace detail {
+
+/// Histogram slots: bin e lives at index e + qdot_offset; two more slots count
+/// non-finite components and zero products.
+constexpr int qdot_offset = 2152;     // e = fexp(x) + fexp(y) in [-2148, 2046]
+constexpr int qdot_bins = 4200;
+constexpr int qdot_slot_nonfinite = qdot_bins;
+constexpr int qdot_slot_zero = qdot_bins + 1;
+constexpr int qdot_hist_size = qdot_bins + 2;
+constexpr int qdot_max_levels = 8;
+
+/// Exponent floor(log2|v|) of a finite nonzero double from its magnitude bits, subnormals
+/// normalised by an exact scaling by 2^64 (no branch, no count of leading zeros).
+KOKKOS_INLINE_FUNCTION std::int64_t qdot_exponent(std::uint64_t a) {
+  const std::int64_t field = static_cast<std::int64_t>(a >> 52);
+  const double scaled = bit_cast<double>(a) * 18446744073709551616.0;  // 2^64
+  const std::int64_t sfield = static_cast<std::int64_t>(bit_cast<std::uint64_t>(scaled) >> 52);
+  return field != 0 ? field - 1023 : sfield - 1023 - 64;
+}
+
+/// x rounded to nearest (ties to even) to t = 53 - k significant bits relative to its own
+/// exponent: no overflow or underflow. Subnormal x, and a rounding that would carry to
+/// infinity, leave x unchanged (exact, so the error bound still holds).
+KOKKOS_INLINE_FUNCTION double round_significand(double x, std::int64_t k) {
+  const std::uint64_t bits = bit_cast<std::uint64_t>(x);
+  const std::uint64_t a = bits & binary64::abs_mask;
+  const std::uint64_t kept = a >> k;
+  const std::uint64_t low = a - (kept << k);
+  const std::uint64_t tail = (low << 1) << (63 - k);  // rounding bit at bit 63
+  constexpr std::uint64_t half = std::uint64_t{1} << 63;
+  const std::uint64_t up = (tail > half) | ((tail == half) & kept & 1);
+  const std::uint64_t r = (kept + up) << k;
+  const bool keep = (a >> 52) == 0 || r >= binary64::exponent_mask;
+  return bit_cast<double>(keep ? bits : ((bits & binary64::sign_mask) | r));
+}
+
+/// |v| by clearing the sign bit.
+KOKKOS_INLINE_FUNCTION double magnitude(double v) {
+  return bit_cast<double>(bit_cast<std::uint64_t>(v) & binary64::abs_mask);
+}
+
+/// TwoSum (Knuth): s + e == a + b exactly, s = fl(a + b).
+KOKKOS_INLINE_FUNCTION void two_sum(double a, double b, double& s, double& e) {
+  s = a + b;
+  const double z = s - a;
+  e = (a - (s - z)) + (b - z);
+}
+
+/// The ladder as the kernels see it (plain data).
+struct QdotKernelLevels {
+  int count = 1;
+  int perforate = -1;                        ///< index of the perforate level, or -1
+  std::int64_t shift[qdot_max_levels] = {};  ///< 53 - t (0: no rounding)
+  double c[qdot_max_levels] = {};            ///< bound constant per |q_i| (perforate: per |x_i y_i|)
+  int e_min = 0, e_max = -1;                 ///< bins of the plan
+};
+
+/// Reduction value of the computation phase.
+struct QdotAccum {
+  double s, c;     ///< compensated sum of the products: s + c
+  double q;        ///< sum |q_i|
+  double b;        ///< sum c_l |q_i| (quantization bound terms)
+  std::int64_t count[qdot_max_levels];
+  std::int64_t zeros, outside, nonfinite;
+};
+
+KOKKOS_INLINE_FUNCTION void qdot_accum_init(QdotAccum& v) {
+  v.s = v.c = v.q = v.b = 0;
+  for (int l = 0; l < qdot_max_levels; ++l) v.count[l] = 0;
+  v.zeros = v.outside = v.nonfinite = 0;
+}
+
+template <class Dst, class Src>
+KOKKOS_INLINE_FUNCTION void qdot_accum_join(Dst& d, const Src& s) {
+  double sum, err;
+  two_sum(d.s, s.s, sum, err);  // exact merge of the two running sums
+  d.s = sum;
+  d.c = d.c + s.c + err;
+  d.q = d.q + s.q;
+  d.b = d.b + s.b;
+  for (int l = 0; l < qdot_max_levels; ++l) d.count[l] = d.count[l] + s.count[l];
+  d.zeros = d.zeros + s.zeros;
+  d.outside = d.outside + s.outside;
+  d.nonfinite = d.nonfinite + s.nonfinite;
+}
+
+/// Selection: the exponent histogram of the products (Algorithm 3.2, lines 3-6).
+template <class XView, class YView>
+struct QdotHistogram {
+  using value_type = std::int64_t[];
+  using size_type = std::size_t;
+  XView x;
+  YView y;
+  unsigned value_count = qdot_hist_size;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i, value_type h) const {
+    const std::uint64_t ax = bit_cast<std::uint64_t>(static_cast<double>(x(i))) & binary64::abs_mask;
+    const std::uint64_t ay = bit_cast<std::uint64_t>(static_cast<double>(y(i))) & binary64::abs_mask;
+    if ((ax >> 52) == 0x7ff || (ay >> 52) == 0x7ff) {
+      h[qdot_slot_nonfinite] += 1;
+    } else if (ax == 0 || ay == 0) {
+      h[qdot_slot_zero] += 1;
+    } else {
+      h[qdot_exponent(ax) + qdot_exponent(ay) + qdot_offset] += 1;
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void init(value_type h) const {
+    for (unsigned j = 0; j < value_count; ++j) h[j] = 0;
+  }
+  KOKKOS_INLINE_FUNCTION void join(value_type d, const value_type s) const {
+    for (unsigned j = 0; j < value_count; ++j) d[j] += s[j];
+  }
+  KOKKOS_INLINE_FUNCTION void join(volatile std::int64_t* d, const volatile std::int64_t* s) const {
+    for (unsigned j = 0; j < value_count; ++j) d[j] += s[j];
+  }
+};
+
+/// Computation: Algorithm 3.1 with compensated accumulation and bound terms.
+template <class XView, class YView, class LevelView>
+struct QdotCompute {
+  using value_type = QdotAccum;
+  XView x;
+  YView y;
+  LevelView level;  ///< ladder index of bin e_min + j
+  QdotKernelLevels L;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i, QdotAccum& acc) const {
+    const double xi = static_cast<double>(x(i)), yi = static_cast<double>(y(i));
+    const std::uint64_t ax = bit_cast<std::uint64_t>(xi) & binary64::abs_mask;
+    const std::uint64_t ay = bit_cast<std::uint64_t>(yi) & binary64::abs_mask;
+    if ((ax >> 52) == 0x7ff || (ay >> 52) == 0x7ff) {
+      acc.nonfinite += 1;
+      return;
+    }
+    if (ax == 0 || ay == 0) {
+      acc.zeros += 1;
+      return;
+    }
+    const std::int64_t e = qdot_exponent(ax) + qdot_exponent(ay);
+    const bool inside = e >= L.e_min && e <= L.e_max;
+    const int l = inside ? static_cast<int>(level(e - L.e_min)) : 0;
+    acc.outside += inside ? 0 : 1;
+    acc.count[l] += 1;
+    if (l == L.perforate) {  // skipped: contributes |x_i y_i| to the bound only
+      acc.b += L.c[l] * magnitude(xi * yi);
+      return;
+    }
+    const double q = round_significand(xi, L.shift[l]) * round_significand(yi, L.shift[l]);
+    const double aq = magnitude(q);
+    acc.q += aq;
+    acc.b += L.c[l] * aq;
+    double s, err;
+    two_sum(acc.s, q, s, err);
+    acc.s = s;
+    acc.c += err;
+  }
+  KOKKOS_INLINE_FUNCTION void init(QdotAccum& v) const { qdot_accum_init(v); }
+  KOKKOS_INLINE_FUNCTION void join(QdotAccum& d, const QdotAccum& s) const { qdot_accum_join(d, s); }
+  KOKKOS_INLINE_FUNCTION void join(volatile QdotAccum& d, const volatile QdotAccum& s) const {
+    qdot_accum_join(d, s);
+  }
+};
+
+/// Plain dot product sum x_i y_i (for inputs with NaN or Inf).
+template <class XView, class YView>
+double plain_dot(const XView& x, const YView& y) {
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "ebla::qdot(plain)", Kokkos::RangePolicy<typename XView::execution_space>(0, x.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i, double& s) {
+        s += static_cast<double>(x(i)) * static_cast<double>(y(i));
+      },
+      sum);
+  return sum;
+}
+
+// Non-template parts (qdot.cpp).
+std::vector<QdotLevel> resolve_ladder(const QdotOptions& options, int input_t, const char* function);
+QdotPlan plan_from_histogram(const std::int64_t* histogram, std::size_t n, int input_t,
+                             const QdotOptions& options);
+QdotKernelLevels kernel_levels(const QdotPlan& plan);
+void check_plan(const QdotPlan& plan, std::size_t n, int input_t, const char* function);
+QdotResult finish_result(const QdotPlan& plan, const QdotAccum& acc, std::size_t n);
+
+template <class V>
+constexpr int input_precision() {
+  using T = typename V::non_const_value_type;
+  static_assert(std::is_same<T, double>::value || std::is_same<T, float>::value,
+                "ebla::qdot: views must hold double or float");
+  return std::is_same<T, double>::value ? 53 : 24;
+}
+
+template <class XView, class YView>
+void check_views(const XView& x, const YView& y, const char* function) {
+  static_assert(XView::rank == 1 && YView::rank == 1, "ebla::qdot: views must be rank 1");
+  static_assert(input_precision<XView>() == input_precision<YView>(),
+                "ebla::qdot: x and y must hold the same type");
+  if (x.extent(0) != y.extent(0))
+    throw_invalid(function, "x has " + std::to_string(x.extent(0)) + " elements but y has " +
+                                std::to_string(y.extent(0)));
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// The generic selection kernel.
+template <class XView, class YView>
+QdotPlan qdot_select_kokkos(const XView& x, const YView& y, const QdotOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  using exec = typename XView::execution_space;
+  Kokkos::View<std::int64_t*, Kokkos::HostSpace> histogram("ebla::qdot histogram", qdot_hist_size);
+  Kokkos::parallel_reduce("ebla::qdot_select", Kokkos::RangePolicy<exec>(0, x.extent(0)),
+                          QdotHistogram<XView, YView>{x, y}, histogram);
+  QdotPlan plan = plan_from_histogram(histogram.data(), x.extent(0), input_precision<XView>(), options);
+  plan.select_seconds = seconds_since(t0);
+  return plan;
+}
+
+/// The generic computation kernel.
+template <class XView, class YView>
+QdotResult qdot_compute_kokkos(const XView& x, const YView& y, const QdotPlan& plan) {
+  const auto t0 = std::chrono::steady_clock::now();
+  using exec = typename XView::execution_space;
+  using mem = typename XView::memory_space;
+  Kokkos::View<std::uint8_t*, mem> level("ebla::qdot levels", plan.level.size());
+  auto host_level = Kokkos::create_mirror_view(level);
+  for (std::size_t j = 0; j < plan.level.size(); ++j) host_level(j) = plan.level[j];
+  Kokkos::deep_copy(level, host_level);
+  QdotAccum acc;
+  qdot_accum_init(acc);
+  Kokkos::parallel_reduce("ebla::qdot_compute", Kokkos::RangePolicy<exec>(0, x.extent(0)),
+                          QdotCompute<XView, YView, decltype(level)>{x, y, level, kernel_levels(plan)},
+                          acc);
+  QdotResult result = finish_result(plan, acc, x.extent(0));
+  if (result.stats.nonfinite) result.value = plain_dot(x, y);
+  result.stats.compute_seconds = seconds_since(t0);
+  return result;
+}
+
+/// Whether the views are contiguous arrays in host memory (host specialisation).
+template <class V>
+constexpr bool host_view() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible;
+}
+
+}  // namespace detail
+
+/// qdot_select over views (see qdot.hpp). Throws InvalidArgument on a length mismatch
+/// or invalid options.
+template <class XView, class YView>
+QdotPlan qdot_select(const XView& x, const YView& y, const QdotOptions& options) {
+  detail::check_views(x, y, "ebla::qdot_select");
+  if constexpr (detail::host_view<XView>() && detail::host_view<YView>()) {
+    if (x.span_is_contiguous() && y.span_is_contiguous())
+      return qdot_select(x.data(), y.data(), x.extent(0), options);
+  }
+  return detail::qdot_select_kokkos(x, y, options);
+}
+
+/// qdot_compute over views. Throws InvalidArgument if the plan was selected for
+/// another length or input type.
+template <class XView, class YView>
+QdotResult qdot_compute(const XView& x, const YView& y, const QdotPlan& plan) {
+  detail::check_views(x, y, "ebla::qdot_compute");
+  detail::check_plan(plan, x.extent(0), detail::input_precision<XView>(), "ebla::qdot_compute");
+  if constexpr (detail::host_view<XView>() && detail::host_view<YView>()) {
+    if (x.span_is_contiguous() && y.span_is_contiguous())
+      return qdot_compute(x.data(), y.data(), x.extent(0), plan);
+  }
+  return detail::qdot_compute_kokkos(x, y, plan);
+}
+
+/// qdot over views: selection then computation.
+template <class XView, class YView>
+QdotResult qdot(const XView& x, const YView& y, const QdotOptions& options) {
+  const QdotPlan plan = qdot_select(x, y, options);
+  QdotResult result = qdot_compute(x, y, plan);
+  result.stats.select_seconds = plan.select_seconds;
+  return result;
+}
+
+}  // namespace ebla

@@ -1,0 +1,353 @@
+// qdot: options, the two selection policies, the certified bound, and the pointer API.
+#include <ebla/kernels/qdot.hpp>
+#include <ebla/kernels/qdot_host.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+namespace ebla {
+
+const char* to_string(QdotPolicy p) { return p == QdotPolicy::paper ? "paper" : "budget"; }
+
+QdotPolicy qdot_policy_by_name(const std::string& name) {
+  if (name == "budget") return QdotPolicy::budget;
+  if (name == "paper") return QdotPolicy::paper;
+  throw_invalid("ebla::qdot_policy_by_name", "unknown policy '" + name + "' (known: budget, paper)");
+}
+
+std::vector<QdotLevel> qdot_ladder_by_names(const std::string& names) {
+  std::vector<QdotLevel> ladder;
+  std::stringstream ss(names);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    ladder.push_back(item == "perforate" ? QdotLevel::skip() : QdotLevel::of(format_by_name(item)));
+  return ladder;
+}
+
+std::string to_string(const std::vector<QdotLevel>& ladder) {
+  std::string s;
+  for (const auto& l : ladder) s += (s.empty() ? "" : ",") + (l.perforate ? std::string("perforate") : format_name(l.format));
+  return s;
+}
+
+int QdotPlan::bins() const {
+  int b = 0;
+  for (auto c : count) b += c > 0;
+  return b;
+}
+
+std::vector<std::size_t> QdotPlan::count_per_level() const {
+  std::vector<std::size_t> per(ladder.size(), 0);
+  for (std::size_t j = 0; j < count.size(); ++j) per[level[j]] += static_cast<std::size_t>(count[j]);
+  return per;
+}
+
+std::string QdotPlan::to_string() const {
+  std::ostringstream o;
+  o << "qdot plan: n = " << n << ", policy " << ebla::to_string(policy) << ", tolerance " << tolerance
+    << ", ladder " << ebla::to_string(ladder) << "\n";
+  o << "  " << nonzero << " nonzero products in " << bins() << " bins, exponents " << e_min << " .. "
+    << e_max << (early_termination ? " (early termination: all at input precision)" : "")
+    << (nonfinite ? " (NaN/Inf in the input)" : "") << "\n";
+  const auto per = count_per_level();
+  for (std::size_t l = 0; l < ladder.size(); ++l)
+    o << "  " << (ladder[l].perforate ? std::string("perforate") : format_name(ladder[l].format)) << ": "
+      << per[l] << " components\n";
+  for (std::size_t j = 0; j < count.size(); ++j)
+    if (count[j] > 0)
+      o << "  bin " << e_min + static_cast<int>(j) << ": " << count[j] << " -> "
+        << (ladder[level[j]].perforate ? std::string("perforate") : format_name(ladder[level[j]].format))
+        << "\n";
+  return o.str();
+}
+
+namespace detail {
+
+namespace {
+
+constexpr double u_double = 0x1p-53;
+
+std::string str(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// Rounds a nonnegative bound constant up: a relative 2^-50 covers the few roundings
+// of its evaluation in long double.
+double round_up(long double v) { return static_cast<double>(v) * (1 + 0x1p-50); }
+
+// gamma_k = k u / (1 - k u) for the double unit roundoff.
+long double gamma_d(long double k) { return k * u_double / (1 - k * u_double); }
+
+// ceil(log2 m) for m >= 1.
+int ceil_log2(std::int64_t m) {
+  int b = 0;
+  while ((std::int64_t{1} << b) < m) ++b;
+  return b;
+}
+
+// floor(log2 v) for v > 0, exactly (frexp gives v = f 2^k with f in [0.5, 1)).
+int floor_log2(double v) {
+  int k = 0;
+  std::frexp(v, &k);
+  return k - 1;
+}
+
+// Which level (3.9) gives a bin with score sigma, generalised to any ladder: the least
+// precise format with t > sigma; perforate when sigma < 0; else the input precision.
+std::uint8_t paper_precision(int sigma, const std::vector<QdotLevel>& ladder) {
+  const int last = static_cast<int>(ladder.size()) - 1;
+  if (sigma < 0 && ladder[last].perforate) return static_cast<std::uint8_t>(last);
+  for (int l = last; l >= 1; --l)
+    if (!ladder[l].perforate && ladder[l].format.t > sigma) return static_cast<std::uint8_t>(l);
+  return 0;
+}
+
+// Seed 002: scores (3.10) with eps/N_bins (section 4.1), precision function (3.9),
+// early termination (Theorem 3.6).
+void select_paper(QdotPlan& plan) {
+  const double eps = plan.tolerance / plan.bins();
+  const int fl = floor_log2(eps);
+  // Theorem 3.6: mu_hat = bits of the precision directly below the input
+  const int mu_hat = plan.ladder.size() > 1 && !plan.ladder[1].perforate ? plan.ladder[1].format.t : 0;
+  if (plan.e_max - plan.e_min <= -fl - mu_hat) {
+    plan.early_termination = true;
+    return;
+  }
+  for (std::size_t j = 0; j < plan.count.size(); ++j) {
+    if (plan.count[j] == 0) continue;
+    const int u_k = plan.e_min + static_cast<int>(j);  // exact bin (u_k - 1, u_k]
+    const int sigma = ceil_log2(plan.count[j]) + u_k - plan.e_max - fl + 1;  // (3.10)
+    plan.level[j] = paper_precision(sigma, plan.ladder);                      // (3.9)
+  }
+}
+
+// c'_l: worst relative error of a product computed at level l (a priori).
+long double a_priori_constant(const QdotLevel& l) {
+  if (l.perforate) return 1;
+  const long double u = std::ldexp(1.0L, -l.format.t);
+  return (1 + u) * (1 + u) * (1 + u_double) - 1;
+}
+
+// Certified budget: sum over approximated bins of c'_l M_e 2^(e+2) <= tol * L, with
+// L = sum_e M_e 2^e <= |x|^T|y|; all in units of 2^e_max to stay in range.
+void select_budget(QdotPlan& plan) {
+  long double L = 0;
+  for (std::size_t j = 0; j < plan.count.size(); ++j)
+    L += plan.count[j] * std::ldexp(1.0L, static_cast<int>(j) + plan.e_min - plan.e_max);
+  long double remaining = plan.tolerance * L * (1 - 0x1p-50L);  // rounded down
+  const long double total = remaining;
+  const int levels = static_cast<int>(plan.ladder.size());
+  for (std::size_t j = 0; j < plan.count.size(); ++j) {  // smallest exponents first
+    if (plan.count[j] == 0) continue;
+    const long double size =
+        plan.count[j] * std::ldexp(1.0L, static_cast<int>(j) + plan.e_min - plan.e_max + 2);
+    for (int l = levels - 1; l >= 1; --l) {  // cheapest level first
+      const long double cost = a_priori_constant(plan.ladder[l]) * size * (1 + 0x1p-50L);
+      if (cost <= remaining) {
+        plan.level[j] = static_cast<std::uint8_t>(l);
+        remaining -= cost;
+        break;
+      }
+    }
+  }
+  plan.budget_used = total > 0 ? static_cast<double>((total - remaining) / L) : 0.0;
+}
+
+}  // namespace
+
+std::vector<QdotLevel> resolve_ladder(const QdotOptions& options, int input_t, const char* function) {
+  const double tol = options.tolerance;
+  if (!(tol > 0) || std::isinf(tol))
+    throw_invalid(function, "tolerance = " + str(tol) + " must be positive and finite");
+  std::vector<QdotLevel> ladder = options.ladder;
+  if (ladder.empty()) {
+    if (input_t == 53) ladder.push_back(QdotLevel::of(formats::binary64()));
+    ladder.push_back(QdotLevel::of(formats::binary32()));
+    ladder.push_back(QdotLevel::of(formats::binary16()));
+    ladder.push_back(QdotLevel::skip());
+  }
+  if (ladder.size() > static_cast<std::size_t>(qdot_max_levels))
+    throw_invalid(function, "the ladder has " + std::to_string(ladder.size()) + " levels; at most " +
+                                std::to_string(qdot_max_levels));
+  if (ladder[0].perforate)
+    throw_invalid(function, "the ladder must start with the input precision, not perforate");
+  if (ladder[0].format.t != input_t)
+    throw_invalid(function, "the ladder starts with " + format_name(ladder[0].format) + " (t = " +
+                                std::to_string(ladder[0].format.t) + ") but the input has t = " +
+                                std::to_string(input_t));
+  for (std::size_t l = 0; l < ladder.size(); ++l) {
+    if (ladder[l].perforate && l + 1 != ladder.size())
+      throw_invalid(function, "perforate must be the last level of the ladder " + to_string(ladder));
+    if (!ladder[l].perforate) validate(ladder[l].format, function);
+    if (l > 0 && !ladder[l].perforate && ladder[l].format.t >= ladder[l - 1].format.t)
+      throw_invalid(function, "the ladder " + to_string(ladder) +
+                                  " is not ordered from the most to the least precise format");
+  }
+  return ladder;
+}
+
+QdotPlan plan_from_histogram(const std::int64_t* h, std::size_t n, int input_t, const QdotOptions& options) {
+  QdotPlan plan;
+  plan.n = n;
+  plan.input_t = input_t;
+  plan.policy = options.policy;
+  plan.tolerance = options.tolerance;
+  plan.ladder = resolve_ladder(options, input_t, "ebla::qdot_select");
+  plan.nonfinite = h[qdot_slot_nonfinite] > 0;
+  int lo = qdot_bins, hi = -1;
+  for (int j = 0; j < qdot_bins; ++j)
+    if (h[j] > 0) {
+      lo = lo < j ? lo : j;
+      hi = j;
+    }
+  if (hi < 0) return plan;  // no nonzero product: empty plan
+  plan.e_min = lo - qdot_offset;
+  plan.e_max = hi - qdot_offset;
+  plan.count.assign(h + lo, h + hi + 1);
+  plan.level.assign(plan.count.size(), 0);
+  for (auto c : plan.count) plan.nonzero += static_cast<std::size_t>(c);
+  if (plan.policy == QdotPolicy::paper)
+    select_paper(plan);
+  else
+    select_budget(plan);
+  return plan;
+}
+
+QdotKernelLevels kernel_levels(const QdotPlan& plan) {
+  QdotKernelLevels L;
+  L.count = static_cast<int>(plan.ladder.size());
+  L.e_min = plan.e_min;
+  L.e_max = plan.e_max;
+  for (int l = 0; l < L.count; ++l) {
+    const QdotLevel& level = plan.ladder[l];
+    if (level.perforate) {
+      L.perforate = l;
+      L.shift[l] = 0;
+      L.c[l] = round_up(1 / (1 - static_cast<long double>(u_double)));  // |xy| <= fl(|x||y|)/(1-u)
+      continue;
+    }
+    const int t = level.format.t;
+    L.shift[l] = l == 0 ? 0 : 53 - t;
+    if (l == 0) {
+      // input precision: fl(x y) for double (u/(1-u) |fl(xy)|); exact for float
+      L.c[l] = plan.input_t == 53 ? round_up(u_double / (1 - static_cast<long double>(u_double))) : 0.0;
+      continue;
+    }
+    const long double u = std::ldexp(1.0L, -t);
+    const long double g = (1 + u) * (1 + u) * (1 + u_double) - 1;
+    L.c[l] = round_up(g / ((1 - u) * (1 - u) * (1 - u_double)));
+  }
+  return L;
+}
+
+void check_plan(const QdotPlan& plan, std::size_t n, int input_t, const char* function) {
+  if (plan.n != n)
+    throw_invalid(function, "the plan was selected for vectors of length " + std::to_string(plan.n) +
+                                ", not " + std::to_string(n));
+  if (plan.input_t != input_t)
+    throw_invalid(function, std::string("the plan was selected for ") +
+                                (plan.input_t == 53 ? "double" : "float") + " input, not " +
+                                (input_t == 53 ? "double" : "float"));
+  if (plan.ladder.empty() || plan.level.size() != plan.count.size())
+    throw_invalid(function, "the plan is malformed (ladder or bins missing)");
+  for (auto l : plan.level)
+    if (l >= plan.ladder.size()) throw_invalid(function, "the plan names a level beyond its ladder");
+}
+
+QdotResult finish_result(const QdotPlan& plan, const QdotAccum& acc, std::size_t n) {
+  QdotResult r;
+  r.value = acc.s + acc.c;
+  r.abs_sum = acc.q;
+  QdotStats& st = r.stats;
+  st.bins = plan.bins();
+  st.e_min = plan.e_min;
+  st.e_max = plan.e_max;
+  st.count_per_level.assign(plan.ladder.size(), 0);
+  for (std::size_t l = 0; l < plan.ladder.size(); ++l) st.count_per_level[l] = static_cast<std::size_t>(acc.count[l]);
+  st.zeros = static_cast<std::size_t>(acc.zeros);
+  st.outside_plan = static_cast<std::size_t>(acc.outside);
+  st.nonfinite = acc.nonfinite > 0;
+  st.early_termination = plan.early_termination;
+  st.select_seconds = plan.select_seconds;
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (st.nonfinite || !std::isfinite(r.value) || !std::isfinite(acc.b) || !std::isfinite(acc.q)) {
+    r.bound = r.quantization_bound = r.accumulation_bound = inf;
+    return r;
+  }
+  const long double nn = static_cast<long double>(n);
+  // sums of nonnegative terms, rounded at most n + 1 times each: true <= computed / (1 - gamma)
+  const long double upward = 1 / (1 - gamma_d(nn + 1));
+  // underflow: each product may lose up to 2^-1075 (double input only)
+  const long double underflow = plan.input_t == 53 ? nn * 0x1p-1074L : 0;
+  const long double quant = acc.b * upward + underflow;
+  const long double N = 2 * nn + 2;
+  const long double accum = u_double / (1 - static_cast<long double>(u_double)) * std::fabs(static_cast<long double>(r.value)) +
+                            gamma_d(N) * N * u_double * (1 + gamma_d(N)) * acc.q * upward;
+  r.quantization_bound = round_up(quant);
+  r.accumulation_bound = round_up(accum);
+  r.bound = round_up(quant + accum);
+  return r;
+}
+
+}  // namespace detail
+
+// ---- raw pointers: host arrays -----------------------------------------------------
+
+namespace {
+
+template <class T>
+using HostArray = Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+template <class T>
+void check_pointers(const T* x, const T* y, std::size_t n, const char* function) {
+  if (n > 0 && (x == nullptr || y == nullptr))
+    throw_invalid(function, std::string(x == nullptr ? "x" : "y") + " is null but n = " + std::to_string(n));
+}
+
+template <class T>
+QdotPlan select_pointers(const T* x, const T* y, std::size_t n, const QdotOptions& options) {
+  check_pointers(x, y, n, "ebla::qdot_select");
+  return detail::qdot_select_host(x, y, n, options);
+}
+
+template <class T>
+QdotResult compute_pointers(const T* x, const T* y, std::size_t n, const QdotPlan& plan) {
+  check_pointers(x, y, n, "ebla::qdot_compute");
+  detail::check_plan(plan, n, std::is_same<T, double>::value ? 53 : 24, "ebla::qdot_compute");
+  return detail::qdot_compute_host(x, y, n, plan);
+}
+
+template <class T>
+QdotResult qdot_pointers(const T* x, const T* y, std::size_t n, const QdotOptions& options) {
+  const QdotPlan plan = select_pointers(x, y, n, options);
+  QdotResult r = compute_pointers(x, y, n, plan);
+  r.stats.select_seconds = plan.select_seconds;
+  return r;
+}
+
+}  // namespace
+
+QdotPlan qdot_select(const double* x, const double* y, std::size_t n, const QdotOptions& o) {
+  return select_pointers(x, y, n, o);
+}
+QdotPlan qdot_select(const float* x, const float* y, std::size_t n, const QdotOptions& o) {
+  return select_pointers(x, y, n, o);
+}
+QdotResult qdot_compute(const double* x, const double* y, std::size_t n, const QdotPlan& p) {
+  return compute_pointers(x, y, n, p);
+}
+QdotResult qdot_compute(const float* x, const float* y, std::size_t n, const QdotPlan& p) {
+  return compute_pointers(x, y, n, p);
+}
+QdotResult qdot(const double* x, const double* y, std::size_t n, const QdotOptions& o) {
+  return qdot_pointers(x, y, n, o);
+}
+QdotResult qdot(const float* x, const float* y, std::size_t n, const QdotOptions& o) {
+  return qdot_pointers(x, y, n, o);
+}
+
+}  // namespace ebla
