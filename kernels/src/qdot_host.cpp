@@ -1,25 +1,454 @@
+// Host specialisation of qdot: the arithmetic of QdotHistogram and QdotCompute
+// (qdot_views.hpp), rearranged so that the compiler vectorises it, compiled for
+// AVX-512, AVX2 and the baseline and chosen at run time.
+//
+// Selection: exponents of a block of components are computed into a small buffer
+// (vectorised), then counted into four interleaved histograms (so that consecutive
+// components in the same bin do not wait on each other's store).
+// Computation: W = 16 lanes, each with its own compensated sum; lane w takes the
+// components i = w (mod 16) of each block. The lanes merge by TwoSum at the end, so the
+// bound of qdot.hpp holds unchanged.
 #include <ebla/kernels/qdot_host.hpp>
+#include <ebla/kernels/quantize_host.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 namespace ebla::detail {
 
 namespace {
 
+constexpr std::size_t block = 2048;  // components per exponent buffer
+constexpr int copies = 4;            // interleaved histograms
+constexpr int lanes = 16;            // compensated sums in the computation
+
+// Histogram slot of one component (the rule of QdotHistogram::operator()).
 template <class T>
-using HostArray = Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+[[gnu::always_inline]] inline std::int32_t slot(T xv, T yv) {
+  const std::uint64_t ax = bit_cast<std::uint64_t>(static_cast<double>(xv)) & binary64::abs_mask;
+  const std::uint64_t ay = bit_cast<std::uint64_t>(static_cast<double>(yv)) & binary64::abs_mask;
+  const std::uint64_t nonfinite = mask_eq(ax >> 52, 0x7ff) | mask_eq(ay >> 52, 0x7ff);
+  const std::uint64_t zero = (mask_zero(ax) | mask_zero(ay)) & ~nonfinite;
+  const std::uint64_t e = static_cast<std::uint64_t>(qdot_exponent(ax) + qdot_exponent(ay) + qdot_offset);
+  const std::uint64_t s = (nonfinite & qdot_slot_nonfinite) | (zero & qdot_slot_zero) | (e & ~(nonfinite | zero));
+  return static_cast<std::int32_t>(s);
+}
+
+template <class T>
+[[gnu::always_inline]] inline void histogram(const T* x, const T* y, std::size_t n, std::int64_t* out) {
+  std::vector<std::uint32_t> h(static_cast<std::size_t>(copies) * qdot_hist_size, 0);
+  std::int32_t idx[block];
+  std::size_t since_flush = 0;
+  for (std::size_t b0 = 0; b0 < n; b0 += block) {
+    const std::size_t len = n - b0 < block ? n - b0 : block;
+    for (std::size_t i = 0; i < len; ++i) idx[i] = slot(x[b0 + i], y[b0 + i]);  // vectorised
+    std::size_t i = 0;
+    for (; i + copies <= len; i += copies)
+      for (int c = 0; c < copies; ++c) ++h[static_cast<std::size_t>(c) * qdot_hist_size + idx[i + c]];
+    for (; i < len; ++i) ++h[idx[i]];
+    since_flush += len;
+    if (since_flush >= (std::size_t{1} << 30) || b0 + len == n) {  // before 32-bit counts overflow
+      for (int c = 0; c < copies; ++c)
+        for (int j = 0; j < qdot_hist_size; ++j) {
+          out[j] += h[static_cast<std::size_t>(c) * qdot_hist_size + j];
+          h[static_cast<std::size_t>(c) * qdot_hist_size + j] = 0;
+        }
+      since_flush = 0;
+    }
+  }
+}
+
+// The computation on a block of `lanes` components (the rule of QdotCompute::operator()).
+struct Lanes {
+  double s[lanes], c[lanes], q[lanes], b[lanes];
+  std::uint64_t packed[lanes];  // 8 counters of 8 bits, one per level; flushed into count
+  std::int64_t count[qdot_max_levels][lanes];
+  std::int64_t zeros[lanes], outside[lanes], nonfinite[lanes];
+};
+
+struct Tables {
+  const std::int64_t* level;  // ladder index per bin
+  std::int64_t bins;
+  QdotKernelLevels L;
+};
+
+// The per-level constants as plain arrays (what the vectoriser can gather from).
+struct LevelArrays {
+  std::int64_t shift[qdot_max_levels];
+  double c[qdot_max_levels];
+};
+
+template <class T>
+[[gnu::always_inline]] inline void lane_step(Lanes& a, int w, T xv, T yv, const Tables& t,
+                                             const std::int64_t* __restrict shift, const double* __restrict cl,
+                                             std::int64_t e_min, std::int64_t bins, std::int64_t perforate) {
+  const double xi = static_cast<double>(xv), yi = static_cast<double>(yv);
+  const std::uint64_t ax = bit_cast<std::uint64_t>(xi) & binary64::abs_mask;
+  const std::uint64_t ay = bit_cast<std::uint64_t>(yi) & binary64::abs_mask;
+  const std::uint64_t nonfinite = mask_eq(ax >> 52, 0x7ff) | mask_eq(ay >> 52, 0x7ff);
+  const std::uint64_t skip = nonfinite | mask_zero(ax) | mask_zero(ay);
+  const std::int64_t j = qdot_exponent(ax) + qdot_exponent(ay) - e_min;
+  const std::uint64_t inside = ~mask_lt(j, 0) & mask_lt(j, bins);
+  const std::int64_t jc = static_cast<std::int64_t>(static_cast<std::uint64_t>(j) & inside);  // 0 outside
+  const std::int64_t l = static_cast<std::int64_t>(static_cast<std::uint64_t>(t.level[jc]) & inside & ~skip);
+  const std::uint64_t perforated = mask_eq(static_cast<std::uint64_t>(l), static_cast<std::uint64_t>(perforate)) & ~skip;
+  const std::int64_t k = shift[l];
+  const double q = round_significand(xi, k) * round_significand(yi, k);
+  const std::uint64_t qbits = bit_cast<std::uint64_t>(q) & ~(skip | perforated);
+  const double used = bit_cast<double>(qbits);
+  const std::uint64_t pbits = bit_cast<std::uint64_t>(xi * yi) & binary64::abs_mask & perforated;
+  const double bound_base = bit_cast<double>((qbits & binary64::abs_mask) | pbits);
+  a.q[w] += bit_cast<double>(qbits & binary64::abs_mask);
+  a.b[w] += cl[l] * bound_base;
+  double s, err;
+  two_sum(a.s[w], used, s, err);
+  a.s[w] = s;
+  a.c[w] += err;
+  a.packed[w] += (~skip & 1) << (8 * l);  // (a variable shifted: vectorises)
+  a.zeros[w] += static_cast<std::int64_t>(skip & ~nonfinite & 1);
+  a.nonfinite[w] += static_cast<std::int64_t>(nonfinite & 1);
+  a.outside[w] += static_cast<std::int64_t>(~inside & ~skip & 1);
+}
+
+// Merges the lanes (exactly, by TwoSum) into one reduction value.
+inline QdotAccum join_lanes(const Lanes& a) {
+  QdotAccum acc;
+  qdot_accum_init(acc);
+  for (int w = 0; w < lanes; ++w) {
+    QdotAccum lane;
+    qdot_accum_init(lane);
+    lane.s = a.s[w];
+    lane.c = a.c[w];
+    lane.q = a.q[w];
+    lane.b = a.b[w];
+    for (int m = 0; m < qdot_max_levels; ++m) lane.count[m] = a.count[m][w];
+    lane.zeros = a.zeros[w];
+    lane.outside = a.outside[w];
+    lane.nonfinite = a.nonfinite[w];
+    qdot_accum_join(acc, lane);
+  }
+  return acc;
+}
+
+template <class T>
+[[gnu::always_inline]] inline QdotAccum compute(const T* x, const T* y, std::size_t n, const Tables& t) {
+  Lanes a;
+  std::memset(&a, 0, sizeof a);
+  LevelArrays la;
+  for (int l = 0; l < qdot_max_levels; ++l) {
+    la.shift[l] = t.L.shift[l];
+    la.c[l] = t.L.c[l];
+  }
+  const std::int64_t e_min = t.L.e_min, bins = t.bins, perforate = t.L.perforate;
+  auto flush = [&a] {  // the 8-bit counters hold at most 255 increments
+    for (int w = 0; w < lanes; ++w) {
+      for (int m = 0; m < qdot_max_levels; ++m) a.count[m][w] += static_cast<std::int64_t>((a.packed[w] >> (8 * m)) & 0xff);
+      a.packed[w] = 0;
+    }
+  };
+  std::size_t i0 = 0;
+  int since_flush = 0;
+  for (; i0 + lanes <= n; i0 += lanes) {
+    for (int w = 0; w < lanes; ++w)  // vectorised
+      lane_step(a, w, x[i0 + w], y[i0 + w], t, la.shift, la.c, e_min, bins, perforate);
+    if (++since_flush == 255) {
+      flush();
+      since_flush = 0;
+    }
+  }
+  for (int w = 0; i0 + w < n; ++w) lane_step(a, w, x[i0 + w], y[i0 + w], t, la.shift, la.c, e_min, bins, perforate);
+  flush();
+  return join_lanes(a);
+}
+
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The computation with AVX-512 intrinsics: eight components per vector, two vectors
+// per step (16 lanes, as in `compute`), the per-level shift and bound constant taken by
+// a permutation of an 8-entry table, the level of each bin by a gather. Same arithmetic
+// as QdotCompute (integer rounding to nearest even, TwoSum), lane by lane.
+#define EBLA_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma")))
+
+EBLA_AVX512 inline __m512d load8(const double* p) { return _mm512_loadu_pd(p); }
+EBLA_AVX512 inline __m512d load8(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
+
+struct Avx512Lanes {
+  __m512d s, c, q, b;
+  __m512i packed, zeros, nonfinite, outside;
+};
+
+struct Avx512Consts {
+  __m512i abs_mask, sign_mask, one, e_bias, bins, shift, perforate, f7ff, lanes_e_min;
+  __m512i level_lo, level_hi;  // level of bins 0..63 and 64..127 as bytes (byte lookup)
+  __m512d c, two64, sigma;  // sigma_l = 2^(53 - t_l) + 1 (Veltkamp's splitting constant)
+  __m512i f_small, f_large;   // exponent fields outside which factors are left unrounded
+  const std::int64_t* level;
+};
+
+// x rounded to nearest to t bits by Veltkamp's splitting: with sigma = 2^(53-t) + 1,
+// g = fl(sigma x), x_t = fl(g - fl(g - x)) is x rounded to nearest on t bits (Boldo,
+// "Pitfalls of a full floating-point proof", IJCAR 2006; ties may go either way, the
+// error is at most 2^-t |x|, as the bound assumes). Three floating-point operations,
+// where bit manipulation needs a dozen shifts. Factors with |x| < 2^-963 (underflow in
+// the splitting) or |x| >= 2^970 (overflow of sigma x) are left unrounded, i.e. exact.
+// (This file is compiled with -ffp-contract=off: a fused sigma x - x would break it.)
+EBLA_AVX512 inline __m512d round_veltkamp(__m512d x, __m512i field, __m512d sigma, const Avx512Consts& K) {
+  const __m512d g = _mm512_mul_pd(sigma, x);
+  const __m512d r = _mm512_sub_pd(g, _mm512_sub_pd(g, x));
+  const __mmask8 keep = _mm512_cmplt_epu64_mask(field, K.f_small) | _mm512_cmpgt_epu64_mask(field, K.f_large);
+  return _mm512_mask_mov_pd(r, keep, x);
+}
+
+// floor(log2 |v|) for the components; subnormals (rare) by an exact scaling by 2^64.
+EBLA_AVX512 inline __m512i exponents(__m512d v, __m512i a, __m512i field, const Avx512Consts& K) {
+  const __mmask8 sub = _mm512_cmpeq_epi64_mask(field, _mm512_setzero_si512());
+  if (sub == 0) return field;
+  const __m512i scaled = _mm512_srli_epi64(_mm512_castpd_si512(_mm512_mul_pd(_mm512_castsi512_pd(a), K.two64)), 52);
+  (void)v;
+  return _mm512_mask_sub_epi64(field, sub, scaled, _mm512_set1_epi64(64));
+}
+
+// Level of each component's bin: a byte permutation of a 128-entry table when the plan
+// has at most 128 bins and the CPU has AVX-512 VBMI, else a gather.
+template <bool bytes>
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bmi2,fma"))) inline __m512i
+bin_level(__m512i j, __mmask8 inside, const Avx512Consts& K) {
+  if constexpr (bytes) {
+    const __m512i idx = _mm512_castsi128_si512(_mm512_cvtepi64_epi8(j));
+    const __m512i lv = _mm512_permutex2var_epi8(K.level_lo, idx, K.level_hi);
+    return _mm512_maskz_mov_epi64(inside, _mm512_cvtepu8_epi64(_mm512_castsi512_si128(lv)));
+  } else {
+    return _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), inside, j, K.level, 8);
+  }
+}
+
+template <bool bytes>
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bmi2,fma"))) inline void
+step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
+  const __m512i xb = _mm512_castpd_si512(X), yb = _mm512_castpd_si512(Y);
+  const __m512i ax = _mm512_and_si512(xb, K.abs_mask), ay = _mm512_and_si512(yb, K.abs_mask);
+  const __m512i fx = _mm512_srli_epi64(ax, 52), fy = _mm512_srli_epi64(ay, 52);
+  const __mmask8 nonfinite = _mm512_cmpeq_epi64_mask(fx, K.f7ff) | _mm512_cmpeq_epi64_mask(fy, K.f7ff);
+  const __mmask8 zero = _mm512_testn_epi64_mask(ax, ax) | _mm512_testn_epi64_mask(ay, ay);
+  const __mmask8 valid = static_cast<__mmask8>(~(nonfinite | zero));
+  // bin index j = fexp(x) + fexp(y) - e_min (biased fields: minus 2046 + e_min)
+  const __m512i j = _mm512_sub_epi64(_mm512_add_epi64(exponents(X, ax, fx, K), exponents(Y, ay, fy, K)), K.lanes_e_min);
+  const __mmask8 inside = _mm512_cmplt_epu64_mask(j, K.bins) & valid;
+  const __m512i l = bin_level<bytes>(j, inside, K);
+  const __m512d sigma = _mm512_permutexvar_pd(l, K.sigma);
+  const __m512d c = _mm512_permutexvar_pd(l, K.c);
+  const __mmask8 perforated = _mm512_cmpeq_epi64_mask(l, K.perforate) & valid;
+  const __m512d xr = round_veltkamp(X, fx, sigma, K);
+  const __m512d yr = round_veltkamp(Y, fy, sigma, K);
+  const __mmask8 used_mask = valid & static_cast<__mmask8>(~perforated);
+  const __m512d used = _mm512_maskz_mul_pd(used_mask, xr, yr);
+  const __m512d absq = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(used), K.abs_mask));
+  const __m512d absp = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(_mm512_maskz_mul_pd(perforated, X, Y)), K.abs_mask));
+  L.q = _mm512_add_pd(L.q, absq);
+  L.b = _mm512_fmadd_pd(c, _mm512_or_pd(absq, absp), L.b);
+  // TwoSum(s, used)
+  const __m512d s = _mm512_add_pd(L.s, used);
+  const __m512d z = _mm512_sub_pd(s, L.s);
+  const __m512d err = _mm512_add_pd(_mm512_sub_pd(L.s, _mm512_sub_pd(s, z)), _mm512_sub_pd(used, z));
+  L.s = s;
+  L.c = _mm512_add_pd(L.c, err);
+  L.packed = _mm512_add_epi64(L.packed, _mm512_sllv_epi64(_mm512_maskz_mov_epi64(valid, K.one), _mm512_slli_epi64(l, 3)));
+  L.zeros = _mm512_mask_add_epi64(L.zeros, static_cast<__mmask8>(zero & ~nonfinite), L.zeros, K.one);
+  L.nonfinite = _mm512_mask_add_epi64(L.nonfinite, nonfinite, L.nonfinite, K.one);
+  L.outside = _mm512_mask_add_epi64(L.outside, static_cast<__mmask8>(valid & ~inside), L.outside, K.one);
+}
+
+EBLA_AVX512 inline void store_lanes(const Avx512Lanes& L, Lanes& a, int offset) {
+  _mm512_storeu_pd(a.s + offset, L.s);
+  _mm512_storeu_pd(a.c + offset, L.c);
+  _mm512_storeu_pd(a.q + offset, L.q);
+  _mm512_storeu_pd(a.b + offset, L.b);
+  alignas(64) std::uint64_t p[8], z[8], nf[8], o[8];
+  _mm512_store_si512(p, L.packed);
+  _mm512_store_si512(z, L.zeros);
+  _mm512_store_si512(nf, L.nonfinite);
+  _mm512_store_si512(o, L.outside);
+  for (int w = 0; w < 8; ++w) {
+    for (int m = 0; m < qdot_max_levels; ++m) a.count[m][offset + w] += static_cast<std::int64_t>((p[w] >> (8 * m)) & 0xff);
+    a.zeros[offset + w] += static_cast<std::int64_t>(z[w]);
+    a.nonfinite[offset + w] += static_cast<std::int64_t>(nf[w]);
+    a.outside[offset + w] += static_cast<std::int64_t>(o[w]);
+  }
+}
+
+template <class T, bool bytes>
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bmi2,fma"))) QdotAccum
+compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
+  Avx512Consts K;
+  K.abs_mask = _mm512_set1_epi64(static_cast<long long>(binary64::abs_mask));
+  K.sign_mask = _mm512_set1_epi64(static_cast<long long>(binary64::sign_mask));
+  K.one = _mm512_set1_epi64(1);
+  K.f7ff = _mm512_set1_epi64(0x7ff);
+  K.bins = _mm512_set1_epi64(t.bins);
+  K.lanes_e_min = _mm512_set1_epi64(2046 + t.L.e_min);
+  K.perforate = _mm512_set1_epi64(t.L.perforate);
+  alignas(64) std::int64_t shift[8];
+  alignas(64) double c[8], sigma[8];
+  for (int l = 0; l < 8; ++l) {
+    shift[l] = t.L.shift[l];
+    c[l] = t.L.c[l];
+    sigma[l] = static_cast<double>(std::int64_t{1} << shift[l]) + 1.0;
+  }
+  K.shift = _mm512_load_si512(shift);
+  K.c = _mm512_load_pd(c);
+  K.sigma = _mm512_load_pd(sigma);
+  K.f_small = _mm512_set1_epi64(60);     // 2^(60 - 1023) = 2^-963
+  K.f_large = _mm512_set1_epi64(1992);   // 2^(1993 - 1023) = 2^970
+  K.two64 = _mm512_set1_pd(18446744073709551616.0);
+  K.level = t.level;
+  alignas(64) std::uint8_t level_bytes[128] = {};
+  for (std::int64_t b = 0; b < t.bins && b < 128; ++b) level_bytes[b] = static_cast<std::uint8_t>(t.level[b]);
+  K.level_lo = _mm512_load_si512(level_bytes);
+  K.level_hi = _mm512_load_si512(level_bytes + 64);
+  Lanes a;
+  std::memset(&a, 0, sizeof a);
+  const std::size_t main = n - n % 16;
+  for (std::size_t b0 = 0; b0 < main; b0 += 16 * 255) {  // the 8-bit level counters hold 255
+    Avx512Lanes A{}, B{};
+    A.s = A.c = A.q = A.b = B.s = B.c = B.q = B.b = _mm512_setzero_pd();
+    A.packed = A.zeros = A.nonfinite = A.outside = _mm512_setzero_si512();
+    B.packed = B.zeros = B.nonfinite = B.outside = _mm512_setzero_si512();
+    const std::size_t end = main - b0 < 16 * 255 ? main : b0 + 16 * 255;
+    for (std::size_t i = b0; i < end; i += 16) {
+      step8<bytes>(A, load8(x + i), load8(y + i), K);
+      step8<bytes>(B, load8(x + i + 8), load8(y + i + 8), K);
+    }
+    // merge this chunk's lanes into the running ones exactly (TwoSum per lane)
+    Lanes chunk;
+    std::memset(&chunk, 0, sizeof chunk);
+    store_lanes(A, chunk, 0);
+    store_lanes(B, chunk, 8);
+    for (int w = 0; w < lanes; ++w) {
+      double sum, err;
+      two_sum(a.s[w], chunk.s[w], sum, err);
+      a.s[w] = sum;
+      a.c[w] += chunk.c[w] + err;
+      a.q[w] += chunk.q[w];
+      a.b[w] += chunk.b[w];
+      for (int m = 0; m < qdot_max_levels; ++m) a.count[m][w] += chunk.count[m][w];
+      a.zeros[w] += chunk.zeros[w];
+      a.nonfinite[w] += chunk.nonfinite[w];
+      a.outside[w] += chunk.outside[w];
+    }
+  }
+  LevelArrays la;
+  for (int l = 0; l < qdot_max_levels; ++l) {
+    la.shift[l] = t.L.shift[l];
+    la.c[l] = t.L.c[l];
+  }
+  for (int w = 0; main + static_cast<std::size_t>(w) < n; ++w)
+    lane_step(a, w, x[main + w], y[main + w], t, la.shift, la.c, t.L.e_min, t.bins, t.L.perforate);
+  for (int w = 0; w < lanes; ++w)
+    for (int m = 0; m < qdot_max_levels; ++m) a.count[m][w] += static_cast<std::int64_t>((a.packed[w] >> (8 * m)) & 0xff);
+  return join_lanes(a);
+}
+
+template <class T>
+EBLA_AVX512 QdotAccum compute_avx512_intrinsics(const T* x, const T* y, std::size_t n, const Tables& t) {
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+  if (vbmi && t.bins <= 128) return compute_avx512_loop<T, true>(x, y, n, t);
+  return compute_avx512_loop<T, false>(x, y, n, t);
+}
+#undef EBLA_AVX512
+#endif
+
+// One entry point per element type, operation and instruction set.
+template <class T>
+struct Kernels {
+  static void hist_baseline(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out); }
+  static QdotAccum compute_baseline(const T* x, const T* y, std::size_t n, const Tables& t) {
+    return compute(x, y, n, t);
+  }
+#if defined(__x86_64__) && defined(__GNUC__)
+  __attribute__((target("avx2,bmi,bmi2,fma"))) static void hist_avx2(const T* x, const T* y, std::size_t n,
+                                                                     std::int64_t* out) {
+    histogram(x, y, n, out);
+  }
+  __attribute__((target("avx2,bmi,bmi2,fma"))) static QdotAccum compute_avx2(const T* x, const T* y,
+                                                                             std::size_t n, const Tables& t) {
+    return compute(x, y, n, t);
+  }
+  __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) static void hist_avx512(
+      const T* x, const T* y, std::size_t n, std::int64_t* out) {
+    histogram(x, y, n, out);
+  }
+  __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) static QdotAccum
+  compute_avx512(const T* x, const T* y, std::size_t n, const Tables& t) {
+    return compute_avx512_intrinsics(x, y, n, t);
+  }
+#else
+  static void hist_avx2(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out); }
+  static void hist_avx512(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out); }
+  static QdotAccum compute_avx2(const T* x, const T* y, std::size_t n, const Tables& t) { return compute(x, y, n, t); }
+  static QdotAccum compute_avx512(const T* x, const T* y, std::size_t n, const Tables& t) { return compute(x, y, n, t); }
+#endif
+
+  static void hist(HostIsa isa, const T* x, const T* y, std::size_t n, std::int64_t* out) {
+    switch (isa) {
+      case HostIsa::avx512: hist_avx512(x, y, n, out); return;
+      case HostIsa::avx2: hist_avx2(x, y, n, out); return;
+      case HostIsa::baseline: hist_baseline(x, y, n, out); return;
+    }
+  }
+  static QdotAccum run(HostIsa isa, const T* x, const T* y, std::size_t n, const Tables& t) {
+    switch (isa) {
+      case HostIsa::avx512: return compute_avx512(x, y, n, t);
+      case HostIsa::avx2: return compute_avx2(x, y, n, t);
+      case HostIsa::baseline: break;
+    }
+    return compute_baseline(x, y, n, t);
+  }
+};
+
+template <class T>
+QdotPlan select_host(const T* x, const T* y, std::size_t n, const QdotOptions& options, HostIsa isa) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::int64_t> h(qdot_hist_size, 0);
+  Kernels<T>::hist(isa, x, y, n, h.data());
+  QdotPlan plan = plan_from_histogram(h.data(), n, std::is_same<T, double>::value ? 53 : 24, options);
+  plan.select_seconds = seconds_since(t0);
+  return plan;
+}
+
+template <class T>
+QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& plan, HostIsa isa) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::int64_t> level(plan.level.begin(), plan.level.end());
+  const Tables t{level.data(), static_cast<std::int64_t>(level.size()), kernel_levels(plan)};
+  QdotResult r = finish_result(plan, Kernels<T>::run(isa, x, y, n, t), n);
+  if (r.stats.nonfinite) {  // the plain dot product, NaN/Inf as it gives them
+    double sum = 0;
+    for (std::size_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+    r.value = sum;
+  }
+  r.stats.compute_seconds = seconds_since(t0);
+  return r;
+}
 
 }  // namespace
 
-QdotPlan qdot_select_host(const double* x, const double* y, std::size_t n, const QdotOptions& options) {
-  return qdot_select_kokkos(HostArray<double>(x, n), HostArray<double>(y, n), options);
+QdotPlan qdot_select_host(const double* x, const double* y, std::size_t n, const QdotOptions& o, HostIsa isa) {
+  return select_host(x, y, n, o, isa);
 }
-QdotPlan qdot_select_host(const float* x, const float* y, std::size_t n, const QdotOptions& options) {
-  return qdot_select_kokkos(HostArray<float>(x, n), HostArray<float>(y, n), options);
+QdotPlan qdot_select_host(const float* x, const float* y, std::size_t n, const QdotOptions& o, HostIsa isa) {
+  return select_host(x, y, n, o, isa);
 }
-QdotResult qdot_compute_host(const double* x, const double* y, std::size_t n, const QdotPlan& plan) {
-  return qdot_compute_kokkos(HostArray<double>(x, n), HostArray<double>(y, n), plan);
+QdotResult qdot_compute_host(const double* x, const double* y, std::size_t n, const QdotPlan& p, HostIsa isa) {
+  return compute_host(x, y, n, p, isa);
 }
-QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, const QdotPlan& plan) {
-  return qdot_compute_kokkos(HostArray<float>(x, n), HostArray<float>(y, n), plan);
+QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, const QdotPlan& p, HostIsa isa) {
+  return compute_host(x, y, n, p, isa);
 }
 
 }  // namespace ebla::detail

@@ -1,17 +1,22 @@
 // Host specialisation of qdot for contiguous arrays in host memory: the same arithmetic
 // as the generic kernels of qdot_views.hpp, in loops compiled for several instruction
-// sets and chosen at run time (see quantize_host.hpp).
+// sets (see quantize_host.hpp); `isa` defaults to the best one this CPU runs.
 #pragma once
 
 #include <ebla/kernels/qdot.hpp>
+#include <ebla/kernels/quantize_host.hpp>
 
 #include <cstddef>
 
 namespace ebla::detail {
 
-QdotPlan qdot_select_host(const double* x, const double* y, std::size_t n, const QdotOptions& options);
-QdotPlan qdot_select_host(const float* x, const float* y, std::size_t n, const QdotOptions& options);
-QdotResult qdot_compute_host(const double* x, const double* y, std::size_t n, const QdotPlan& plan);
-QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, const QdotPlan& plan);
+QdotPlan qdot_select_host(const double* x, const double* y, std::size_t n, const QdotOptions& options,
+                          HostIsa isa = best_host_isa());
+QdotPlan qdot_select_host(const float* x, const float* y, std::size_t n, const QdotOptions& options,
+                          HostIsa isa = best_host_isa());
+QdotResult qdot_compute_host(const double* x, const double* y, std::size_t n, const QdotPlan& plan,
+                             HostIsa isa = best_host_isa());
+QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, const QdotPlan& plan,
+                             HostIsa isa = best_host_isa());
 
 }  // namespace ebla::detail

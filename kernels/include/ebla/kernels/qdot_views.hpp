@@ -28,13 +28,25 @@ constexpr int qdot_slot_zero = qdot_bins + 1;
 constexpr int qdot_hist_size = qdot_bins + 2;
 constexpr int qdot_max_levels = 8;
 
+// Masks (all ones or zero) from integer arithmetic alone: selections by mask keep the
+// loops free of branches, and avoiding bool values lets compilers vectorise them.
+/// All ones if v == 0.
+KOKKOS_INLINE_FUNCTION std::uint64_t mask_zero(std::uint64_t v) { return ((v | (0 - v)) >> 63) - 1; }
+/// All ones if a == b.
+KOKKOS_INLINE_FUNCTION std::uint64_t mask_eq(std::uint64_t a, std::uint64_t b) { return mask_zero(a ^ b); }
+/// All ones if a < b (|a - b| < 2^63).
+KOKKOS_INLINE_FUNCTION std::uint64_t mask_lt(std::int64_t a, std::int64_t b) {
+  return static_cast<std::uint64_t>((a - b) >> 63);
+}
+
 /// Exponent floor(log2|v|) of a finite nonzero double from its magnitude bits, subnormals
 /// normalised by an exact scaling by 2^64 (no branch, no count of leading zeros).
 KOKKOS_INLINE_FUNCTION std::int64_t qdot_exponent(std::uint64_t a) {
-  const std::int64_t field = static_cast<std::int64_t>(a >> 52);
+  const std::uint64_t field = a >> 52;
   const double scaled = bit_cast<double>(a) * 18446744073709551616.0;  // 2^64
-  const std::int64_t sfield = static_cast<std::int64_t>(bit_cast<std::uint64_t>(scaled) >> 52);
-  return field != 0 ? field - 1023 : sfield - 1023 - 64;
+  const std::uint64_t sfield = (bit_cast<std::uint64_t>(scaled) >> 52) - 64;
+  const std::uint64_t sub = mask_zero(field);
+  return static_cast<std::int64_t>((sfield & sub) | (field & ~sub)) - 1023;
 }
 
 /// x rounded to nearest (ties to even) to t = 53 - k significant bits relative to its own
@@ -44,13 +56,13 @@ KOKKOS_INLINE_FUNCTION double round_significand(double x, std::int64_t k) {
   const std::uint64_t bits = bit_cast<std::uint64_t>(x);
   const std::uint64_t a = bits & binary64::abs_mask;
   const std::uint64_t kept = a >> k;
-  const std::uint64_t low = a - (kept << k);
-  const std::uint64_t tail = (low << 1) << (63 - k);  // rounding bit at bit 63
-  constexpr std::uint64_t half = std::uint64_t{1} << 63;
-  const std::uint64_t up = (tail > half) | ((tail == half) & kept & 1);
+  const std::uint64_t tail = ((a - (kept << k)) << 1) << (63 - k);  // rounding bit at bit 63
+  // up: rounding bit set, and a sticky bit below it or an odd kept part (ties to even)
+  const std::uint64_t sticky = (mask_zero(tail << 1) & 1) ^ 1;
+  const std::uint64_t up = (tail >> 63) & (sticky | (kept & 1));
   const std::uint64_t r = (kept + up) << k;
-  const bool keep = (a >> 52) == 0 || r >= binary64::exponent_mask;
-  return bit_cast<double>(keep ? bits : ((bits & binary64::sign_mask) | r));
+  const std::uint64_t keep = mask_zero(a >> 52) | mask_eq(r >> 52, 0x7ff);
+  return bit_cast<double>((bits & keep) | ((r | (bits & binary64::sign_mask)) & ~keep));
 }
 
 /// |v| by clearing the sign bit.
