@@ -180,7 +180,9 @@ EBLA_AVX512 inline __m512d load8(const float* p) { return _mm512_cvtps_pd(_mm256
 
 struct Avx512Lanes {
   __m512d s, c, q, b;
-  __m512i packed, zeros, nonfinite, outside;
+  __m512i packed;               // per-level counters, 8 bits each
+  std::uint64_t outside = 0;    // components outside the plan's bins (popcount of a mask)
+  std::uint64_t nonfinite = 0;  // components with NaN/Inf (popcount of a mask)
 };
 
 struct Avx512Consts {
@@ -244,24 +246,29 @@ step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   const __m512d sigma = _mm512_permutexvar_pd(l, K.sigma);
   const __m512d c = _mm512_permutexvar_pd(l, K.c);
   const __mmask8 perforated = _mm512_cmpeq_epi64_mask(l, K.perforate) & valid;
-  const __m512d xr = round_veltkamp(X, fx, sigma, K);
-  const __m512d yr = round_veltkamp(Y, fy, sigma, K);
-  const __mmask8 used_mask = valid & static_cast<__mmask8>(~perforated);
-  const __m512d used = _mm512_maskz_mul_pd(used_mask, xr, yr);
+  // perforated components multiply their unrounded factors, for the bound only
+  const __m512d xr = _mm512_mask_mov_pd(round_veltkamp(X, fx, sigma, K), perforated, X);
+  const __m512d yr = _mm512_mask_mov_pd(round_veltkamp(Y, fy, sigma, K), perforated, Y);
+  const __m512d prod = _mm512_maskz_mul_pd(valid, xr, yr);
+  const __m512d used = _mm512_mask_mov_pd(prod, perforated, _mm512_setzero_pd());
+  const __m512d absprod = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(prod), K.abs_mask));
   const __m512d absq = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(used), K.abs_mask));
-  const __m512d absp = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(_mm512_maskz_mul_pd(perforated, X, Y)), K.abs_mask));
   L.q = _mm512_add_pd(L.q, absq);
-  L.b = _mm512_fmadd_pd(c, _mm512_or_pd(absq, absp), L.b);
+  L.b = _mm512_fmadd_pd(c, absprod, L.b);
   // TwoSum(s, used)
   const __m512d s = _mm512_add_pd(L.s, used);
   const __m512d z = _mm512_sub_pd(s, L.s);
   const __m512d err = _mm512_add_pd(_mm512_sub_pd(L.s, _mm512_sub_pd(s, z)), _mm512_sub_pd(used, z));
   L.s = s;
   L.c = _mm512_add_pd(L.c, err);
+  // counts: levels in vector counters; the rare outside/non-finite by popcount (zeros
+  // are what is left: n minus the others)
   L.packed = _mm512_add_epi64(L.packed, _mm512_sllv_epi64(_mm512_maskz_mov_epi64(valid, K.one), _mm512_slli_epi64(l, 3)));
-  L.zeros = _mm512_mask_add_epi64(L.zeros, static_cast<__mmask8>(zero & ~nonfinite), L.zeros, K.one);
-  L.nonfinite = _mm512_mask_add_epi64(L.nonfinite, nonfinite, L.nonfinite, K.one);
-  L.outside = _mm512_mask_add_epi64(L.outside, static_cast<__mmask8>(valid & ~inside), L.outside, K.one);
+  const __mmask8 outside = valid & static_cast<__mmask8>(~inside);
+  if (__builtin_expect((outside | nonfinite) != 0, 0)) {
+    L.outside += static_cast<std::uint64_t>(__builtin_popcount(static_cast<unsigned>(outside)));
+    L.nonfinite += static_cast<std::uint64_t>(__builtin_popcount(static_cast<unsigned>(nonfinite)));
+  }
 }
 
 EBLA_AVX512 inline void store_lanes(const Avx512Lanes& L, Lanes& a, int offset) {
@@ -269,17 +276,12 @@ EBLA_AVX512 inline void store_lanes(const Avx512Lanes& L, Lanes& a, int offset) 
   _mm512_storeu_pd(a.c + offset, L.c);
   _mm512_storeu_pd(a.q + offset, L.q);
   _mm512_storeu_pd(a.b + offset, L.b);
-  alignas(64) std::uint64_t p[8], z[8], nf[8], o[8];
+  alignas(64) std::uint64_t p[8];
   _mm512_store_si512(p, L.packed);
-  _mm512_store_si512(z, L.zeros);
-  _mm512_store_si512(nf, L.nonfinite);
-  _mm512_store_si512(o, L.outside);
-  for (int w = 0; w < 8; ++w) {
+  for (int w = 0; w < 8; ++w)
     for (int m = 0; m < qdot_max_levels; ++m) a.count[m][offset + w] += static_cast<std::int64_t>((p[w] >> (8 * m)) & 0xff);
-    a.zeros[offset + w] += static_cast<std::int64_t>(z[w]);
-    a.nonfinite[offset + w] += static_cast<std::int64_t>(nf[w]);
-    a.outside[offset + w] += static_cast<std::int64_t>(o[w]);
-  }
+  a.outside[offset] += static_cast<std::int64_t>(L.outside);
+  a.nonfinite[offset] += static_cast<std::int64_t>(L.nonfinite);
 }
 
 template <class T, bool bytes>
@@ -317,8 +319,7 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   for (std::size_t b0 = 0; b0 < main; b0 += 16 * 255) {  // the 8-bit level counters hold 255
     Avx512Lanes A{}, B{};
     A.s = A.c = A.q = A.b = B.s = B.c = B.q = B.b = _mm512_setzero_pd();
-    A.packed = A.zeros = A.nonfinite = A.outside = _mm512_setzero_si512();
-    B.packed = B.zeros = B.nonfinite = B.outside = _mm512_setzero_si512();
+    A.packed = B.packed = _mm512_setzero_si512();
     const std::size_t end = main - b0 < 16 * 255 ? main : b0 + 16 * 255;
     for (std::size_t i = b0; i < end; i += 16) {
       step8<bytes>(A, load8(x + i), load8(y + i), K);
@@ -329,6 +330,13 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
     std::memset(&chunk, 0, sizeof chunk);
     store_lanes(A, chunk, 0);
     store_lanes(B, chunk, 8);
+    // zeros: the components of the chunk that are neither counted in a level nor non-finite
+    std::int64_t counted = 0;
+    for (int w = 0; w < lanes; ++w) {
+      for (int m = 0; m < qdot_max_levels; ++m) counted += chunk.count[m][w];
+      counted += chunk.nonfinite[w];
+    }
+    chunk.zeros[0] = static_cast<std::int64_t>(end - b0) - counted;
     for (int w = 0; w < lanes; ++w) {
       double sum, err;
       two_sum(a.s[w], chunk.s[w], sum, err);
