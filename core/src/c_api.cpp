@@ -32,6 +32,11 @@ void require(const void* p, const char* function, const char* name) {
 
 }  // namespace
 
+namespace ebla::detail {
+/// Sets the message ebla_last_error() returns (for the C entry points of other libraries).
+void set_last_error(const std::string& message) { last_error = message; }
+}  // namespace ebla::detail
+
 extern "C" int ebla_round(double x, const char* format, const char* mode, double random, double* out) {
   return guarded("ebla_round", [&] {
     require(format, "ebla_round", "format");

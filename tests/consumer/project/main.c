@@ -1,5 +1,6 @@
 /* The C interface from C: round, and report a bad format name. */
 #include <ebla/ebla.h>
+#include <ebla/qdot.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,14 @@ int main(void) {
   if (ebla_round(0.1, "binary16", "nearest_even", 0.0, &y) != EBLA_OK || y != 0x1.998p-4) return 1;
   if (ebla_round(0.1, "binary17", "nearest_even", 0.0, &y) != EBLA_INVALID_ARGUMENT) return 2;
   if (strstr(ebla_last_error(), "binary17") == NULL) return 3;
+  /* qdot from C: 1 + 2^-30 + ... the bound must cover the exact value */
+  double x[4] = {1.0, 0x1p-30, 3.0, -0.5}, yv[4] = {1.0, 1.0, 0x1p-40, 2.0};
+  ebla_qdot_info info;
+  const double exact = 1.0 + 0x1p-30 + 3.0 * 0x1p-40 - 1.0;
+  const double v = ebla_qdot(x, yv, 4, 1e-6, &info);
+  if (info.status != EBLA_OK || !(v - exact <= info.bound && exact - v <= info.bound)) return 4;
+  if (ebla_qdot(x, yv, 4, -1.0, &info) == ebla_qdot(x, yv, 4, -1.0, &info) || info.status != EBLA_INVALID_ARGUMENT) return 5;
+  printf("consumer_c: ebla_qdot = %a (bound %.3g), bad tolerance says: %s\n", v, info.bound, ebla_last_error());
   printf("consumer_c: ebla_round(0.1, binary16) = %a; bad name says: %s\n", y, ebla_last_error());
   return 0;
 }
