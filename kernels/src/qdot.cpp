@@ -67,7 +67,8 @@ namespace detail {
 
 namespace {
 
-constexpr double u_double = 0x1p-53;
+// the double unit roundoff, as long double: 1 + u_d must not round back to 1
+constexpr long double u_double = 0x1p-53L;
 
 std::string str(double v) {
   char buf[64];
@@ -227,14 +228,14 @@ QdotKernelLevels kernel_levels(const QdotPlan& plan) {
     if (level.perforate) {
       L.perforate = l;
       L.shift[l] = 0;
-      L.c[l] = round_up(1 / (1 - static_cast<long double>(u_double)));  // |xy| <= fl(|x||y|)/(1-u)
+      L.c[l] = round_up(1 / (1 - u_double));  // |xy| <= fl(|x||y|)/(1-u)
       continue;
     }
     const int t = level.format.t;
     L.shift[l] = l == 0 ? 0 : 53 - t;
     if (l == 0) {
       // input precision: fl(x y) for double (u/(1-u) |fl(xy)|); exact for float
-      L.c[l] = plan.input_t == 53 ? round_up(u_double / (1 - static_cast<long double>(u_double))) : 0.0;
+      L.c[l] = plan.input_t == 53 ? round_up(u_double / (1 - u_double)) : 0.0;
       continue;
     }
     const long double u = std::ldexp(1.0L, -t);
@@ -260,7 +261,8 @@ void check_plan(const QdotPlan& plan, std::size_t n, int input_t, const char* fu
 
 QdotResult finish_result(const QdotPlan& plan, const QdotAccum& acc, std::size_t n) {
   QdotResult r;
-  r.value = acc.s + acc.c;
+  // an overflowed running sum makes the compensation NaN (inf - inf): keep the sum itself
+  r.value = std::isfinite(acc.s) ? acc.s + acc.c : acc.s;
   r.abs_sum = acc.q;
   QdotStats& st = r.stats;
   st.bins = plan.bins();
@@ -281,11 +283,13 @@ QdotResult finish_result(const QdotPlan& plan, const QdotAccum& acc, std::size_t
   const long double nn = static_cast<long double>(n);
   // sums of nonnegative terms, rounded at most n + 1 times each: true <= computed / (1 - gamma)
   const long double upward = 1 / (1 - gamma_d(nn + 1));
-  // underflow: each product may lose up to 2^-1075 (double input only)
-  const long double underflow = plan.input_t == 53 ? nn * 0x1p-1074L : 0;
+  // underflow: each nonzero product may lose up to 2^-1075 (double input only)
+  long double products = 0;
+  for (std::size_t l = 0; l < plan.ladder.size(); ++l) products += static_cast<long double>(acc.count[l]);
+  const long double underflow = plan.input_t == 53 ? products * 0x1p-1074L : 0;
   const long double quant = acc.b * upward + underflow;
   const long double N = 2 * nn + 2;
-  const long double accum = u_double / (1 - static_cast<long double>(u_double)) * std::fabs(static_cast<long double>(r.value)) +
+  const long double accum = u_double / (1 - u_double) * std::fabs(static_cast<long double>(r.value)) +
                             gamma_d(N) * N * u_double * (1 + gamma_d(N)) * acc.q * upward;
   r.quantization_bound = round_up(quant);
   r.accumulation_bound = round_up(accum);

@@ -433,7 +433,8 @@ template <class T>
 QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& plan, HostIsa isa) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::int64_t> level(plan.level.begin(), plan.level.end());
-  const Tables t{level.data(), static_cast<std::int64_t>(level.size()), kernel_levels(plan)};
+  if (level.empty()) level.push_back(0);  // no bins: every lookup is masked, but stays in bounds
+  const Tables t{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan)};
   QdotResult r = finish_result(plan, Kernels<T>::run(isa, x, y, n, t), n);
   if (r.stats.nonfinite) {  // the plain dot product, NaN/Inf as it gives them
     double sum = 0;

@@ -18,8 +18,10 @@
 // fl(round_t(x_i) * round_t(y_i)), where round_t rounds the significand to t bits to
 // nearest (relative to the component's own exponent, so there is no overflow or underflow
 // in the quantization: this is the per-bin power-of-two scaling of the seed, done per
-// factor); perforated components are skipped; components at the input precision are
-// fl(x_i y_i). All products are summed in double with compensated (TwoSum) accumulation.
+// factor; factors below 2^-963 or from 2^970 up are left exact); perforated components
+// are skipped; components at the input precision are fl(x_i y_i). All products are summed
+// in double with compensated (TwoSum) accumulation. (The AVX-512 host kernel rounds by
+// Veltkamp's splitting, whose ties may go either way; elsewhere ties go to even.)
 //
 // What `bound` certifies (for every input with finite components and finite products):
 //   |result.value - x^T y| <= result.bound,
@@ -28,7 +30,8 @@
 //   quantization_bound = sum over components of c_l |q_i| (c_l from the level's unit
 //     roundoff u: ((1+u)^2 (1+u_d) - 1) / ((1-u)^2 (1-u_d)), q_i the computed product;
 //     perforated: |x_i y_i| / (1 - u_d); input precision double: u_d / (1 - u_d)),
-//     summed with an upward correction (1 - gamma_{n+1})^-1, plus n 2^-1075 for underflow;
+//     summed with an upward correction (1 - gamma_{n+1})^-1, plus m 2^-1074 for underflow
+//     (m the number of nonzero products; double input only);
 //   accumulation_bound = u_d |value| / (1 - u_d) + gamma_N N u_d (1 + gamma_N) Q,
 //     N = 2n + 2, Q = sum |q_i| (every TwoSum is exact; only the compensation terms
 //     and the final s + c are rounded).

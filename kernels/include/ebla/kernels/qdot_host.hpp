@@ -1,6 +1,7 @@
-// Host specialisation of qdot for contiguous arrays in host memory: the same arithmetic
-// as the generic kernels of qdot_views.hpp, in loops compiled for several instruction
-// sets (see quantize_host.hpp); `isa` defaults to the best one this CPU runs.
+// Host specialisation of qdot for contiguous arrays in host memory: the arithmetic of
+// the generic kernels of qdot_views.hpp (the AVX-512 variant rounds by Veltkamp's
+// splitting, so a tie may round the other way), in loops compiled for several
+// instruction sets (see quantize_host.hpp); `isa` defaults to the best this CPU runs.
 #pragma once
 
 #include <ebla/kernels/qdot.hpp>

@@ -50,8 +50,10 @@ KOKKOS_INLINE_FUNCTION std::int64_t qdot_exponent(std::uint64_t a) {
 }
 
 /// x rounded to nearest (ties to even) to t = 53 - k significant bits relative to its own
-/// exponent: no overflow or underflow. Subnormal x, and a rounding that would carry to
-/// infinity, leave x unchanged (exact, so the error bound still holds).
+/// exponent: no overflow or underflow. Factors with |x| < 2^-963 (subnormals included) or
+/// |x| >= 2^970 are left unchanged (exact, so the error bound still holds); the host
+/// kernels round by Veltkamp's splitting, which needs that margin, and every path keeps the
+/// same rule so that they compute the same products.
 KOKKOS_INLINE_FUNCTION double round_significand(double x, std::int64_t k) {
   const std::uint64_t bits = bit_cast<std::uint64_t>(x);
   const std::uint64_t a = bits & binary64::abs_mask;
@@ -61,7 +63,8 @@ KOKKOS_INLINE_FUNCTION double round_significand(double x, std::int64_t k) {
   const std::uint64_t sticky = (mask_zero(tail << 1) & 1) ^ 1;
   const std::uint64_t up = (tail >> 63) & (sticky | (kept & 1));
   const std::uint64_t r = (kept + up) << k;
-  const std::uint64_t keep = mask_zero(a >> 52) | mask_eq(r >> 52, 0x7ff);
+  const std::uint64_t field = a >> 52;
+  const std::uint64_t keep = mask_lt(static_cast<std::int64_t>(field), 60) | ~mask_lt(static_cast<std::int64_t>(field), 1993);
   return bit_cast<double>((bits & keep) | ((r | (bits & binary64::sign_mask)) & ~keep));
 }
 

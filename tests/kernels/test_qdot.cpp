@@ -1,0 +1,1479 @@
+// qdot against exact dot products: the certified bound and the tolerance contract of
+// <ebla/kernels/qdot.hpp>, the paper policy against seed 002, the generic Kokkos kernels
+// against the pointer API, and argument validation.
+//
+// Reference. x^T y is computed exactly: every product of two doubles is an integer of at
+// most 106 bits times a power of two, added into a fixed-point two's-complement integer
+// ("superaccumulator", ExactSum) whose bits weigh 2^-2240 .. 2^2239. No floating-point
+// rounding takes place, whatever the exponents (subnormals and products far outside the
+// double range included). The reference is tested on hand cases below.
+//
+// What is checked, on every case (one vector pair, one tolerance, one policy):
+//  - the certified bound (qdot.hpp, "What `bound` certifies"): |value - x^T y| <= bound,
+//    decided exactly (the signs of x^T y - value -+ bound in the superaccumulator);
+//  - the plan's bins against an independent histogram of ilogb(x_i) + ilogb(y_i);
+//  - budget policy: the a-priori inequality of qdot.hpp, recomputed from plan.count and
+//    plan.level: sum over approximated bins of c'_l M_e 2^(e+2) <= tol sum_e M_e 2^e;
+//    and the contract |value - x^T y| <= tol S + accumulation_bound + u_d S + n 2^-1074
+//    with S = sum |x_i y_i| exact. The last term is for underflow: a product that
+//    underflows loses up to 2^-1075 absolutely, not relatively (the certified bound
+//    carries the same term); it is zero for float input;
+//  - paper policy: every bin's level against (3.9)/(3.10) with eps / N_bins (section 4.1)
+//    and the early termination of Theorem 3.6, recomputed here;
+//  - the statistics (levels per component, zeros, outside_plan) against the plan.
+//
+// Distributions (seed 002, section 4.1): components s 2^p with s ~ U[0.5, 1) on the
+// grid of the input type; A: p an integer drawn uniformly from [-t/2, t/2] (t/2 rounded
+// toward zero); B: p ~ N(0, t/2) (standard deviation t/2) rounded to the nearest integer.
+// Random generators are std::mt19937_64 with fixed seeds (the uniform_int and normal
+// distributions are the standard library's, so the draws are those of libstdc++).
+#include <ebla/core/error.hpp>
+#include <ebla/core/format.hpp>
+#include <ebla/kernels/qdot.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+#include <quadmath.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+__extension__ typedef unsigned __int128 u128;
+__extension__ typedef __float128 quad;
+
+using ebla::QdotLevel;
+using ebla::QdotOptions;
+using ebla::QdotPlan;
+using ebla::QdotPolicy;
+using ebla::QdotResult;
+
+constexpr double u_d = 0x1p-53;  // unit roundoff of binary64
+constexpr double inf = std::numeric_limits<double>::infinity();
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+const std::vector<double> tolerances = {1e-16, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9,
+                                        1e-8,  1e-7,  1e-6,  1e-5,  1e-4,  1e-3,  1e-2,  1e-1};
+const std::vector<QdotPolicy> policies = {QdotPolicy::budget, QdotPolicy::paper};
+
+std::uint64_t bits_of(double v) {
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+// ---- exact reference ----------------------------------------------------------------
+
+/// Exact sum of products of finite doubles: a two's-complement fixed-point integer of
+/// 64-bit limbs; bit 0 of limb 0 weighs 2^lsb. A product of doubles is m 2^e with
+/// m < 2^106 and -2148 <= e <= 1942, so it lands in limbs 1 .. 67 of 70; the top bit
+/// (2^2239) is the sign, and 2^190 products of the largest size still fit.
+class ExactSum {
+public:
+  static constexpr int lsb = -2240;
+  static constexpr int limbs = 70;
+
+  void add_product(double x, double y) {
+    const Parts a = split(x), b = split(y);
+    if (a.m == 0 || b.m == 0) return;
+    add_scaled(static_cast<u128>(a.m) * b.m, a.e + b.e, a.negative != b.negative);
+  }
+  void add(double v) {
+    const Parts a = split(v);
+    if (a.m != 0) add_scaled(a.m, a.e, a.negative);
+  }
+  /// -1, 0 or 1.
+  int sign() const {
+    if (limb_[limbs - 1] >> 63) return -1;
+    for (auto l : limb_)
+      if (l != 0) return 1;
+    return 0;
+  }
+  /// The value, rounded (the top 192 bits summed in long double: relative error < 2^-62).
+  long double value() const {
+    std::array<std::uint64_t, limbs> a = limb_;
+    const bool negative = a[limbs - 1] >> 63;
+    if (negative) {  // two's complement: invert and add one
+      std::uint64_t carry = 1;
+      for (auto& l : a) {
+        l = ~l + carry;
+        carry = carry && l == 0;
+      }
+    }
+    int k = limbs - 1;
+    while (k >= 0 && a[k] == 0) --k;
+    long double v = 0;
+    for (int j = k; j >= 0 && j >= k - 2; --j) v += std::ldexp(static_cast<long double>(a[j]), lsb + 64 * j);
+    return negative ? -v : v;
+  }
+
+private:
+  struct Parts {  // v = (-1)^negative m 2^e
+    std::uint64_t m;
+    int e;
+    bool negative;
+  };
+  static Parts split(double v) {
+    const std::uint64_t b = bits_of(v);
+    const int field = static_cast<int>((b >> 52) & 0x7ff);
+    const std::uint64_t fraction = b & ((std::uint64_t{1} << 52) - 1);
+    if (field == 0) return {fraction, -1074, (b >> 63) != 0};  // zero or subnormal
+    return {fraction | (std::uint64_t{1} << 52), field - 1075, (b >> 63) != 0};
+  }
+  void add_scaled(u128 m, int e, bool negative) {
+    const int p = e - lsb;  // >= 2240 - 2148
+    const int k = p / 64, r = p % 64;
+    const std::uint64_t lo = static_cast<std::uint64_t>(m), hi = static_cast<std::uint64_t>(m >> 64);
+    const std::uint64_t w[3] = {lo << r, r == 0 ? hi : (hi << r) | (lo >> (64 - r)), r == 0 ? 0 : hi >> (64 - r)};
+    std::uint64_t carry = 0;
+    for (int j = 0; j < 3; ++j) {
+      std::uint64_t& l = limb_[k + j];
+      if (!negative) {
+        const std::uint64_t s = l + w[j];
+        const std::uint64_t c1 = s < w[j];
+        l = s + carry;
+        carry = c1 | (l < carry);
+      } else {
+        const std::uint64_t d = l - w[j];
+        const std::uint64_t b1 = l < w[j];
+        l = d - carry;
+        carry = b1 | (d < carry);
+      }
+    }
+    for (int j = k + 3; carry != 0 && j < limbs; ++j) {
+      if (!negative) {
+        carry = ++limb_[j] == 0;
+      } else {
+        carry = limb_[j]-- == 0;
+      }
+    }
+  }
+
+  std::array<std::uint64_t, limbs> limb_{};
+};
+
+/// Whether |exact - value| <= bound, decided exactly.
+bool within(const ExactSum& exact, double value, double bound) {
+  ExactSum above = exact, below = exact;
+  above.add(-value);
+  above.add(-bound);  // exact - value - bound <= 0
+  below.add(-value);
+  below.add(bound);   // exact - value + bound >= 0
+  return above.sign() <= 0 && below.sign() >= 0;
+}
+
+/// |exact - value| (rounded).
+long double abs_error(const ExactSum& exact, double value) {
+  ExactSum d = exact;
+  d.add(-value);
+  return std::fabs(d.value());
+}
+
+TEST(QdotReference, ExactSumHandCases) {
+  ExactSum empty;
+  EXPECT_EQ(empty.sign(), 0);
+  EXPECT_EQ(empty.value(), 0.0L);
+
+  // 2^1000 2^1000 - 2^1000 2^1000 + 2^-1074 2^-1074 = 2^-2148: both ends of the range
+  ExactSum ends;
+  ends.add_product(0x1p1000, 0x1p1000);
+  ends.add_product(0x1p-1074, 0x1p-1074);
+  ends.add_product(-0x1p1000, 0x1p1000);
+  EXPECT_EQ(ends.sign(), 1);
+  EXPECT_EQ(ends.value(), std::ldexp(1.0L, -2148));
+
+  // (1 + 2^-52)(1 - 2^-52) - 1 = -2^-104
+  ExactSum near_one;
+  near_one.add_product(1 + 0x1p-52, 1 - 0x1p-52);
+  near_one.add_product(-1.0, 1.0);
+  EXPECT_EQ(near_one.sign(), -1);
+  EXPECT_EQ(near_one.value(), -std::ldexp(1.0L, -104));
+
+  // largest products, beyond the double range: 4 (2 - 2^-52)^2 2^2046 - the same = 0
+  const double big = std::numeric_limits<double>::max();
+  ExactSum huge;
+  for (int i = 0; i < 4; ++i) huge.add_product(big, big);
+  EXPECT_EQ(huge.value(), 4 * static_cast<long double>(big) * static_cast<long double>(big));
+  for (int i = 0; i < 4; ++i) huge.add_product(-big, big);
+  EXPECT_EQ(huge.sign(), 0);
+
+  // borrow through every limb and back: -2^-2148 + 2^-2148
+  ExactSum borrow;
+  borrow.add_product(-0x1p-1074, 0x1p-1074);
+  EXPECT_EQ(borrow.sign(), -1);
+  EXPECT_EQ(borrow.value(), -std::ldexp(1.0L, -2148));
+  borrow.add_product(0x1p-1074, 0x1p-1074);
+  EXPECT_EQ(borrow.sign(), 0);
+
+  // 0.1 * 3 = 3 fl(0.1) exactly, which is not fl(0.3)
+  ExactSum tenth;
+  tenth.add_product(0.1, 3.0);
+  tenth.add(-0.1);
+  tenth.add(-0.1);
+  tenth.add(-0.1);
+  EXPECT_EQ(tenth.sign(), 0);
+}
+
+/// A finite double with random bits (every exponent, subnormals included).
+double random_finite(std::mt19937_64& gen) {
+  for (;;) {
+    const std::uint64_t b = gen();
+    if (((b >> 52) & 0x7ff) == 0x7ff) continue;
+    double v;
+    std::memcpy(&v, &b, sizeof v);
+    return v;
+  }
+}
+
+TEST(QdotReference, ExactSumAgreesWithErrorFreeProductsAndCancelsToZero) {
+  std::mt19937_64 gen(2024);
+  // x y = p + e exactly, p = fl(x y), e = fma(x, y, -p), when nothing underflows
+  for (int trial = 0; trial < 2000; ++trial) {
+    const double x = std::ldexp(1.0 + (gen() >> 12) * 0x1p-52, static_cast<int>(gen() % 800) - 400) *
+                     (gen() & 1 ? 1.0 : -1.0);
+    const double y = std::ldexp(1.0 + (gen() >> 12) * 0x1p-52, static_cast<int>(gen() % 800) - 400);
+    const double p = x * y;
+    ExactSum s;
+    s.add_product(x, y);
+    s.add(-p);
+    s.add(-std::fma(x, y, -p));
+    ASSERT_EQ(s.sign(), 0) << std::hexfloat << x << " " << y;
+  }
+  // products over the whole range (subnormals, beyond the double range), added, then
+  // subtracted in reverse order: exactly zero; every partial sum has the right sign
+  std::vector<double> xs(2000), ys(2000);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    xs[i] = random_finite(gen);
+    ys[i] = random_finite(gen);
+  }
+  ExactSum s;
+  for (std::size_t i = 0; i < xs.size(); ++i) s.add_product(xs[i], ys[i]);
+  for (std::size_t i = xs.size(); i-- > 0;) s.add_product(-xs[i], ys[i]);
+  EXPECT_EQ(s.sign(), 0);
+}
+
+TEST(QdotReference, ExactSumAgreesWithFloat128WhereFloat128IsExact) {
+  // factors in +-[1, 4): products are multiples of 2^-104 below 2^4, so sums of at most
+  // 4 of them need at most 110 bits and __float128 (113 bits) adds them exactly
+  std::mt19937_64 gen(7);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const std::size_t n = 1 + gen() % 4;
+    ExactSum s;
+    quad q = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = std::ldexp(1.0 + (gen() >> 12) * 0x1p-52, static_cast<int>(gen() % 2)) * (gen() & 1 ? 1.0 : -1.0);
+      const double y = std::ldexp(1.0 + (gen() >> 12) * 0x1p-52, static_cast<int>(gen() % 2)) * (gen() & 1 ? 1.0 : -1.0);
+      s.add_product(x, y);
+      q += static_cast<quad>(x) * static_cast<quad>(y);
+    }
+    // q = hi + mid + lo exactly in doubles
+    const double hi = static_cast<double>(q);
+    const quad r1 = q - hi;
+    const double mid = static_cast<double>(r1);
+    const double lo = static_cast<double>(r1 - mid);
+    ASSERT_TRUE(static_cast<quad>(lo) == r1 - mid);
+    s.add(-hi);
+    s.add(-mid);
+    s.add(-lo);
+    if (s.sign() != 0) {
+      char buf[64];
+      quadmath_snprintf(buf, sizeof buf, "%.36Qa", q);
+      FAIL() << "trial " << trial << ": __float128 sum " << buf;
+    }
+  }
+}
+
+// ---- bookkeeping ----------------------------------------------------------------------
+
+/// Results of one family of cases.
+struct Tally {
+  std::size_t cases = 0, violations = 0;
+  long double bound_ratio = 0;     ///< max |value - exact| / bound
+  long double contract_ratio = 0;  ///< budget: max |value - exact| / (tol S + acc + u_d S + underflow)
+  long double paper_ratio = 0;     ///< paper, one-signed products: max |value - exact| / (tol |x^T y|)
+  long double paper_ratio_wide = 0;  ///< the same over tolerances >= 1e-15 (above u_d)
+  std::vector<std::string> failures;  ///< the first few reproducers
+
+  void fail(const std::string& what) {
+    ++violations;
+    if (failures.size() < 4) failures.push_back(what);
+  }
+  std::string report() const {
+    std::string s;
+    for (const auto& f : failures) s += f + "\n";
+    return s;
+  }
+};
+
+std::map<std::string, Tally>& tallies() {
+  static std::map<std::string, Tally> t;
+  return t;
+}
+
+void expect_clean(const Tally& tally) {
+  EXPECT_GT(tally.cases, 0u);
+  EXPECT_EQ(tally.violations, 0u) << tally.report();
+}
+
+/// Prints the summary line after the last test.
+class Summary : public ::testing::Environment {
+public:
+  void TearDown() override {
+    std::size_t cases = 0, violations = 0;
+    std::string ratios;
+    char buf[160];
+    for (const auto& [name, t] : tallies()) {
+      cases += t.cases;
+      violations += t.violations;
+      std::snprintf(buf, sizeof buf, " %s %.6Lg", name.c_str(), t.bound_ratio);
+      ratios += buf;
+    }
+    if (cases == 0) return;
+    std::cout << "[qdot summary] " << cases << " cases checked, " << violations
+              << " violations; max |error|/bound per family:" << ratios << "\n";
+    std::string contract, paper;
+    for (const auto& [name, t] : tallies()) {
+      if (t.contract_ratio > 0) {
+        std::snprintf(buf, sizeof buf, " %s %.3Lg", name.c_str(), t.contract_ratio);
+        contract += buf;
+      }
+      if (t.paper_ratio > 0) {
+        std::snprintf(buf, sizeof buf, " %s %.3Lg (%.3Lg)", name.c_str(), t.paper_ratio, t.paper_ratio_wide);
+        paper += buf;
+      }
+    }
+    std::cout << "[qdot summary] budget: max |error| / (tol S + accumulation_bound + u S + n 2^-1074):"
+              << contract << "\n";
+    std::cout << "[qdot summary] paper, one-signed products: max |error| / (tol |x^T y|) (for tol >= 1e-15):"
+              << paper << "\n";
+  }
+};
+
+::testing::Environment* const summary = ::testing::AddGlobalTestEnvironment(new Summary);
+
+// ---- the reference of one vector pair ---------------------------------------------------
+
+/// The exact dot product, S = sum |x_i y_i| and the exponent histogram of one pair,
+/// computed independently of the library (std::ilogb for the bins).
+struct Reference {
+  ExactSum exact;
+  long double abs_sum = 0;
+  bool one_sign = true;  ///< all nonzero products of one sign (then e_max <= fexp(x^T y))
+  int e_min = 0, e_max = -1;
+  std::vector<std::int64_t> count;
+  std::size_t nonzero = 0, zeros = 0;
+};
+
+template <class T>
+Reference make_reference(const std::vector<T>& x, const std::vector<T>& y) {
+  Reference r;
+  ExactSum abs;
+  std::vector<int> e;
+  e.reserve(x.size());
+  std::size_t positive = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double a = x[i], b = y[i];
+    r.exact.add_product(a, b);
+    abs.add_product(std::fabs(a), std::fabs(b));
+    if (a == 0 || b == 0) {
+      ++r.zeros;
+      continue;
+    }
+    e.push_back(std::ilogb(a) + std::ilogb(b));
+    positive += (a < 0) == (b < 0);
+  }
+  r.abs_sum = abs.value();
+  r.nonzero = e.size();
+  r.one_sign = positive == 0 || positive == e.size();
+  if (!e.empty()) {
+    r.e_min = *std::min_element(e.begin(), e.end());
+    r.e_max = *std::max_element(e.begin(), e.end());
+    r.count.assign(static_cast<std::size_t>(r.e_max - r.e_min + 1), 0);
+    for (int v : e) ++r.count[static_cast<std::size_t>(v - r.e_min)];
+  }
+  return r;
+}
+
+// ---- independent checks of a plan -----------------------------------------------------
+
+/// The plan's bins against the reference histogram.
+std::string bins_problem(const QdotPlan& plan, const Reference& ref, std::size_t n) {
+  if (plan.n != n) return "plan.n wrong;";
+  if (plan.nonfinite) return "plan.nonfinite set for finite input;";
+  if (plan.nonzero != ref.nonzero) return "plan.nonzero wrong;";
+  if (ref.nonzero == 0) return plan.count.empty() && plan.bins() == 0 ? "" : "bins for no nonzero product;";
+  if (plan.e_min != ref.e_min || plan.e_max != ref.e_max || plan.count != ref.count) return "histogram wrong;";
+  if (plan.level.size() != plan.count.size()) return "plan.level has the wrong size;";
+  for (std::size_t j = 0; j < plan.level.size(); ++j) {
+    if (plan.level[j] >= plan.ladder.size()) return "level beyond the ladder;";
+    if (plan.count[j] == 0 && plan.level[j] != 0) return "empty bin with a level;";
+  }
+  return "";
+}
+
+/// c'_l = (1 + u)^2 (1 + u_d) - 1 (1 for perforate), expanded to avoid cancellation.
+long double a_priori_constant(const QdotLevel& level) {
+  if (level.perforate) return 1;
+  const long double u = std::ldexp(1.0L, -level.format.t);
+  return 2 * u + u * u + static_cast<long double>(u_d) * (1 + 2 * u + u * u);
+}
+
+/// Budget policy, qdot.hpp: sum over approximated bins of c'_l M_e 2^(e+2) <= tol L with
+/// L = sum_e M_e 2^e (everything scaled by 2^-e_max). The library rounds its budget down
+/// by 2^-50; 2^-40 here absorbs the rounding of this recomputation only.
+std::string budget_problem(const QdotPlan& plan) {
+  long double L = 0, spent = 0;
+  for (std::size_t j = 0; j < plan.count.size(); ++j) {
+    const long double w = std::ldexp(static_cast<long double>(plan.count[j]), plan.e_min + static_cast<int>(j) - plan.e_max);
+    L += w;
+    if (plan.level[j] != 0) spent += a_priori_constant(plan.ladder[plan.level[j]]) * 4 * w;
+  }
+  if (spent > plan.tolerance * L * (1 + 0x1p-40L)) return "budget overspent: a-priori inequality fails;";
+  // budget_used, a diagnostic, loosely: the library's c'_l lacks the factor (1 + u_d) (it
+  // evaluates 1 + u_d in double, which rounds to 1), a relative u_d / 2u = 2^-30 for
+  // binary32 and 2^-14 for t = 40; see QdotCertifiedBound below for where that matters.
+  const long double used = L > 0 ? spent / L : 0;
+  if (std::fabs(plan.budget_used - used) > 0x1p-12L * used + 1e-15L * plan.tolerance) return "budget_used wrong;";
+  if (plan.early_termination) return "early_termination under the budget policy;";
+  return "";
+}
+
+int ceil_log2(std::int64_t m) {  // m >= 1
+  int b = 0;
+  while ((std::int64_t{1} << b) < m) ++b;
+  return b;
+}
+
+/// (3.9), with the formats of the ladder as the rungs: perforate for sigma < 0 (if the
+/// ladder has it), else the least precise format whose t exceeds sigma (Half for
+/// sigma in [0, 11), Single for [11, 24), ...), else the input precision. t counts the
+/// implicit bit (the library's reading of "mantissa bits": 11 for half, 24 for single).
+std::uint8_t precision_39(int sigma, const std::vector<QdotLevel>& ladder) {
+  const std::size_t last = ladder.size() - 1;
+  if (sigma < 0 && ladder[last].perforate) return static_cast<std::uint8_t>(last);
+  std::uint8_t chosen = 0;
+  for (std::size_t l = 1; l < ladder.size(); ++l)
+    if (!ladder[l].perforate && ladder[l].format.t > sigma) chosen = static_cast<std::uint8_t>(l);
+  return chosen;
+}
+
+/// Paper policy: Theorem 3.6 and the scores (3.10) with eps / N_bins (section 4.1).
+std::string paper_problem(const QdotPlan& plan) {
+  if (plan.count.empty()) return plan.early_termination ? "early termination without bins;" : "";
+  const double eps = plan.tolerance / plan.bins();
+  const int log_eps = std::ilogb(eps);  // floor(log2 eps), exact for normal eps
+  const int mu_hat = plan.ladder.size() > 1 && !plan.ladder[1].perforate ? plan.ladder[1].format.t : 0;
+  const bool early = plan.e_max - plan.e_min <= -log_eps - mu_hat;  // Theorem 3.6
+  if (plan.early_termination != early) return "Theorem 3.6 early termination wrong;";
+  for (std::size_t j = 0; j < plan.count.size(); ++j) {
+    if (plan.count[j] == 0) continue;
+    const int u_k = plan.e_min + static_cast<int>(j);
+    const int sigma = ceil_log2(plan.count[j]) + u_k - plan.e_max - log_eps + 1;  // (3.10)
+    const std::uint8_t expected = early ? 0 : precision_39(sigma, plan.ladder);
+    if (plan.level[j] != expected)
+      return "bin " + std::to_string(u_k) + " (score " + std::to_string(sigma) + ") at level " +
+             std::to_string(plan.level[j]) + ", (3.9) gives " + std::to_string(expected) + ";";
+  }
+  return "";
+}
+
+/// The statistics of a computation on the plan's own data.
+std::string stats_problem(const QdotPlan& plan, const QdotResult& r, const Reference& ref) {
+  const auto& st = r.stats;
+  if (st.count_per_level != plan.count_per_level()) return "stats.count_per_level differs from the plan;";
+  if (st.zeros != ref.zeros) return "stats.zeros wrong;";
+  if (st.outside_plan != 0) return "components outside the plan's own bins;";
+  if (st.nonfinite) return "stats.nonfinite set for finite input;";
+  if (st.bins != plan.bins() || st.e_min != plan.e_min || st.e_max != plan.e_max) return "stats bins wrong;";
+  if (st.early_termination != plan.early_termination) return "stats.early_termination wrong;";
+  return "";
+}
+
+// ---- one case -------------------------------------------------------------------------
+
+template <class T>
+constexpr const char* type_name() {
+  return std::is_same<T, double>::value ? "double" : "float";
+}
+
+template <class T>
+std::string describe(const std::vector<T>& x, const std::vector<T>& y, const Reference& ref,
+                     const QdotOptions& o, const QdotResult& r, const std::string& label) {
+  char buf[600];
+  std::snprintf(buf, sizeof buf,
+                "\n  %s: n = %zu, %s input, policy %s, tolerance %g, ladder '%s': value = %a (%.17g), "
+                "exact = %.21Lg, |error| = %.6Lg, S = %.6Lg, bound = %.17g (quantization %.6g, "
+                "accumulation %.6g)",
+                label.c_str(), x.size(), type_name<T>(), ebla::to_string(o.policy), o.tolerance,
+                ebla::to_string(o.ladder).c_str(), r.value, r.value, ref.exact.value(),
+                abs_error(ref.exact, r.value), ref.abs_sum, r.bound, r.quantization_bound, r.accumulation_bound);
+  std::string s = buf;
+  if (x.size() <= 16) {
+    s += "\n  x = {";
+    for (auto v : x) s += (std::snprintf(buf, sizeof buf, "%a, ", static_cast<double>(v)), buf);
+    s += "}\n  y = {";
+    for (auto v : y) s += (std::snprintf(buf, sizeof buf, "%a, ", static_cast<double>(v)), buf);
+    s += "}";
+  }
+  return s + "\n  ";
+}
+
+/// Underflow allowance of the contract: n 2^-1074 for double input, none for float
+/// (a product of floats is exact in double).
+template <class T>
+long double underflow_allowance(std::size_t n) {
+  return std::is_same<T, double>::value ? std::ldexp(static_cast<long double>(n), -1074) : 0.0L;
+}
+
+/// qdot_select then qdot_compute on one pair, every check of the file header.
+template <class T>
+void check_case(const std::vector<T>& x, const std::vector<T>& y, const Reference& ref, const QdotOptions& o,
+                const std::string& label, Tally& tally) {
+  const std::size_t n = x.size();
+  const QdotPlan plan = ebla::qdot_select(x.data(), y.data(), n, o);
+  const QdotResult r = ebla::qdot_compute(x.data(), y.data(), n, plan);
+  ++tally.cases;
+  const bool budget = o.policy == QdotPolicy::budget;
+  std::string problem = bins_problem(plan, ref, n);
+  if (problem.empty()) problem = budget ? budget_problem(plan) : paper_problem(plan);
+  if (problem.empty()) problem = stats_problem(plan, r, ref);
+  const long double err = abs_error(ref.exact, r.value);
+  if (!(r.bound < inf)) {
+    problem += " infinite bound for finite input;";
+  } else if (!within(ref.exact, r.value, r.bound)) {  // qdot.hpp: |value - x^T y| <= bound
+    problem += " CERTIFIED BOUND VIOLATED;";
+  } else if (r.bound > 0) {
+    tally.bound_ratio = std::max(tally.bound_ratio, err / r.bound);
+  }
+  if (budget) {  // qdot.hpp, budget: |value - x^T y| <= tol |x|^T|y| + rounding of a double dot
+    const long double S = ref.abs_sum;
+    const long double rhs = o.tolerance * S + r.accumulation_bound + u_d * S + underflow_allowance<T>(n);
+    if (err > rhs * (1 + 0x1p-50L)) problem += " BUDGET CONTRACT VIOLATED;";
+    if (rhs > 0) tally.contract_ratio = std::max(tally.contract_ratio, err / rhs);
+  } else if (ref.one_sign && ref.exact.sign() != 0 && ref.e_min >= -1020) {
+    // seed 002, Theorem 3.5 with eps / N_bins: |error| <= tol |x^T y| under e_max <=
+    // fexp(x^T y), which one-signed products satisfy (and no product near underflow,
+    // which the paper does not consider). Not promised by ebla: observed only.
+    const long double ratio = err / (o.tolerance * std::fabs(ref.exact.value()));
+    tally.paper_ratio = std::max(tally.paper_ratio, ratio);
+    if (o.tolerance >= 1e-15) tally.paper_ratio_wide = std::max(tally.paper_ratio_wide, ratio);
+  }
+  if (!problem.empty()) tally.fail(describe(x, y, ref, o, r, label) + problem);
+}
+
+/// Every tolerance with both policies (and a given ladder).
+std::vector<QdotOptions> sweep(const std::vector<QdotLevel>& ladder = {}) {
+  std::vector<QdotOptions> all;
+  for (double tol : tolerances)
+    for (QdotPolicy p : policies) {
+      QdotOptions o;
+      o.tolerance = tol;
+      o.policy = p;
+      o.ladder = ladder;
+      all.push_back(o);
+    }
+  return all;
+}
+
+/// `pairs` vector pairs drawn by fill(gen, x, y), each checked with every option.
+template <class T, class Fill>
+void run_cases(const std::string& label, std::uint64_t seed, int pairs, Fill fill,
+               const std::vector<QdotOptions>& options, Tally& tally) {
+  std::mt19937_64 gen(seed);
+  std::vector<T> x, y;
+  for (int p = 0; p < pairs; ++p) {
+    fill(gen, x, y);
+    const Reference ref = make_reference(x, y);
+    for (const auto& o : options)
+      check_case(x, y, ref, o, label + " (seed " + std::to_string(seed) + ", pair " + std::to_string(p) + ")", tally);
+  }
+}
+
+// ---- generators -------------------------------------------------------------------------
+
+/// s ~ U[0.5, 1) on the grid of T (t - 1 random fraction bits).
+template <class T>
+double unit_mantissa(std::mt19937_64& gen) {
+  constexpr int t = std::numeric_limits<T>::digits;
+  return 0.5 + std::ldexp(static_cast<double>(gen() >> (65 - t)), -t);
+}
+
+/// m ~ U[1, 2) on the grid of T.
+template <class T>
+double mantissa_1_2(std::mt19937_64& gen) {
+  return 2 * unit_mantissa<T>(gen);
+}
+
+double random_sign(std::mt19937_64& gen, bool positive) { return positive || (gen() & 1) ? 1.0 : -1.0; }
+
+/// n in [1, 1000], log-uniform (most vectors short).
+std::size_t short_length(std::mt19937_64& gen) {
+  const double r = std::uniform_real_distribution<double>(0.0, std::log2(1001.0))(gen);
+  return std::min<std::size_t>(1000, std::max<std::size_t>(1, static_cast<std::size_t>(std::exp2(r))));
+}
+
+/// Seed 002, section 4.1: s 2^p, s ~ U[0.5, 1); A: p uniform integer in [-t/2, t/2];
+/// B: p ~ N(0, t/2) rounded to the nearest integer.
+template <class T>
+T seed_component(std::mt19937_64& gen, char kind, int t, bool positive) {
+  const double s = unit_mantissa<T>(gen);
+  const int p = kind == 'A' ? std::uniform_int_distribution<int>(-t / 2, t / 2)(gen)
+                            : static_cast<int>(std::lround(std::normal_distribution<double>(0.0, t / 2.0)(gen)));
+  return static_cast<T>(random_sign(gen, positive) * std::ldexp(s, p));
+}
+
+template <class T>
+auto seed_distribution(char kind, int t, bool positive, std::size_t fixed_n = 0) {
+  return [=](std::mt19937_64& gen, std::vector<T>& x, std::vector<T>& y) {
+    const std::size_t n = fixed_n > 0 ? fixed_n : short_length(gen);
+    x.resize(n);
+    y.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = seed_component<T>(gen, kind, t, positive);
+      y[i] = seed_component<T>(gen, kind, t, positive);
+    }
+  };
+}
+
+std::string family_label(char kind, int t, bool positive, const char* type) {
+  return std::string("distribution ") + kind + " t = " + std::to_string(t) + (positive ? " positive " : " signed ") + type;
+}
+
+// Pairs per (t, signs, type): 32 cases each (16 tolerances, 2 policies).
+constexpr int pairs_per_setting = 1000;
+
+// ---- seed 002's distributions ---------------------------------------------------------
+
+template <class T>
+void run_seed_family(char kind, const std::vector<int>& ts, Tally& tally) {
+  for (int t : ts)
+    for (bool positive : {false, true}) {
+      const std::uint64_t seed = (kind == 'A' ? 10000 : 20000) + 10 * t + positive + (std::is_same<T, float>::value ? 5 : 0);
+      run_cases<T>(family_label(kind, t, positive, type_name<T>()), seed, pairs_per_setting,
+                   seed_distribution<T>(kind, t, positive), sweep(), tally);
+    }
+}
+
+TEST(QdotDistributions, DistributionAKeepsTheBoundAndTheBudgetContract) {
+  std::vector<int> ts;
+  for (int t = 10; t <= 100; t += 10) ts.push_back(t);
+  Tally& tally = tallies()["A"];
+  run_seed_family<double>('A', ts, tally);
+  run_seed_family<float>('A', ts, tally);
+  expect_clean(tally);
+}
+
+TEST(QdotDistributions, DistributionBKeepsTheBoundAndTheBudgetContract) {
+  std::vector<int> ts;
+  for (int t = 2; t <= 30; t += 2) ts.push_back(t);
+  Tally& tally = tallies()["B"];
+  run_seed_family<double>('B', ts, tally);
+  run_seed_family<float>('B', ts, tally);
+  expect_clean(tally);
+}
+
+TEST(QdotDistributions, LongVectorsUpTo1e5KeepTheBoundAndTheBudgetContract) {
+  Tally& tally = tallies()["long"];
+  for (std::size_t n : {10000u, 100000u})
+    for (bool positive : {false, true})
+      for (auto [kind, t] : {std::pair<char, int>{'A', 20}, {'A', 100}, {'B', 6}, {'B', 30}}) {
+        const std::uint64_t seed = 30000 + n + 10 * t + positive;
+        const std::string label = family_label(kind, t, positive, "") + " n = " + std::to_string(n);
+        run_cases<double>(label + " double", seed, 1, seed_distribution<double>(kind, t, positive, n), sweep(), tally);
+        run_cases<float>(label + " float", seed, 1, seed_distribution<float>(kind, t, positive, n), sweep(), tally);
+      }
+  expect_clean(tally);
+}
+
+// ---- adversarial inputs -------------------------------------------------------------------
+
+/// Components (2 - delta) 2^k: mantissas just below 2 (the largest below 2, 1.99999) and
+/// next to the rounding midpoints 2 - 2^-t' of each narrower precision t', where the
+/// product of two rounded factors errs most (|x_i y_i| near 2^(e+2), seed 002's Theorem
+/// 3.2 assumes < 2^(e+1)).
+template <class T>
+auto near_two(bool positive) {
+  return [=](std::mt19937_64& gen, std::vector<T>& x, std::vector<T>& y) {
+    constexpr int t = std::numeric_limits<T>::digits;
+    const double ulp = std::ldexp(1.0, 1 - t);  // spacing of T below 2
+    std::vector<double> deltas = {ulp, 1e-5};
+    for (int narrow : {24, 11, 8, 4, 3})
+      if (narrow < t)
+        for (double shift : {-ulp, 0.0, ulp}) deltas.push_back(std::ldexp(1.0, -narrow) + shift);
+    const auto component = [&]() {
+      const double m = 2 - deltas[gen() % deltas.size()];
+      return static_cast<T>(random_sign(gen, positive) * std::ldexp(m, static_cast<int>(gen() % 41) - 20));
+    };
+    const std::size_t n = short_length(gen);
+    x.resize(n);
+    y.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = component();
+      y[i] = component();
+    }
+  };
+}
+
+/// Products from 2^-1000 to 2^1001, factors from 2^-1000 to 2^1001 (double only).
+auto huge_spread(bool positive) {
+  return [=](std::mt19937_64& gen, std::vector<double>& x, std::vector<double>& y) {
+    const std::size_t n = short_length(gen);
+    x.resize(n);
+    y.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      int px, py;
+      do {
+        px = static_cast<int>(gen() % 2001) - 1000;
+        py = static_cast<int>(gen() % 2001) - 1000 - px;
+      } while (py < -1000 || py > 1000);
+      x[i] = random_sign(gen, positive) * std::ldexp(mantissa_1_2<double>(gen), px);
+      y[i] = random_sign(gen, positive) * std::ldexp(mantissa_1_2<double>(gen), py);
+    }
+  };
+}
+
+/// x^T y ~ 0 with large terms: pairs whose products cancel exactly (a b and
+/// (-a 2^k)(b 2^-k)) plus up to three small terms 2^-40 below; or a random vector whose
+/// last component cancels the rest's plain dot product (residual: its rounding errors).
+template <class T>
+auto heavy_cancellation() {
+  return [](std::mt19937_64& gen, std::vector<T>& x, std::vector<T>& y) {
+    const std::size_t n = short_length(gen);
+    x.clear();
+    y.clear();
+    if (gen() & 1) {
+      for (std::size_t i = 0; 2 * i + 2 <= n; ++i) {
+        const T a = seed_component<T>(gen, 'A', 40, false), b = seed_component<T>(gen, 'A', 40, false);
+        const int k = static_cast<int>(gen() % 7) - 3;
+        x.push_back(a);
+        y.push_back(b);
+        x.push_back(static_cast<T>(-std::ldexp(static_cast<double>(a), k)));
+        y.push_back(static_cast<T>(std::ldexp(static_cast<double>(b), -k)));
+      }
+      for (std::size_t j = gen() % 4; j > 0; --j) {
+        x.push_back(static_cast<T>(std::ldexp(static_cast<double>(seed_component<T>(gen, 'B', 4, false)), -40)));
+        y.push_back(seed_component<T>(gen, 'B', 4, false));
+      }
+      for (std::size_t i = x.size(); i > 1; --i) {  // shuffle both alike
+        const std::size_t j = gen() % i;
+        std::swap(x[i - 1], x[j]);
+        std::swap(y[i - 1], y[j]);
+      }
+    } else {
+      double plain = 0;
+      for (std::size_t i = 0; i + 1 < n; ++i) {
+        x.push_back(seed_component<T>(gen, 'A', 20, false));
+        y.push_back(seed_component<T>(gen, 'A', 20, false));
+        plain += static_cast<double>(x.back()) * static_cast<double>(y.back());
+      }
+      x.push_back(1);
+      y.push_back(static_cast<T>(-plain));
+    }
+  };
+}
+
+/// Subnormal factors, tiny normal factors, and products that are subnormal or underflow
+/// to zero (double); subnormal floats (whose products are exact in double).
+template <class T>
+auto subnormals() {
+  return [](std::mt19937_64& gen, std::vector<T>& x, std::vector<T>& y) {
+    constexpr bool is_double = std::is_same<T, double>::value;
+    constexpr int t = std::numeric_limits<T>::digits;
+    constexpr int emin = std::numeric_limits<T>::min_exponent - 1;  // -1022 or -126
+    const auto subnormal = [&]() {
+      const std::uint64_t f = 1 + (gen() >> (64 - (t - 1))) % ((std::uint64_t{1} << (t - 1)) - 1);
+      return std::ldexp(static_cast<double>(f), emin - (t - 1));  // f 2^(emin - t + 1)
+    };
+    const auto draw = [&](int kind) {
+      const double s = random_sign(gen, false);
+      switch (kind) {
+        case 0: return static_cast<T>(s * subnormal());
+        case 1: return static_cast<T>(s * std::ldexp(mantissa_1_2<T>(gen), emin + static_cast<int>(gen() % 20)));
+        case 2: return static_cast<T>(s * std::ldexp(mantissa_1_2<T>(gen), (is_double ? -560 : -70) + static_cast<int>(gen() % 60)));
+        default: return static_cast<T>(s * std::ldexp(mantissa_1_2<T>(gen), static_cast<int>(gen() % 121) - 60));
+      }
+    };
+    const std::size_t n = short_length(gen);
+    x.resize(n);
+    y.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = draw(static_cast<int>(gen() % 3));
+      y[i] = draw(static_cast<int>(gen() % 4));
+    }
+  };
+}
+
+/// Every product in the same bin: x_i in 2^kx [1, 2), y_i in 2^ky [1, 2).
+template <class T>
+auto one_bin(bool positive) {
+  return [=](std::mt19937_64& gen, std::vector<T>& x, std::vector<T>& y) {
+    const int kx = static_cast<int>(gen() % 61) - 30, ky = static_cast<int>(gen() % 61) - 30;
+    const std::size_t n = short_length(gen);
+    x.resize(n);
+    y.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = static_cast<T>(random_sign(gen, positive) * std::ldexp(mantissa_1_2<T>(gen), kx));
+      y[i] = static_cast<T>(random_sign(gen, positive) * std::ldexp(mantissa_1_2<T>(gen), ky));
+    }
+  };
+}
+
+/// Seed 002's distribution A (t = 40) with about a third of the components zero (+-0 in x, y or both).
+template <class T>
+auto with_zeros() {
+  return [](std::mt19937_64& gen, std::vector<T>& x, std::vector<T>& y) {
+    seed_distribution<T>('A', 40, false)(gen, x, y);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const auto r = gen() % 9;
+      if (r == 0 || r == 2) x[i] = r == 0 ? T(0) : T(-0.0);
+      if (r == 1 || r == 2) y[i] = T(0);
+    }
+  };
+}
+
+constexpr int adversarial_pairs = 300;
+
+TEST(QdotAdversarial, MantissasNearTwoKeepTheBoundAndTheBudgetContract) {
+  Tally& tally = tallies()["near-two"];
+  for (bool positive : {false, true}) {
+    run_cases<double>("near two double", 40001 + positive, adversarial_pairs, near_two<double>(positive), sweep(), tally);
+    run_cases<float>("near two float", 40003 + positive, adversarial_pairs, near_two<float>(positive), sweep(), tally);
+  }
+  expect_clean(tally);
+}
+
+TEST(QdotAdversarial, ExponentsFromMinus1000To1000KeepTheBoundAndTheBudgetContract) {
+  Tally& tally = tallies()["spread"];
+  for (bool positive : {false, true})
+    run_cases<double>("huge spread", 40011 + positive, adversarial_pairs, huge_spread(positive), sweep(), tally);
+  expect_clean(tally);
+}
+
+TEST(QdotAdversarial, HeavyCancellationKeepsTheBoundAndTheBudgetContract) {
+  Tally& tally = tallies()["cancellation"];
+  run_cases<double>("cancellation double", 40021, adversarial_pairs, heavy_cancellation<double>(), sweep(), tally);
+  run_cases<float>("cancellation float", 40022, adversarial_pairs, heavy_cancellation<float>(), sweep(), tally);
+  expect_clean(tally);
+}
+
+TEST(QdotAdversarial, SubnormalsAndUnderflowingProductsKeepTheBoundAndTheBudgetContract) {
+  Tally& tally = tallies()["subnormal"];
+  run_cases<double>("subnormal double", 40031, adversarial_pairs, subnormals<double>(), sweep(), tally);
+  run_cases<float>("subnormal float", 40032, adversarial_pairs, subnormals<float>(), sweep(), tally);
+  expect_clean(tally);
+}
+
+TEST(QdotAdversarial, AllComponentsInOneBinKeepTheBoundAndTheBudgetContract) {
+  Tally& tally = tallies()["one-bin"];
+  for (bool positive : {false, true}) {
+    run_cases<double>("one bin double", 40041 + positive, adversarial_pairs, one_bin<double>(positive), sweep(), tally);
+    run_cases<float>("one bin float", 40043 + positive, adversarial_pairs, one_bin<float>(positive), sweep(), tally);
+  }
+  expect_clean(tally);
+}
+
+TEST(QdotAdversarial, ZerosMixedInAreCountedAndKeepTheBound) {
+  Tally& tally = tallies()["zeros"];
+  run_cases<double>("zeros double", 40051, adversarial_pairs, with_zeros<double>(), sweep(), tally);
+  run_cases<float>("zeros float", 40052, adversarial_pairs, with_zeros<float>(), sweep(), tally);
+  expect_clean(tally);
+}
+
+// ---- small cases ------------------------------------------------------------------------
+
+TEST(QdotEdge, EmptyVectorsGiveValueZeroAndBoundZero) {
+  const std::vector<double> none;
+  const std::vector<float> none_f;
+  for (const auto& o : sweep()) {
+    for (const QdotResult& r : {ebla::qdot(static_cast<const double*>(nullptr), nullptr, 0, o),
+                                ebla::qdot(none_f.data(), none_f.data(), 0, o)}) {
+      EXPECT_EQ(r.value, 0.0);
+      EXPECT_EQ(r.bound, 0.0);
+      EXPECT_EQ(r.stats.bins, 0);
+      EXPECT_FALSE(r.stats.nonfinite);
+    }
+    const QdotPlan plan = ebla::qdot_select(none.data(), none.data(), 0, o);
+    EXPECT_EQ(plan.bins(), 0);
+    EXPECT_GT(plan.e_min, plan.e_max);
+    EXPECT_FALSE(plan.early_termination);
+  }
+  Kokkos::View<double*> empty("empty", 0);
+  const QdotResult r = ebla::qdot(empty, empty, QdotOptions{});
+  EXPECT_EQ(r.value, 0.0);
+  EXPECT_EQ(r.bound, 0.0);
+}
+
+TEST(QdotEdge, AllZeroVectorsGiveValueZeroAndBoundZero) {
+  const std::vector<double> x = {0.0, -0.0, 3.0, 0.0}, y = {5.0, 7.0, 0.0, -0.0};
+  for (const auto& o : sweep()) {
+    const QdotResult r = ebla::qdot(x.data(), y.data(), x.size(), o);
+    EXPECT_EQ(r.value, 0.0);
+    EXPECT_EQ(r.bound, 0.0);
+    EXPECT_EQ(r.stats.zeros, 4u);
+  }
+}
+
+TEST(QdotEdge, SingleComponentIsExactWhenItsFactorsFitTheChosenFormat) {
+  // 3 * 5: bin 1 + 2 = 3, L = 8; perforation would cost 4 * 8 > 0.1 * 8, binary16 fits
+  // and holds 3 and 5 exactly, so the value is 15 (and the bound covers nothing lost).
+  const double x[1] = {3.0}, y[1] = {5.0};
+  QdotOptions o;
+  o.tolerance = 0.1;
+  const QdotPlan plan = ebla::qdot_select(x, y, 1, o);
+  ASSERT_EQ(plan.level, std::vector<std::uint8_t>{2});  // binary16
+  const QdotResult r = ebla::qdot_compute(x, y, 1, plan);
+  EXPECT_EQ(r.value, 15.0);
+  EXPECT_GE(r.bound, 0.0);
+  Tally& tally = tallies()["edge"];
+  const std::vector<double> xv = {3.0}, yv = {5.0};
+  for (const auto& opt : sweep()) check_case(xv, yv, make_reference(xv, yv), opt, "3 * 5", tally);
+  expect_clean(tally);
+}
+
+/// The plain dot product sum x_i y_i in index order.
+template <class T>
+double plain_dot(const std::vector<T>& x, const std::vector<T>& y) {
+  double s = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) s += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+  return s;
+}
+
+template <class T>
+void expect_plain_dot_and_infinite_bound(const std::vector<T>& x, const std::vector<T>& y) {
+  const double plain = plain_dot(x, y);
+  ASSERT_FALSE(std::isfinite(plain));
+  for (const auto& o : sweep()) {
+    const QdotPlan plan = ebla::qdot_select(x.data(), y.data(), x.size(), o);
+    EXPECT_TRUE(plan.nonfinite);
+    for (const QdotResult& r : {ebla::qdot_compute(x.data(), y.data(), x.size(), plan),
+                                ebla::detail::qdot_compute_kokkos(
+                                    Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(x.data(), x.size()),
+                                    Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(y.data(), y.size()),
+                                    plan)}) {
+      EXPECT_TRUE(r.stats.nonfinite);
+      EXPECT_EQ(r.bound, inf);
+      if (std::isnan(plain)) {
+        EXPECT_TRUE(std::isnan(r.value)) << r.value;
+      } else {
+        EXPECT_EQ(r.value, plain);
+      }
+    }
+  }
+}
+
+TEST(QdotEdge, NanOrInfInTheInputGiveThePlainDotProductAndAnInfiniteBound) {
+  expect_plain_dot_and_infinite_bound<double>({1.0, nan, 2.0}, {1.0, 1.0, 1.0});
+  expect_plain_dot_and_infinite_bound<double>({1.0, 2.0, 3.0}, {1.0, nan, 1.0});
+  expect_plain_dot_and_infinite_bound<double>({inf, 1.0}, {1.0, 1.0});           // +inf
+  expect_plain_dot_and_infinite_bound<double>({-inf, 1e300}, {1.0, 1e10});       // -inf
+  expect_plain_dot_and_infinite_bound<double>({inf, 1.0}, {-2.0, 1.0});          // -inf
+  expect_plain_dot_and_infinite_bound<double>({inf, -inf}, {1.0, 1.0});          // NaN
+  expect_plain_dot_and_infinite_bound<double>({inf, 1.0}, {0.0, 1.0});           // inf * 0 = NaN
+  expect_plain_dot_and_infinite_bound<float>({1.0f, std::numeric_limits<float>::infinity()}, {3.0f, 2.0f});
+  expect_plain_dot_and_infinite_bound<float>({std::numeric_limits<float>::quiet_NaN()}, {0.0f});
+  std::mt19937_64 gen(50001);
+  for (int trial = 0; trial < 20; ++trial) {  // one Inf or NaN among random components
+    std::vector<double> x, y;
+    seed_distribution<double>('A', 40, false)(gen, x, y);
+    const std::size_t i = gen() % x.size();
+    (gen() & 1 ? x : y)[i] = trial % 3 == 0 ? nan : (trial % 3 == 1 ? inf : -inf);
+    expect_plain_dot_and_infinite_bound(x, y);
+  }
+}
+
+TEST(QdotEdge, OverflowingProductsGiveAnInfiniteValueAndBound) {
+  // qdot.hpp: "Products that overflow give an infinite value and bound."
+  const std::vector<double> x = {0x1p600, 1.0}, y = {0x1p600, 1.0};
+  for (const auto& o : sweep()) {
+    const QdotResult r = ebla::qdot(x.data(), y.data(), x.size(), o);
+    EXPECT_EQ(r.bound, inf) << ebla::to_string(o.policy) << " " << o.tolerance;
+    EXPECT_EQ(r.value, inf) << ebla::to_string(o.policy) << " " << o.tolerance;
+    EXPECT_FALSE(r.stats.nonfinite);
+  }
+  // a sum that overflows: not finite, bound infinite
+  const std::vector<double> big = {0x1.8p1023, 0x1.8p1023}, one = {1.0, 1.0};
+  const QdotResult r = ebla::qdot(big.data(), one.data(), 2, QdotOptions{});
+  EXPECT_FALSE(std::isfinite(r.value));
+  EXPECT_EQ(r.bound, inf);
+}
+
+// ---- the paper policy against seed 002 ---------------------------------------------------
+
+TEST(QdotPaper, HandExampleMatchesScores310AndPrecisionFunction39) {
+  // bins (exponent sums): 0 (1 component), -10 (3), -20 (1), -40 (5)
+  std::vector<double> x = {1.5, 0x1.cp-4, 0x1.4p-5, -0x1.8p-10, 0x1.19999ap-10};
+  std::vector<double> y = {1.25, 0x1.8p-6, 0x1.2p-5, 1.0, 0x1.4cccccp-10};
+  for (int i = 0; i < 5; ++i) {
+    x.push_back(std::ldexp(1.0 + i / 8.0, -20));
+    y.push_back(std::ldexp(1.75 - i / 16.0, -20));
+  }
+  const auto level_of = [](const QdotPlan& plan, int e) { return plan.level[static_cast<std::size_t>(e - plan.e_min)]; };
+  QdotOptions o;
+  o.policy = QdotPolicy::paper;
+
+  // tol 1e-6: N_bins = 4, eps = 2.5e-7, floor(log2 eps) = -22 (2^-22 = 2.38e-7);
+  // Theorem 3.6: 40 <= 22 - 24 fails. (3.10): sigma = ceil(log2 M) + u - 0 + 22 + 1
+  //   bin   0: 0 +   0 + 23 = 23  -> [11, 24) Single
+  //   bin -10: 2 -  10 + 23 = 15  -> Single
+  //   bin -20: 0 -  20 + 23 =  3  -> [0, 11) Half
+  //   bin -40: 3 -  40 + 23 = -14 -> Perforate
+  o.tolerance = 1e-6;
+  QdotPlan plan = ebla::qdot_select(x.data(), y.data(), x.size(), o);
+  ASSERT_EQ(plan.e_min, -40);
+  ASSERT_EQ(plan.e_max, 0);
+  EXPECT_EQ(plan.bins(), 4);
+  EXPECT_FALSE(plan.early_termination);
+  EXPECT_EQ(level_of(plan, 0), 1);
+  EXPECT_EQ(level_of(plan, -10), 1);
+  EXPECT_EQ(level_of(plan, -20), 2);
+  EXPECT_EQ(level_of(plan, -40), 3);
+  EXPECT_EQ(plan.count_per_level(), (std::vector<std::size_t>{0, 4, 1, 5}));
+
+  // tol 1e-9: eps = 2.5e-10, floor(log2 eps) = -32; sigma = ceil(log2 M) + u + 33
+  //   bin 0: 33 -> Double; bin -10: 25 -> [24, 53) Double; bin -20: 13 -> Single;
+  //   bin -40: -4 -> Perforate
+  o.tolerance = 1e-9;
+  plan = ebla::qdot_select(x.data(), y.data(), x.size(), o);
+  EXPECT_EQ(level_of(plan, 0), 0);
+  EXPECT_EQ(level_of(plan, -10), 0);
+  EXPECT_EQ(level_of(plan, -20), 1);
+  EXPECT_EQ(level_of(plan, -40), 3);
+
+  Tally& tally = tallies()["edge"];
+  for (const auto& opt : sweep()) check_case(x, y, make_reference(x, y), opt, "paper hand example", tally);
+  expect_clean(tally);
+}
+
+TEST(QdotPaper, Theorem36TerminatesEarlyExactlyWhenTheExponentRangeIsNarrow) {
+  // bins 0 and -k; tol 1e-9, N_bins = 2: eps = 5e-10, floor(log2 eps) = -31, mu_hat = 24
+  // (binary32): early termination iff k <= 31 - 24 = 7.
+  QdotOptions o;
+  o.policy = QdotPolicy::paper;
+  o.tolerance = 1e-9;
+  for (int k = 5; k <= 9; ++k) {
+    const std::vector<double> x = {1.5, std::ldexp(1.25, -k)}, y = {1.25, 1.75};
+    const QdotPlan plan = ebla::qdot_select(x.data(), y.data(), 2, o);
+    const QdotResult r = ebla::qdot_compute(x.data(), y.data(), 2, plan);
+    EXPECT_EQ(plan.early_termination, k <= 7) << "k = " << k;
+    EXPECT_EQ(r.stats.early_termination, k <= 7);
+    // sigma(0) = 0 + 31 + 1 = 32, sigma(-k) = 32 - k: Double down to k = 8 (sigma 24),
+    // Single for k = 9 (sigma 23)
+    EXPECT_EQ(plan.level.front(), k <= 8 ? 0 : 1) << "k = " << k;
+    EXPECT_EQ(plan.level.back(), 0) << "k = " << k;
+    if (k <= 7) {
+      EXPECT_EQ(r.stats.count_per_level, (std::vector<std::size_t>{2, 0, 0, 0}));
+    }
+    EXPECT_TRUE(within(make_reference(x, y).exact, r.value, r.bound));
+  }
+}
+
+// Seed 002's Theorem 3.5 (with eps / N_bins in the scores, section 4.1) claims
+// |error| <= N_bins (tol / N_bins) |x^T y| = tol |x^T y| when e_max <= fexp(x^T y).
+//
+// What this file found: within that hypothesis the claim survives mantissas near 2.
+// A product of rounded factors errs by up to about 2^(e+2) 2^-t (|x_i y_i| < 2^(e+2),
+// twice the 2^(e+1) of Theorem 3.2), but (3.9) picks a format of t bits only for scores
+// sigma <= t - 1, one bit more than the proof of Theorem 3.5 needs, and that bit pays for
+// the factor 2: each bin errs by at most 2^(floor(log2 eps) + e_max) and the sum by
+// tol 2^e_max <= tol |x^T y|. The near-two family (and the 'paper' column of the summary
+// line) observes ratios up to about 1 there, none above it, except below:
+//  1. a tolerance below the unit roundoff: (3.9) keeps double when sigma >= 53, but the
+//     double product itself errs by up to u_d = 1.1e-16 > 1e-16 (relative), which the
+//     proof never counts (it requires eps(k) >= eps_machine). One component suffices.
+//  2. cancellation (e_max > fexp(x^T y)), outside the hypothesis: perforating a bin can
+//     lose all of x^T y. (The paper's relative error is against cublasDdot, not the
+//     exact value, so neither shows in its Figure 1.)
+// In both, ebla's certified bound holds.
+TEST(QdotPaper, ClaimFailsBelowTheUnitRoundoffButTheCertifiedBoundHolds) {
+  // x y = 1 + 3 2^-27 - 2^-52 + (2^-53 - 2^-79): rounded down by 2^-53 - 2^-79, relative
+  // error 1.11e-16 > 1e-16 = tol (one bin, Theorem 3.6 terminates early: all double)
+  const std::vector<double> x = {1 + 0x1p-27}, y = {1 + 0x1p-26 - 0x1p-52};
+  QdotOptions o;
+  o.policy = QdotPolicy::paper;
+  o.tolerance = 1e-16;
+  const QdotPlan plan = ebla::qdot_select(x.data(), y.data(), 1, o);
+  const QdotResult r = ebla::qdot_compute(x.data(), y.data(), 1, plan);
+  const Reference ref = make_reference(x, y);
+  EXPECT_TRUE(plan.early_termination);
+  const long double err = abs_error(ref.exact, r.value);
+  EXPECT_GT(err, plan.bins() * (o.tolerance / plan.bins()) * std::fabs(ref.exact.value()));  // claim fails
+  EXPECT_TRUE(within(ref.exact, r.value, r.bound));                                            // bound holds
+  std::cout << "[paper claim, tol 1e-16] |error| / (tol |x^T y|) = "
+            << static_cast<double>(err / (o.tolerance * std::fabs(ref.exact.value()))) << "\n";
+}
+
+TEST(QdotPaper, ClaimFailsUnderCancellationButTheCertifiedBoundHolds) {
+  // x^T y = 1.5 2^-30; bins 0 (M = 2) and -30; tol 1e-3: eps = 5e-4, floor(log2) = -11,
+  // sigma(-30) = 0 - 30 + 11 + 1 = -18: perforated, so the whole of x^T y is lost.
+  const std::vector<double> x = {1.0, -1.0, 0x1.8p-30}, y = {1.0, 1.0, 1.0};
+  QdotOptions o;
+  o.policy = QdotPolicy::paper;
+  o.tolerance = 1e-3;
+  const QdotPlan plan = ebla::qdot_select(x.data(), y.data(), 3, o);
+  const QdotResult r = ebla::qdot_compute(x.data(), y.data(), 3, plan);
+  const Reference ref = make_reference(x, y);
+  EXPECT_EQ(plan.level.front(), 3);  // perforate
+  EXPECT_EQ(r.value, 0.0);
+  EXPECT_GT(abs_error(ref.exact, r.value), o.tolerance * std::fabs(ref.exact.value()));
+  EXPECT_TRUE(within(ref.exact, r.value, r.bound));
+}
+
+// ---- the certified bound where products of rounded factors round -------------------------
+
+// A format of 29..52 bits: the product of two rounded factors needs up to 2t > 53 bits and
+// is rounded in double. qdot.hpp's c_l covers that rounding with its factor (1 + u_d);
+// the two components below make every rounding err the same way: factors exactly halfway
+// (ties to even, down for the first, up for the second), the products rounded by nearly
+// u_d (down, up), products of opposite signs so that |value| and the accumulation bound
+// are small. |error| = 2 (2u + u_d) - O(2^-55) against bound ~ 2 (2u + 5u^2).
+TEST(QdotCertifiedBound, HoldsForWideCustomFormatsWhoseProductsRound) {
+  for (int t = 29; t <= 52; ++t) {
+    const double half = std::ldexp(1.0, -t), step = std::ldexp(1.0, 1 - t);
+    const double b = std::ldexp(1.0, 2 * t - 56);
+    const std::vector<double> x = {1 + 2 * step + half, -(1 + 2 * step - half)};
+    const std::vector<double> y = {1 + (b - 2) * step + half, 1 + (b + 2) * step - half};
+    QdotOptions o;
+    o.tolerance = 1e-3;
+    o.ladder = {QdotLevel::of(ebla::formats::binary64()), QdotLevel::of(ebla::make_format(t, -1022, 1023))};
+    const QdotPlan plan = ebla::qdot_select(x.data(), y.data(), 2, o);
+    ASSERT_EQ(plan.level, std::vector<std::uint8_t>{1}) << "t = " << t;
+    const QdotResult r = ebla::qdot_compute(x.data(), y.data(), 2, plan);
+    const Reference ref = make_reference(x, y);
+    EXPECT_TRUE(within(ref.exact, r.value, r.bound))
+        << "t = " << t << ": |error| / bound = " << static_cast<double>(abs_error(ref.exact, r.value) / r.bound)
+        << describe(x, y, ref, o, r, "wide custom format");
+  }
+}
+
+// ---- ladders ------------------------------------------------------------------------------
+
+std::vector<QdotLevel> ladder_of(const std::string& names) { return ebla::qdot_ladder_by_names(names); }
+
+TEST(QdotLadders, CustomLaddersKeepTheBoundAndTheBudgetContract) {
+  Tally& tally = tallies()["ladders"];
+  std::vector<std::pair<std::string, std::vector<QdotLevel>>> double_ladders;
+  for (const char* names : {"binary64,bfloat16,fp8_e4m3,perforate", "binary64,binary32", "binary64,tf32,perforate",
+                            "binary64", "binary64,perforate",
+                            "binary64,binary32,binary16,bfloat16,fp8_e4m3,fp8_e5m2,fp4_e2m1,perforate"})
+    double_ladders.emplace_back(names, ladder_of(names));
+  double_ladders.emplace_back("binary64,t=40,t=30,t=27,binary32,perforate",
+                              std::vector<QdotLevel>{QdotLevel::of(ebla::formats::binary64()),
+                                                     QdotLevel::of(ebla::make_format(40, -1022, 1023)),
+                                                     QdotLevel::of(ebla::make_format(30, -1022, 1023)),
+                                                     QdotLevel::of(ebla::make_format(27, -1022, 1023)),
+                                                     QdotLevel::of(ebla::formats::binary32()), QdotLevel::skip()});
+  std::uint64_t seed = 60000;
+  for (const auto& [name, ladder] : double_ladders) {
+    run_cases<double>("ladder " + name + ", A t = 40", ++seed, 100, seed_distribution<double>('A', 40, false), sweep(ladder), tally);
+    run_cases<double>("ladder " + name + ", B t = 10", ++seed, 100, seed_distribution<double>('B', 10, true), sweep(ladder), tally);
+    run_cases<double>("ladder " + name + ", near two", ++seed, 60, near_two<double>(false), sweep(ladder), tally);
+  }
+  for (const char* names : {"binary32,bfloat16,fp8_e4m3,perforate", "binary32,tf32,perforate", "binary32",
+                            "binary32,fp4_e2m1"}) {
+    const auto ladder = ladder_of(names);
+    run_cases<float>(std::string("ladder ") + names + ", A t = 40", ++seed, 100, seed_distribution<float>('A', 40, false), sweep(ladder), tally);
+    run_cases<float>(std::string("ladder ") + names + ", near two", ++seed, 60, near_two<float>(true), sweep(ladder), tally);
+  }
+  expect_clean(tally);
+}
+
+TEST(QdotLadders, LadderWithoutLowerLevelsComputesEverythingAtInputPrecision) {
+  std::mt19937_64 gen(61000);
+  std::vector<double> x, y;
+  seed_distribution<double>('A', 100, false)(gen, x, y);
+  for (const auto& o : sweep(ladder_of("binary64"))) {
+    const QdotPlan plan = ebla::qdot_select(x.data(), y.data(), x.size(), o);
+    const auto per = plan.count_per_level();
+    ASSERT_EQ(per.size(), 1u);
+    EXPECT_EQ(per[0], plan.nonzero);
+  }
+}
+
+// ---- plan reuse ---------------------------------------------------------------------------
+
+TEST(QdotPlanReuse, PlanFromOtherVectorsStillGivesACertifiedBound) {
+  Tally& tally = tallies()["plan-reuse"];
+  std::mt19937_64 gen(70000);
+  for (int p = 0; p < 400; ++p) {
+    std::vector<double> x1, y1, x2, y2;
+    seed_distribution<double>('A', 10 + 10 * static_cast<int>(gen() % 10), p % 2 == 0)(gen, x1, y1);
+    const int t2 = 2 + 2 * static_cast<int>(gen() % 15);
+    const std::size_t n = x1.size();
+    x2.resize(n);
+    y2.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x2[i] = seed_component<double>(gen, 'B', t2, false);
+      y2[i] = seed_component<double>(gen, 'B', t2, false);
+    }
+    const Reference ref = make_reference(x2, y2);
+    for (const auto& o : sweep()) {
+      const QdotPlan plan = ebla::qdot_select(x1.data(), y1.data(), n, o);
+      const QdotResult r = ebla::qdot_compute(x2.data(), y2.data(), n, plan);
+      ++tally.cases;
+      // independent: components of (x2, y2) outside the plan's bins, levels per component
+      std::size_t outside = 0;
+      std::vector<std::size_t> per(plan.ladder.size(), 0);
+      for (std::size_t i = 0; i < n; ++i) {
+        const int e = std::ilogb(x2[i]) + std::ilogb(y2[i]);
+        const bool in = !plan.count.empty() && e >= plan.e_min && e <= plan.e_max;
+        outside += !in;
+        ++per[in ? plan.level[static_cast<std::size_t>(e - plan.e_min)] : 0];
+      }
+      std::string problem;
+      if (r.stats.outside_plan != outside) problem += " stats.outside_plan wrong;";
+      if (r.stats.count_per_level != per) problem += " stats.count_per_level wrong;";
+      if (!within(ref.exact, r.value, r.bound)) problem += " CERTIFIED BOUND VIOLATED;";
+      if (r.bound > 0) tally.bound_ratio = std::max(tally.bound_ratio, abs_error(ref.exact, r.value) / r.bound);
+      if (!problem.empty()) tally.fail(describe(x2, y2, ref, o, r, "plan reuse pair " + std::to_string(p)) + problem);
+    }
+  }
+  expect_clean(tally);
+}
+
+// ---- the generic Kokkos kernels and the view API ------------------------------------------
+
+template <class T>
+using HostArray = Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// Plans equal in everything but the time taken.
+std::string plan_difference(const QdotPlan& a, const QdotPlan& b) {
+  if (a.n != b.n || a.input_t != b.input_t || a.policy != b.policy || a.tolerance != b.tolerance) return "header";
+  if (ebla::to_string(a.ladder) != ebla::to_string(b.ladder)) return "ladder";
+  if (a.e_min != b.e_min || a.e_max != b.e_max || a.count != b.count) return "bins";
+  if (a.level != b.level) return "levels";
+  if (a.nonzero != b.nonzero || a.nonfinite != b.nonfinite || a.early_termination != b.early_termination)
+    return "flags";
+  if (a.budget_used != b.budget_used) return "budget_used";
+  return "";
+}
+
+/// Two results of the same plan on the same data: both bounds hold, statistics equal, and
+/// the values differ by no more than the two accumulation bounds (each bounds
+/// |value - sum q_i| for the same computed products q_i).
+template <class T>
+std::string results_disagree(const QdotResult& a, const QdotResult& b, const Reference& ref) {
+  std::string problem;
+  if (!within(ref.exact, a.value, a.bound) || !within(ref.exact, b.value, b.bound)) problem += " CERTIFIED BOUND VIOLATED;";
+  if (std::fabs(a.value - b.value) > a.accumulation_bound + b.accumulation_bound) problem += " values too far apart;";
+  if (a.stats.count_per_level != b.stats.count_per_level || a.stats.zeros != b.stats.zeros ||
+      a.stats.outside_plan != b.stats.outside_plan || a.stats.nonfinite != b.stats.nonfinite)
+    problem += " statistics differ;";
+  return problem;
+}
+
+template <class T, class Fill>
+void compare_generic_with_pointers(const std::string& label, std::uint64_t seed, int pairs, Fill fill, Tally& tally,
+                                   std::size_t& identical) {
+  std::mt19937_64 gen(seed);
+  std::vector<T> x, y;
+  for (int p = 0; p < pairs; ++p) {
+    fill(gen, x, y);
+    const std::size_t n = x.size();
+    const HostArray<T> xv(x.data(), n), yv(y.data(), n);
+    const Reference ref = make_reference(x, y);
+    for (const auto& o : sweep()) {
+      const QdotPlan pointer_plan = ebla::qdot_select(x.data(), y.data(), n, o);
+      const QdotPlan generic_plan = ebla::detail::qdot_select_kokkos(xv, yv, o);
+      const QdotResult rp = ebla::qdot_compute(x.data(), y.data(), n, pointer_plan);
+      const QdotResult rg = ebla::detail::qdot_compute_kokkos(xv, yv, pointer_plan);
+      ++tally.cases;
+      identical += bits_of(rp.value) == bits_of(rg.value);
+      std::string problem = plan_difference(pointer_plan, generic_plan);
+      if (!problem.empty()) problem = " plans differ (" + problem + ");";
+      problem += results_disagree<T>(rp, rg, ref);
+      if (rp.bound > 0) tally.bound_ratio = std::max(tally.bound_ratio, abs_error(ref.exact, rp.value) / rp.bound);
+      if (rg.bound > 0) tally.bound_ratio = std::max(tally.bound_ratio, abs_error(ref.exact, rg.value) / rg.bound);
+      if (!problem.empty()) tally.fail(describe(x, y, ref, o, rg, label + " pair " + std::to_string(p)) + problem);
+    }
+  }
+}
+
+TEST(QdotKokkos, GenericKernelsGiveThePointerPlanAndValuesWithinTheAccumulationBounds) {
+  Tally& tally = tallies()["generic"];
+  std::size_t identical = 0;
+  compare_generic_with_pointers<double>("generic A", 80001, 200, seed_distribution<double>('A', 60, false), tally, identical);
+  compare_generic_with_pointers<double>("generic B", 80002, 200, seed_distribution<double>('B', 20, true), tally, identical);
+  compare_generic_with_pointers<float>("generic A float", 80003, 200, seed_distribution<float>('A', 30, false), tally, identical);
+  compare_generic_with_pointers<double>("generic near two", 80004, 100, near_two<double>(false), tally, identical);
+  compare_generic_with_pointers<double>("generic spread", 80005, 100, huge_spread(false), tally, identical);
+  compare_generic_with_pointers<double>("generic subnormal", 80006, 100, subnormals<double>(), tally, identical);
+  compare_generic_with_pointers<double>("generic zeros", 80007, 100, with_zeros<double>(), tally, identical);
+  compare_generic_with_pointers<double>("generic long", 80008, 2, seed_distribution<double>('B', 30, false, 100000), tally, identical);
+  std::cout << "[generic vs pointer] " << identical << " of " << tally.cases << " values bit-identical\n";
+  expect_clean(tally);
+}
+
+template <class T>
+void check_views(std::size_t n, std::uint64_t seed, Tally& tally) {
+  std::mt19937_64 gen(seed);
+  std::vector<T> x(n), y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = seed_component<T>(gen, 'A', 50, false);
+    y[i] = seed_component<T>(gen, 'A', 50, false);
+  }
+  Kokkos::View<T*> xv("x", n), yv("y", n);
+  Kokkos::View<T**, Kokkos::LayoutRight> columns("columns", n, 3);  // x in column 0, y in column 2
+  for (std::size_t i = 0; i < n; ++i) {
+    xv(i) = x[i];
+    yv(i) = y[i];
+    columns(i, 0) = x[i];
+    columns(i, 1) = T(7);
+    columns(i, 2) = y[i];
+  }
+  const auto xs = Kokkos::subview(columns, Kokkos::ALL, 0);
+  const auto ys = Kokkos::subview(columns, Kokkos::ALL, 2);
+  static_assert(std::is_same<typename decltype(xs)::array_layout, Kokkos::LayoutStride>::value,
+                "a column of a LayoutRight matrix is strided");
+  const Kokkos::View<const T*> xc = xv, yc = yv;
+  const Reference ref = make_reference(x, y);
+  for (double tol : {1e-14, 1e-8, 1e-3, 1e-1})
+    for (QdotPolicy policy : policies) {
+      QdotOptions o;
+      o.tolerance = tol;
+      o.policy = policy;
+      const QdotPlan pointer_plan = ebla::qdot_select(x.data(), y.data(), n, o);
+      const QdotResult rp = ebla::qdot_compute(x.data(), y.data(), n, pointer_plan);
+      const std::string label = std::string("views ") + type_name<T>() + " n = " + std::to_string(n);
+      std::string problem;
+      const std::string d1 = plan_difference(pointer_plan, ebla::qdot_select(xv, yv, o));
+      const std::string d2 = plan_difference(pointer_plan, ebla::qdot_select(xs, ys, o));
+      const std::string d3 = plan_difference(pointer_plan, ebla::qdot_select(xc, yc, o));
+      if (!d1.empty() || !d2.empty() || !d3.empty()) problem += " plans differ (" + d1 + "/" + d2 + "/" + d3 + ");";
+      problem += results_disagree<T>(rp, ebla::qdot_compute(xv, yv, pointer_plan), ref);
+      problem += results_disagree<T>(rp, ebla::qdot_compute(xs, ys, pointer_plan), ref);
+      problem += results_disagree<T>(rp, ebla::qdot(xs, ys, o), ref);
+      problem += results_disagree<T>(rp, ebla::qdot(xc, yc, o), ref);
+      tally.cases += 4;
+      if (rp.bound > 0) tally.bound_ratio = std::max(tally.bound_ratio, abs_error(ref.exact, rp.value) / rp.bound);
+      if (!problem.empty()) tally.fail(describe(x, y, ref, o, rp, label) + problem);
+    }
+}
+
+TEST(QdotViews, ContiguousConstAndStridedViewsGiveThePointerPlanAndCertifiedValues) {
+  Tally& tally = tallies()["views"];
+  for (std::size_t n : {0u, 1u, 7u, 16u, 17u, 1000u, 4097u}) {
+    check_views<double>(n, 90000 + n, tally);
+    check_views<float>(n, 91000 + n, tally);
+  }
+  expect_clean(tally);
+}
+
+// ---- validation -----------------------------------------------------------------------------
+
+/// f() throws ebla::InvalidArgument whose message contains every one of `parts`.
+template <class F>
+void expect_invalid(F f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception; expected one naming " << parts.front();
+  } catch (const ebla::InvalidArgument& e) {
+    const std::string what = e.what();
+    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
+  }
+}
+
+TEST(QdotValidation, BadTolerancesAreRejectedNamingFunctionAndValue) {
+  const std::vector<double> x = {1.0, 2.0}, y = {3.0, 4.0};
+  const std::vector<float> xf = {1.0f, 2.0f}, yf = {3.0f, 4.0f};
+  Kokkos::View<double*> xv("x", 2), yv("y", 2);
+  const std::vector<std::pair<double, std::string>> bad = {
+      {0.0, "tolerance = 0"}, {-0.001, "tolerance = -0.001"}, {nan, "tolerance = nan"},
+      {inf, "tolerance = inf"}, {-inf, "tolerance = -inf"}};
+  for (const auto& [tol, text] : bad)
+    for (QdotPolicy policy : policies) {
+      QdotOptions o;
+      o.tolerance = tol;
+      o.policy = policy;
+      expect_invalid([&] { ebla::qdot_select(x.data(), y.data(), 2, o); }, {"ebla::qdot_select", text});
+      expect_invalid([&] { ebla::qdot_select(xf.data(), yf.data(), 2, o); }, {"ebla::qdot_select", text});
+      expect_invalid([&] { ebla::qdot_select(x.data(), y.data(), 0, o); }, {"ebla::qdot_select", text});
+      expect_invalid([&] { ebla::qdot_select(xv, yv, o); }, {"ebla::qdot_select", text});
+      expect_invalid([&] { ebla::qdot(x.data(), y.data(), 2, o); }, {"ebla::qdot", text});
+    }
+}
+
+TEST(QdotValidation, BadLaddersAreRejectedNamingFunctionAndLadder) {
+  const std::vector<double> x = {1.0, 2.0}, y = {3.0, 4.0};
+  const std::vector<float> xf = {1.0f, 2.0f}, yf = {3.0f, 4.0f};
+  const auto select_with = [&](std::vector<QdotLevel> ladder) {
+    QdotOptions o;
+    o.ladder = std::move(ladder);
+    return ebla::qdot_select(x.data(), y.data(), 2, o);
+  };
+  expect_invalid([&] { select_with(ladder_of("binary64,binary16,binary32")); },
+                 {"ebla::qdot_select", "binary64,binary16,binary32", "not ordered"});
+  expect_invalid([&] { select_with(ladder_of("binary64,binary16,tf32")); },  // both t = 11
+                 {"ebla::qdot_select", "binary64,binary16,tf32", "not ordered"});
+  expect_invalid([&] { select_with(ladder_of("binary64,perforate,binary16")); },
+                 {"ebla::qdot_select", "perforate must be the last", "binary64,perforate,binary16"});
+  expect_invalid([&] { select_with(ladder_of("binary32,binary16")); },
+                 {"ebla::qdot_select", "binary32", "t = 24", "t = 53"});
+  expect_invalid([&] { select_with(ladder_of("perforate")); }, {"ebla::qdot_select", "perforate"});
+  expect_invalid(
+      [&] {
+        QdotOptions o;
+        o.ladder = ladder_of("binary64,binary32");
+        ebla::qdot_select(xf.data(), yf.data(), 2, o);
+      },
+      {"ebla::qdot_select", "binary64", "t = 53", "t = 24"});
+  // nine and ten levels (the limit is eight)
+  std::vector<QdotLevel> nine = ladder_of("binary64,binary32,binary16,bfloat16,fp8_e4m3,fp8_e5m2,fp4_e2m1");
+  nine.insert(nine.begin() + 1, QdotLevel::of(ebla::make_format(40, -1022, 1023)));
+  nine.insert(nine.begin() + 3, QdotLevel::of(ebla::make_format(16, -126, 127)));
+  ASSERT_EQ(nine.size(), 9u);
+  expect_invalid([&] { select_with(nine); }, {"ebla::qdot_select", "9 levels", "at most 8"});
+  nine.push_back(QdotLevel::skip());
+  expect_invalid([&] { select_with(nine); }, {"ebla::qdot_select", "10 levels", "at most 8"});
+  // eight levels are accepted
+  EXPECT_NO_THROW(select_with(ladder_of("binary64,binary32,binary16,bfloat16,fp8_e4m3,fp8_e5m2,fp4_e2m1,perforate")));
+  // names
+  expect_invalid([] { ebla::qdot_ladder_by_names("binary64,nonsense"); }, {"nonsense"});
+  expect_invalid([] { ebla::qdot_policy_by_name("fast"); }, {"ebla::qdot_policy_by_name", "'fast'"});
+  EXPECT_EQ(ebla::qdot_policy_by_name("paper"), QdotPolicy::paper);
+  EXPECT_TRUE(ladder_of("").empty());  // empty: the seed's default ladder
+}
+
+TEST(QdotValidation, PlansAreRejectedForAnotherLengthOrInputType) {
+  const std::vector<double> x = {1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, y = {6.0, 5.0, 4.0, 3.0, 2.0, 1.0};
+  const std::vector<float> xf(x.begin(), x.end()), yf(y.begin(), y.end());
+  const QdotPlan plan = ebla::qdot_select(x.data(), y.data(), 5, QdotOptions{});
+  const QdotPlan plan_f = ebla::qdot_select(xf.data(), yf.data(), 5, QdotOptions{});
+  expect_invalid([&] { ebla::qdot_compute(x.data(), y.data(), 6, plan); },
+                 {"ebla::qdot_compute", "length 5", "not 6"});
+  expect_invalid([&] { ebla::qdot_compute(xf.data(), yf.data(), 5, plan); },
+                 {"ebla::qdot_compute", "double input, not float"});
+  expect_invalid([&] { ebla::qdot_compute(x.data(), y.data(), 5, plan_f); },
+                 {"ebla::qdot_compute", "float input, not double"});
+  Kokkos::View<double*> xv("x", 6), yv("y", 6);
+  expect_invalid([&] { ebla::qdot_compute(xv, yv, plan); }, {"ebla::qdot_compute", "length 5", "not 6"});
+  QdotPlan broken = plan;
+  broken.level.back() = 9;
+  expect_invalid([&] { ebla::qdot_compute(x.data(), y.data(), 5, broken); }, {"ebla::qdot_compute", "beyond its ladder"});
+}
+
+TEST(QdotValidation, MismatchedViewsAndNullPointersAreRejectedNamingTheFunction) {
+  Kokkos::View<double*> x3("x", 3), y4("y", 4);
+  const QdotPlan plan3 = ebla::qdot_select(x3, x3, QdotOptions{});
+  expect_invalid([&] { ebla::qdot_select(x3, y4, QdotOptions{}); }, {"ebla::qdot_select", "x has 3 elements but y has 4"});
+  expect_invalid([&] { ebla::qdot_compute(x3, y4, plan3); }, {"ebla::qdot_compute", "x has 3 elements but y has 4"});
+  expect_invalid([&] { ebla::qdot(y4, x3, QdotOptions{}); }, {"ebla::qdot", "x has 4 elements but y has 3"});
+  const double v[3] = {1, 2, 3};
+  expect_invalid([&] { ebla::qdot_select(static_cast<const double*>(nullptr), v, 3, QdotOptions{}); },
+                 {"ebla::qdot_select", "x is null but n = 3"});
+  expect_invalid([&] { ebla::qdot_compute(v, static_cast<const double*>(nullptr), 3, plan3); },
+                 {"ebla::qdot_compute", "y is null but n = 3"});
+}
+
+}  // namespace
