@@ -30,6 +30,7 @@
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
 #include <ebla/kernels/qdot.hpp>
+#include <ebla/kernels/qdot_host.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
@@ -1474,6 +1475,46 @@ TEST(QdotValidation, MismatchedViewsAndNullPointersAreRejectedNamingTheFunction)
                  {"ebla::qdot_select", "x is null but n = 3"});
   expect_invalid([&] { ebla::qdot_compute(v, static_cast<const double*>(nullptr), 3, plan3); },
                  {"ebla::qdot_compute", "y is null but n = 3"});
+}
+
+
+// Every host variant this CPU runs (AVX-512 intrinsics, AVX2 and baseline auto-vectorised)
+// against the exact reference and against the generic Kokkos kernels.
+TEST(QdotHostVariants, EveryInstructionSetKeepsTheBoundAndSelectsTheSamePlan) {
+  std::mt19937_64 gen(2718);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::size_t checked = 0;
+  for (std::size_t n : {std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{17}, std::size_t{1000},
+                        std::size_t{4097 * 16 + 5}}) {
+    std::vector<double> x(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = random_sign(gen, false) * unit_mantissa<double>(gen) * std::exp2(std::round(4.5 * normal(gen)));
+      y[i] = random_sign(gen, false) * unit_mantissa<double>(gen) * std::exp2(std::round(4.5 * normal(gen)));
+      if (i % 97 == 3) x[i] = 0.0;                      // zeros mixed in
+      if (i % 89 == 5) y[i] = std::ldexp(1.5, -1040);   // subnormal factors
+    }
+    const Reference ref = make_reference(x, y);
+    Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> xv(x.data(), n), yv(y.data(), n);
+    for (double tol : {1e-14, 1e-8, 1e-3}) {
+      QdotOptions o;
+      o.tolerance = tol;
+      const QdotPlan generic_plan = ebla::detail::qdot_select_kokkos(xv, yv, o);
+      const QdotResult generic = ebla::detail::qdot_compute_kokkos(xv, yv, generic_plan);
+      for (auto isa : ebla::detail::supported_host_isas()) {
+        SCOPED_TRACE(std::string(ebla::detail::to_string(isa)) + " n = " + std::to_string(n));
+        const QdotPlan plan = ebla::detail::qdot_select_host(x.data(), y.data(), n, o, isa);
+        EXPECT_EQ(plan.level, generic_plan.level);
+        EXPECT_EQ(plan.count, generic_plan.count);
+        const QdotResult r = ebla::detail::qdot_compute_host(x.data(), y.data(), n, plan, isa);
+        EXPECT_TRUE(within(ref.exact, r.value, r.bound)) << "value " << r.value << " bound " << r.bound;
+        EXPECT_EQ(r.stats.count_per_level, generic.stats.count_per_level);
+        EXPECT_EQ(r.stats.zeros, generic.stats.zeros);
+        EXPECT_LE(std::fabs(r.value - generic.value), r.bound + generic.bound);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 18u);
 }
 
 }  // namespace
