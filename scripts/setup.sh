@@ -8,6 +8,7 @@ EBLA_PACKAGES=(
   libcli11-dev libspdlog-dev                             # the ebla command
   libgtest-dev libbenchmark-dev                          # tests and benchmarks
   libhdf5-dev libopenblas-dev                            # I/O and the BLAS
+  python3-matplotlib python3-h5py                        # apps/plot_qdot.py (figures from ebla qdot)
 )
 
 missing=()

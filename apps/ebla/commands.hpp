@@ -13,6 +13,7 @@ using Command = std::function<int()>;
 Command add_formats(CLI::App& app);
 Command add_round(CLI::App& app);
 Command add_bounds(CLI::App& app);
+Command add_qdot(CLI::App& app);
 
 /// Exit code for bad input (unknown names, malformed numbers, invalid options).
 constexpr int exit_bad_input = 2;

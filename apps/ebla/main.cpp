@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   add("round", "Round values to a format and show the result exactly", ebla::cli::add_round);
   add("bounds", "Deterministic and probabilistic error constants for n roundings",
       ebla::cli::add_bounds);
+  add("qdot", "The error-bounded quantized dot product on synthetic data: one run, or the "
+              "experiments of seed 002 (tightness, effectiveness, speedup)", ebla::cli::add_qdot);
 
   try {
     app.parse(argc, argv);

@@ -25,7 +25,7 @@ namespace ebla::detail {
 namespace {
 
 constexpr std::size_t block = 2048;  // components per exponent buffer
-constexpr int copies = 4;            // interleaved histograms
+constexpr int copies = 8;            // interleaved histograms
 constexpr int lanes = 16;            // compensated sums in the computation
 
 // Histogram slot of one component (the rule of QdotHistogram::operator()).
@@ -40,17 +40,35 @@ template <class T>
   return static_cast<std::int32_t>(s);
 }
 
+// The slots of a block of components (vectorised by the compiler).
 template <class T>
-[[gnu::always_inline]] inline void histogram(const T* x, const T* y, std::size_t n, std::int64_t* out) {
+[[gnu::always_inline]] inline void slots(const T* x, const T* y, std::size_t len, std::int32_t* idx) {
+  for (std::size_t i = 0; i < len; ++i) idx[i] = slot(x[i], y[i]);
+}
+
+template <class T, class Slots>
+[[gnu::always_inline]] inline void histogram(const T* x, const T* y, std::size_t n, std::int64_t* out,
+                                             Slots block_slots) {
   std::vector<std::uint32_t> h(static_cast<std::size_t>(copies) * qdot_hist_size, 0);
-  std::int32_t idx[block];
+  alignas(64) std::int32_t idx[block];
   std::size_t since_flush = 0;
   for (std::size_t b0 = 0; b0 < n; b0 += block) {
     const std::size_t len = n - b0 < block ? n - b0 : block;
-    for (std::size_t i = 0; i < len; ++i) idx[i] = slot(x[b0 + i], y[b0 + i]);  // vectorised
+    block_slots(x + b0, y + b0, len, idx);
+    // count, while the next block of x and y is brought towards the cache (the counting
+    // issues no loads of its own, and the memory would otherwise idle meanwhile)
+    const char* next_x = reinterpret_cast<const char*>(x + b0 + len);
+    const char* next_y = reinterpret_cast<const char*>(y + b0 + len);
+    const std::size_t next_bytes = (n - b0 - len < block ? n - b0 - len : block) * sizeof(T);
     std::size_t i = 0;
-    for (; i + copies <= len; i += copies)
+    for (; i + copies <= len; i += copies) {
+      const std::size_t line = i / copies * 64;
+      if (line < next_bytes) {
+        __builtin_prefetch(next_x + line);
+        __builtin_prefetch(next_y + line);
+      }
       for (int c = 0; c < copies; ++c) ++h[static_cast<std::size_t>(c) * qdot_hist_size + idx[i + c]];
+    }
     for (; i < len; ++i) ++h[idx[i]];
     since_flush += len;
     if (since_flush >= (std::size_t{1} << 30) || b0 + len == n) {  // before 32-bit counts overflow
@@ -271,6 +289,33 @@ step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   }
 }
 
+// Slots of a block with AVX-512: the exponent fields give the bin directly; the rare
+// subnormal factors fall back to the scalar rule.
+template <class T>
+EBLA_AVX512 inline void slots_avx512(const T* x, const T* y, std::size_t len, std::int32_t* idx) {
+  const __m512i abs_mask = _mm512_set1_epi64(static_cast<long long>(binary64::abs_mask));
+  const __m512i f7ff = _mm512_set1_epi64(0x7ff);
+  const __m512i offset = _mm512_set1_epi64(qdot_offset - 2046);
+  const __m512i slot_zero = _mm512_set1_epi64(qdot_slot_zero);
+  const __m512i slot_nonfinite = _mm512_set1_epi64(qdot_slot_nonfinite);
+  std::size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    const __m512i ax = _mm512_and_si512(_mm512_castpd_si512(load8(x + i)), abs_mask);
+    const __m512i ay = _mm512_and_si512(_mm512_castpd_si512(load8(y + i)), abs_mask);
+    const __m512i fx = _mm512_srli_epi64(ax, 52), fy = _mm512_srli_epi64(ay, 52);
+    const __mmask8 zero = _mm512_testn_epi64_mask(ax, ax) | _mm512_testn_epi64_mask(ay, ay);
+    const __mmask8 subnormal = (_mm512_testn_epi64_mask(fx, fx) | _mm512_testn_epi64_mask(fy, fy)) & static_cast<__mmask8>(~zero);
+    const __mmask8 nonfinite = _mm512_cmpeq_epi64_mask(fx, f7ff) | _mm512_cmpeq_epi64_mask(fy, f7ff);
+    __m512i sl = _mm512_add_epi64(_mm512_add_epi64(fx, fy), offset);
+    sl = _mm512_mask_mov_epi64(sl, zero, slot_zero);
+    sl = _mm512_mask_mov_epi64(sl, nonfinite, slot_nonfinite);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(idx + i), _mm512_cvtepi64_epi32(sl));
+    if (__builtin_expect(subnormal != 0, 0))
+      for (int w = 0; w < 8; ++w) idx[i + w] = slot(x[i + w], y[i + w]);
+  }
+  for (; i < len; ++i) idx[i] = slot(x[i], y[i]);
+}
+
 EBLA_AVX512 inline void store_lanes(const Avx512Lanes& L, Lanes& a, int offset) {
   _mm512_storeu_pd(a.s + offset, L.s);
   _mm512_storeu_pd(a.c + offset, L.c);
@@ -374,14 +419,18 @@ EBLA_AVX512 QdotAccum compute_avx512_intrinsics(const T* x, const T* y, std::siz
 // One entry point per element type, operation and instruction set.
 template <class T>
 struct Kernels {
-  static void hist_baseline(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out); }
+  static void hist_baseline(const T* x, const T* y, std::size_t n, std::int64_t* out) {
+    histogram(x, y, n, out, slots<T>);
+  }
   static QdotAccum compute_baseline(const T* x, const T* y, std::size_t n, const Tables& t) {
     return compute(x, y, n, t);
   }
 #if defined(__x86_64__) && defined(__GNUC__)
   __attribute__((target("avx2,bmi,bmi2,fma"))) static void hist_avx2(const T* x, const T* y, std::size_t n,
                                                                      std::int64_t* out) {
-    histogram(x, y, n, out);
+    histogram(x, y, n, out, [](const T* a, const T* b, std::size_t len, std::int32_t* idx) {
+      for (std::size_t i = 0; i < len; ++i) idx[i] = slot(a[i], b[i]);
+    });
   }
   __attribute__((target("avx2,bmi,bmi2,fma"))) static QdotAccum compute_avx2(const T* x, const T* y,
                                                                              std::size_t n, const Tables& t) {
@@ -389,15 +438,15 @@ struct Kernels {
   }
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) static void hist_avx512(
       const T* x, const T* y, std::size_t n, std::int64_t* out) {
-    histogram(x, y, n, out);
+    histogram(x, y, n, out, slots_avx512<T>);
   }
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) static QdotAccum
   compute_avx512(const T* x, const T* y, std::size_t n, const Tables& t) {
     return compute_avx512_intrinsics(x, y, n, t);
   }
 #else
-  static void hist_avx2(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out); }
-  static void hist_avx512(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out); }
+  static void hist_avx2(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out, slots<T>); }
+  static void hist_avx512(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out, slots<T>); }
   static QdotAccum compute_avx2(const T* x, const T* y, std::size_t n, const Tables& t) { return compute(x, y, n, t); }
   static QdotAccum compute_avx512(const T* x, const T* y, std::size_t n, const Tables& t) { return compute(x, y, n, t); }
 #endif

@@ -1,0 +1,114 @@
+// qdot against KokkosBlas::dot on the same vectors.
+//
+// Vectors from distribution B of seed 002 (section 4.1: s 2^p, s ~ U[0.5, 1),
+// p ~ N(0, t/2) rounded, t = 9, random signs), tolerance 1e-8, budget policy, at
+// n = 1e5, 1e6 and 1e7. Each benchmark is repeated (10 times by default) and the medians
+// are compared: select / dot, compute / dot and full qdot / dot.
+#include <ebla/kernels/qdot.hpp>
+
+#include <KokkosBlas1_dot.hpp>
+#include <Kokkos_Core.hpp>
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Data {
+  Kokkos::View<double*> x, y;
+};
+std::map<std::size_t, Data> data;  // released before Kokkos::finalize
+
+const Data& vectors(std::size_t n) {
+  auto it = data.find(n);
+  if (it != data.end()) return it->second;
+  Data d{Kokkos::View<double*>("x", n), Kokkos::View<double*>("y", n)};
+  std::mt19937_64 gen(9);
+  std::uniform_real_distribution<double> s(0.5, 1.0);
+  std::normal_distribution<double> p(0.0, 4.5);
+  for (std::size_t i = 0; i < n; ++i) {
+    d.x(i) = (gen() & 1 ? -1 : 1) * s(gen) * std::exp2(std::round(p(gen)));
+    d.y(i) = (gen() & 1 ? -1 : 1) * s(gen) * std::exp2(std::round(p(gen)));
+  }
+  return data.emplace(n, d).first->second;
+}
+
+ebla::QdotOptions options() {
+  ebla::QdotOptions o;
+  o.tolerance = 1e-8;
+  return o;
+}
+
+void dot(benchmark::State& state) {
+  const auto& d = vectors(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(KokkosBlas::dot(d.x, d.y));
+}
+
+void select(benchmark::State& state) {
+  const auto& d = vectors(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(ebla::qdot_select(d.x, d.y, options()));
+}
+
+void compute(benchmark::State& state) {
+  const auto& d = vectors(static_cast<std::size_t>(state.range(0)));
+  const auto plan = ebla::qdot_select(d.x, d.y, options());
+  for (auto _ : state) benchmark::DoNotOptimize(ebla::qdot_compute(d.x, d.y, plan));
+}
+
+void full(benchmark::State& state) {
+  const auto& d = vectors(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(ebla::qdot(d.x, d.y, options()));
+}
+
+class MedianReporter : public benchmark::ConsoleReporter {
+public:
+  std::map<std::string, double> median;  // "name/n" -> median real time
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs)
+      if (run.aggregate_name == "median")
+        median[run.run_name.function_name + "/" + run.run_name.args] = run.GetAdjustedRealTime();
+    ConsoleReporter::ReportRuns(runs);
+  }
+};
+
+}  // namespace
+
+BENCHMARK(dot)->Arg(100000)->Arg(1000000)->Arg(10000000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(select)->Arg(100000)->Arg(1000000)->Arg(10000000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(compute)->Arg(100000)->Arg(1000000)->Arg(10000000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(full)->Arg(100000)->Arg(1000000)->Arg(10000000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+int main(int argc, char** argv) {
+  Kokkos::initialize(argc, argv);
+  {
+    std::vector<char*> args(argv, argv + argc);
+    std::string reps = "--benchmark_repetitions=10";
+    bool has_reps = false;
+    for (int i = 1; i < argc; ++i) has_reps |= std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
+    if (!has_reps) args.push_back(reps.data());
+    int count = static_cast<int>(args.size());
+    benchmark::Initialize(&count, args.data());
+    MedianReporter reporter;
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    std::printf("\ndistribution B, t = 9, tolerance 1e-8, budget policy; medians; ratios to KokkosBlas::dot\n");
+    std::printf("%10s %10s %10s %10s %10s %8s %8s %8s\n", "n", "dot ms", "select", "compute", "qdot",
+                "sel/dot", "cmp/dot", "qdot/dot");
+    for (const char* n : {"100000", "1000000", "10000000"}) {
+      const double d = reporter.median[std::string("dot/") + n];
+      const double s = reporter.median[std::string("select/") + n];
+      const double c = reporter.median[std::string("compute/") + n];
+      const double f = reporter.median[std::string("full/") + n];
+      if (d > 0)
+        std::printf("%10s %10.3f %10.3f %10.3f %10.3f %8.2f %8.2f %8.2f\n", n, d, s, c, f, s / d, c / d, f / d);
+    }
+    benchmark::Shutdown();
+    data.clear();
+  }
+  Kokkos::finalize();
+  return 0;
+}

@@ -1,0 +1,362 @@
+// The HDF5 result-file writer (see hdf5.hpp): temporary file, rename on commit, and
+// every HDF5 object opened and closed within one call.
+#include <ebla/core/hdf5.hpp>
+
+#include <hdf5.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+namespace ebla {
+
+namespace detail {
+
+struct Hdf5State {
+  hid_t file = H5I_INVALID_HID;
+  std::string path;       // the target, named in every message
+  std::string temporary;  // what is actually being written
+  bool committed = false;
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::Hdf5State;
+
+// Silences HDF5's automatic printing of error stacks for the lifetime of the object:
+// failures become exceptions carrying the innermost message instead.
+class QuietErrors {
+public:
+  QuietErrors() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+  QuietErrors(const QuietErrors&) = delete;
+  QuietErrors& operator=(const QuietErrors&) = delete;
+
+private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+// The description of the most specific entry of the current error stack. Must be read
+// right after the failing call: the next API call clears the stack.
+std::string innermost_error() {
+  std::string text;
+  auto take_first = [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
+    if (n == 0 && e->desc != nullptr) *static_cast<std::string*>(out) = e->desc;
+    return 0;
+  };
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, take_first, &text);
+  return text.empty() ? "unknown HDF5 error" : text;
+}
+
+std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+[[noreturn]] void throw_hdf5(const Hdf5State& st, const std::string& what) {
+  const std::string hdf5 = innermost_error();
+  throw Hdf5Error("ebla::Hdf5Writer: " + in_quotes(st.path) + ": " + what + " (" + hdf5 + ")");
+}
+
+// An HDF5 identifier closed by its own close function on scope exit.
+class Id {
+public:
+  using Closer = herr_t (*)(hid_t);
+  Id(hid_t id, Closer close) : id_(id), close_(close) {}
+  ~Id() {
+    if (id_ >= 0) close_(id_);
+  }
+  Id(const Id&) = delete;
+  Id& operator=(const Id&) = delete;
+  hid_t get() const { return id_; }
+
+private:
+  hid_t id_;
+  Closer close_;
+};
+
+Id checked(const Hdf5State& st, hid_t id, Id::Closer close, const std::string& what) {
+  if (id < 0) throw_hdf5(st, what);
+  return Id(id, close);
+}
+
+void check(const Hdf5State& st, herr_t status, const std::string& what) {
+  if (status < 0) throw_hdf5(st, what);
+}
+
+Hdf5State& open_state(const std::shared_ptr<Hdf5State>& st, const std::string& object) {
+  if (!st) throw_invalid("ebla::Hdf5Writer", "use of a moved-from writer (object " + in_quotes(object) + ")");
+  if (st->file < 0)
+    throw_invalid("ebla::Hdf5Writer", in_quotes(st->path) + " is already " +
+                                          (st->committed ? "committed" : "closed") +
+                                          "; cannot write " + in_quotes(object));
+  return *st;
+}
+
+std::string child_path(const std::string& parent, const std::string& name) {
+  return parent == "/" ? "/" + name : parent + "/" + name;
+}
+
+// Names are single path components, new within their parent: nested paths and
+// overwrites are almost always mistakes in a result file.
+void check_new_name(const Hdf5State& st, hid_t parent, const std::string& parent_path,
+                    const std::string& name, const char* function) {
+  if (name.empty() || name == "." || name.find('/') != std::string::npos)
+    throw_invalid(function, in_quotes(name) + " is not a valid name in " + in_quotes(st.path) +
+                                " (non-empty, no '/')");
+  const htri_t exists = H5Lexists(parent, name.c_str(), H5P_DEFAULT);
+  check(st, exists, "cannot look up " + in_quotes(child_path(parent_path, name)));
+  if (exists > 0)
+    throw_invalid(function, in_quotes(child_path(parent_path, name)) + " already exists in " + in_quotes(st.path));
+}
+
+Id open_group(const Hdf5State& st, const std::string& path) {
+  return checked(st, H5Gopen2(st.file, path.c_str(), H5P_DEFAULT), H5Gclose, "cannot open group " + in_quotes(path));
+}
+
+// A 1-D dataspace; HDF5 accepts zero-length dimensions.
+Id simple_space(const Hdf5State& st, std::initializer_list<hsize_t> dims) {
+  const std::vector<hsize_t> d(dims);
+  return checked(st, H5Screate_simple(static_cast<int>(d.size()), d.data(), nullptr), H5Sclose,
+                 "cannot create a dataspace");
+}
+
+// Creates attribute `name` on the object at `object` and writes `data` (skipped when the
+// dataspace is empty: there is nothing to write and HDF5 rejects a null buffer).
+void write_attribute(const Hdf5State& st, const std::string& object, const std::string& name,
+                     hid_t file_type, hid_t mem_type, hid_t space, const void* data, bool empty) {
+  const std::string where = "attribute " + in_quotes(name) + " of " + in_quotes(object);
+  if (name.empty()) throw_invalid("ebla::Hdf5Object::attribute", "empty attribute name on " + in_quotes(object));
+  const Id obj = checked(st, H5Oopen(st.file, object.c_str(), H5P_DEFAULT), H5Oclose, "cannot open " + in_quotes(object));
+  const htri_t exists = H5Aexists(obj.get(), name.c_str());
+  check(st, exists, "cannot look up " + where);
+  if (exists > 0) throw_invalid("ebla::Hdf5Object::attribute", where + " already exists in " + in_quotes(st.path));
+  const Id attr = checked(st, H5Acreate2(obj.get(), name.c_str(), file_type, space, H5P_DEFAULT, H5P_DEFAULT),
+                          H5Aclose, "cannot create " + where);
+  if (!empty) check(st, H5Awrite(attr.get(), mem_type, data), "cannot write " + where);
+}
+
+template <class T>
+void write_array_attribute(const Hdf5State& st, const std::string& object, const std::string& name,
+                           hid_t file_type, hid_t mem_type, const std::vector<T>& values) {
+  const Id space = simple_space(st, {values.size()});
+  write_attribute(st, object, name, file_type, mem_type, space.get(), values.data(), values.empty());
+}
+
+void remove_quietly(const std::string& file) { std::remove(file.c_str()); }
+
+// Forces the temporary's contents to disk before the rename makes it visible, so a
+// system crash cannot leave an empty or partial file under the final name either.
+void sync_file(const std::string& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+// ---- Hdf5Object ------------------------------------------------------------------
+
+Hdf5Object::Hdf5Object(std::shared_ptr<detail::Hdf5State> state, std::string path)
+    : state_(std::move(state)), path_(std::move(path)) {}
+
+const Hdf5Object& Hdf5Object::attribute(const std::string& name, const std::string& value) const {
+  const Hdf5State& st = open_state(state_, path_);
+  QuietErrors quiet;
+  const Id type = checked(st, H5Tcopy(H5T_C_S1), H5Tclose, "cannot create a string type");
+  check(st, H5Tset_size(type.get(), H5T_VARIABLE), "cannot create a string type");
+  check(st, H5Tset_cset(type.get(), H5T_CSET_UTF8), "cannot create a string type");
+  const Id space = checked(st, H5Screate(H5S_SCALAR), H5Sclose, "cannot create a dataspace");
+  const char* text = value.c_str();  // variable-length strings are written as char* values
+  write_attribute(st, path_, name, type.get(), type.get(), space.get(), &text, false);
+  return *this;
+}
+
+const Hdf5Object& Hdf5Object::attribute(const std::string& name, const char* value) const {
+  return attribute(name, std::string(value == nullptr ? "" : value));
+}
+
+const Hdf5Object& Hdf5Object::attribute(const std::string& name, double value) const {
+  const Hdf5State& st = open_state(state_, path_);
+  QuietErrors quiet;
+  const Id space = checked(st, H5Screate(H5S_SCALAR), H5Sclose, "cannot create a dataspace");
+  write_attribute(st, path_, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, space.get(), &value, false);
+  return *this;
+}
+
+const Hdf5Object& Hdf5Object::attribute(const std::string& name, std::int64_t value) const {
+  const Hdf5State& st = open_state(state_, path_);
+  QuietErrors quiet;
+  const Id space = checked(st, H5Screate(H5S_SCALAR), H5Sclose, "cannot create a dataspace");
+  write_attribute(st, path_, name, H5T_STD_I64LE, H5T_NATIVE_INT64, space.get(), &value, false);
+  return *this;
+}
+
+const Hdf5Object& Hdf5Object::attribute(const std::string& name, const std::vector<double>& values) const {
+  const Hdf5State& st = open_state(state_, path_);
+  QuietErrors quiet;
+  write_array_attribute(st, path_, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, values);
+  return *this;
+}
+
+const Hdf5Object& Hdf5Object::attribute(const std::string& name, const std::vector<std::int64_t>& values) const {
+  const Hdf5State& st = open_state(state_, path_);
+  QuietErrors quiet;
+  write_array_attribute(st, path_, name, H5T_STD_I64LE, H5T_NATIVE_INT64, values);
+  return *this;
+}
+
+// ---- Hdf5Group ---------------------------------------------------------------------
+
+Hdf5Group Hdf5Group::group(const std::string& name) const {
+  const Hdf5State& st = open_state(state_, child_path(path_, name));
+  QuietErrors quiet;
+  const Id parent = open_group(st, path_);
+  check_new_name(st, parent.get(), path_, name, "ebla::Hdf5Group::group");
+  const std::string path = child_path(path_, name);
+  checked(st, H5Gcreate2(parent.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
+          "cannot create group " + in_quotes(path));
+  return Hdf5Group(state_, path);
+}
+
+namespace {
+
+// Creates and writes the dataset; returns its path.
+std::string make_dataset(const std::shared_ptr<Hdf5State>& state, const std::string& parent_path,
+                         const std::string& name, hid_t file_type, hid_t mem_type,
+                         std::initializer_list<hsize_t> dims, const void* data, bool empty) {
+  const Hdf5State& st = *state;
+  QuietErrors quiet;
+  const Id parent = open_group(st, parent_path);
+  check_new_name(st, parent.get(), parent_path, name, "ebla::Hdf5Group::dataset");
+  const std::string path = child_path(parent_path, name);
+  const Id space = simple_space(st, dims);
+  const Id set = checked(st, H5Dcreate2(parent.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                        H5P_DEFAULT, H5P_DEFAULT),
+                         H5Dclose, "cannot create dataset " + in_quotes(path));
+  if (!empty)
+    check(st, H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
+          "cannot write dataset " + in_quotes(path));
+  return path;
+}
+
+}  // namespace
+
+Hdf5Dataset Hdf5Group::dataset(const std::string& name, const std::vector<double>& values) const {
+  open_state(state_, child_path(path_, name));
+  return Hdf5Dataset(state_, make_dataset(state_, path_, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                                          {values.size()}, values.data(), values.empty()));
+}
+
+Hdf5Dataset Hdf5Group::dataset(const std::string& name, const std::vector<std::int64_t>& values) const {
+  open_state(state_, child_path(path_, name));
+  return Hdf5Dataset(state_, make_dataset(state_, path_, name, H5T_STD_I64LE, H5T_NATIVE_INT64,
+                                          {values.size()}, values.data(), values.empty()));
+}
+
+Hdf5Dataset Hdf5Group::dataset(const std::string& name, const std::vector<double>& values,
+                               std::size_t rows, std::size_t cols) const {
+  const Hdf5State& st = open_state(state_, child_path(path_, name));
+  if (rows * cols != values.size())
+    throw_invalid("ebla::Hdf5Group::dataset",
+                  in_quotes(child_path(path_, name)) + " in " + in_quotes(st.path) + ": shape " + std::to_string(rows) +
+                      " x " + std::to_string(cols) + " does not match " + std::to_string(values.size()) +
+                      " values");
+  return Hdf5Dataset(state_, make_dataset(state_, path_, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                                          {rows, cols}, values.data(), values.empty()));
+}
+
+// ---- Hdf5Writer --------------------------------------------------------------------
+
+Hdf5Writer::Hdf5Writer(const std::string& path) : state_(std::make_shared<Hdf5State>()) {
+  const char* function = "ebla::Hdf5Writer";
+  if (path.empty()) throw_invalid(function, "empty output path");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw_invalid(function, "cannot create " + in_quotes(path) + ": it is a directory");
+  state_->path = path;
+  state_->temporary = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
+  QuietErrors quiet;
+  errno = 0;
+  state_->file = H5Fcreate(state_->temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (state_->file < 0) {
+    const int err = errno;
+    const std::string hdf5 = innermost_error();
+    const std::string reason = err != 0 ? std::strerror(err) : hdf5;
+    throw_invalid(function, "cannot create " + in_quotes(path) + " (written as " + in_quotes(state_->temporary) +
+                                " until committed): " + reason);
+  }
+}
+
+Hdf5Writer::Hdf5Writer(Hdf5Writer&&) noexcept = default;
+
+Hdf5Writer& Hdf5Writer::operator=(Hdf5Writer&& other) noexcept {
+  if (this != &other) {
+    Hdf5Writer discarded(std::move(*this));  // abandons (deletes) what this was writing
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+Hdf5Writer::~Hdf5Writer() {
+  if (!state_ || state_->committed) return;
+  if (state_->file >= 0) {
+    QuietErrors quiet;
+    H5Fclose(state_->file);
+    state_->file = H5I_INVALID_HID;
+  }
+  remove_quietly(state_->temporary);
+}
+
+Hdf5Group Hdf5Writer::root() const {
+  open_state(state_, "/");
+  return Hdf5Group(state_, "/");
+}
+
+void Hdf5Writer::commit() {
+  Hdf5State& st = open_state(state_, "/");
+  {
+    QuietErrors quiet;
+    const herr_t flushed = H5Fflush(st.file, H5F_SCOPE_LOCAL);
+    const std::string flush_error = flushed < 0 ? innermost_error() : "";
+    const herr_t closed = H5Fclose(st.file);
+    const std::string close_error = closed < 0 ? innermost_error() : "";
+    st.file = H5I_INVALID_HID;
+    if (flushed < 0 || closed < 0) {
+      remove_quietly(st.temporary);
+      throw Hdf5Error("ebla::Hdf5Writer: " + in_quotes(st.path) + ": cannot finish the file (" +
+                      (flushed < 0 ? flush_error : close_error) + "); nothing was written");
+    }
+  }
+  sync_file(st.temporary);
+  if (std::rename(st.temporary.c_str(), st.path.c_str()) != 0) {
+    const int err = errno;
+    remove_quietly(st.temporary);
+    throw Hdf5Error("ebla::Hdf5Writer: cannot rename " + in_quotes(st.temporary) + " to " + in_quotes(st.path) +
+                    ": " + std::strerror(err) + "; nothing was written");
+  }
+  st.committed = true;
+}
+
+bool Hdf5Writer::committed() const { return state_ && state_->committed; }
+
+const std::string& Hdf5Writer::path() const {
+  static const std::string none;
+  return state_ ? state_->path : none;
+}
+
+const std::string& Hdf5Writer::temporary_path() const {
+  static const std::string none;
+  return state_ ? state_->temporary : none;
+}
+
+}  // namespace ebla
