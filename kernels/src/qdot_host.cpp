@@ -11,6 +11,7 @@
 #include <ebla/kernels/qdot_host.hpp>
 #include <ebla/kernels/quantize_host.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstring>
@@ -46,12 +47,35 @@ template <class T>
   for (std::size_t i = 0; i < len; ++i) idx[i] = slot(x[i], y[i]);
 }
 
+// The interleaved histograms live between calls (one set per thread) and are kept zero,
+// so that a call touches only the bins its data fills: small vectors pay no set-up.
+inline std::uint32_t* interleaved_histograms() {
+  thread_local std::vector<std::uint32_t> h(static_cast<std::size_t>(copies) * qdot_hist_size, 0);
+  return h.data();
+}
+
+// Adds the interleaved counts of slots [lo, hi] and the two special slots into out, and
+// zeroes them again.
+inline void flush(std::uint32_t* h, std::int32_t lo, std::int32_t hi, std::int64_t* out) {
+  auto move = [&](std::int32_t j) {
+    for (int c = 0; c < copies; ++c) {
+      std::uint32_t& v = h[static_cast<std::size_t>(c) * qdot_hist_size + static_cast<std::size_t>(j)];
+      out[j] += v;
+      v = 0;
+    }
+  };
+  for (std::int32_t j = lo; j <= hi && j < qdot_bins; ++j) move(j);
+  move(qdot_slot_nonfinite);
+  move(qdot_slot_zero);
+}
+
 template <class T, class Slots>
 [[gnu::always_inline]] inline void histogram(const T* x, const T* y, std::size_t n, std::int64_t* out,
                                              Slots block_slots) {
-  std::vector<std::uint32_t> h(static_cast<std::size_t>(copies) * qdot_hist_size, 0);
+  std::uint32_t* h = interleaved_histograms();
   alignas(64) std::int32_t idx[block];
   std::size_t since_flush = 0;
+  std::int32_t lo = qdot_bins, hi = -1;  // range of bin slots filled since the last flush
   for (std::size_t b0 = 0; b0 < n; b0 += block) {
     const std::size_t len = n - b0 < block ? n - b0 : block;
     block_slots(x + b0, y + b0, len, idx);
@@ -70,14 +94,20 @@ template <class T, class Slots>
       for (int c = 0; c < copies; ++c) ++h[static_cast<std::size_t>(c) * qdot_hist_size + idx[i + c]];
     }
     for (; i < len; ++i) ++h[idx[i]];
+    std::int32_t block_lo = lo, block_hi = hi;
+    for (std::size_t k = 0; k < len; ++k) {  // min/max over the bin slots (vectorised)
+      const std::int32_t v = idx[k];
+      block_lo = std::min(block_lo, v);  // the special slots lie above every bin
+      block_hi = std::max(block_hi, v < qdot_bins ? v : -1);
+    }
+    lo = block_lo;
+    hi = block_hi;
     since_flush += len;
     if (since_flush >= (std::size_t{1} << 30) || b0 + len == n) {  // before 32-bit counts overflow
-      for (int c = 0; c < copies; ++c)
-        for (int j = 0; j < qdot_hist_size; ++j) {
-          out[j] += h[static_cast<std::size_t>(c) * qdot_hist_size + j];
-          h[static_cast<std::size_t>(c) * qdot_hist_size + j] = 0;
-        }
+      flush(h, lo, hi, out);
       since_flush = 0;
+      lo = qdot_bins;
+      hi = -1;
     }
   }
 }
