@@ -238,6 +238,7 @@ struct Avx512Consts {
   __m512i level_lo, level_hi;  // level of bins 0..63 and 64..127 as bytes (byte lookup)
   __m512d c, two64, sigma;  // sigma_l = 2^(53 - t_l) + 1 (Veltkamp's splitting constant)
   __m512i f_small, f_large;   // exponent fields outside which factors are left unrounded
+  __m512i f_span;             // f_large - f_small
   const std::int64_t* level;
 };
 
@@ -278,9 +279,10 @@ bin_level(__m512i j, __mmask8 inside, const Avx512Consts& K) {
   }
 }
 
+// Any component: zeros, NaN/Inf, subnormal or extreme factors, bins outside the plan.
 template <bool bytes>
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bmi2,fma"))) inline void
-step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
+step8_general(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   const __m512i xb = _mm512_castpd_si512(X), yb = _mm512_castpd_si512(Y);
   const __m512i ax = _mm512_and_si512(xb, K.abs_mask), ay = _mm512_and_si512(yb, K.abs_mask);
   const __m512i fx = _mm512_srli_epi64(ax, 52), fy = _mm512_srli_epi64(ay, 52);
@@ -317,6 +319,45 @@ step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
     L.outside += static_cast<std::uint64_t>(__builtin_popcount(static_cast<unsigned>(outside)));
     L.nonfinite += static_cast<std::uint64_t>(__builtin_popcount(static_cast<unsigned>(nonfinite)));
   }
+}
+
+// The common case, checked first: every factor finite, nonzero and with an exponent
+// field in [60, 1992] (so neither the subnormal fix nor the exact-factor rule applies),
+// every bin inside the plan. Same arithmetic as step8_general, less bookkeeping.
+template <bool bytes>
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bmi2,fma"))) inline void
+step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
+  const __m512i fx = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(X), K.abs_mask), 52);
+  const __m512i fy = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(Y), K.abs_mask), 52);
+  // field - 60 above 1932 (unsigned) catches zeros, subnormals, NaN/Inf and extremes at once
+  const __mmask8 unusual = _mm512_cmpgt_epu64_mask(_mm512_sub_epi64(fx, K.f_small), K.f_span) |
+                           _mm512_cmpgt_epu64_mask(_mm512_sub_epi64(fy, K.f_small), K.f_span);
+  const __m512i j = _mm512_sub_epi64(_mm512_add_epi64(fx, fy), K.lanes_e_min);
+  const __mmask8 inside = _mm512_cmplt_epu64_mask(j, K.bins);
+  if (__builtin_expect(unusual != 0 || inside != 0xff, 0)) {
+    step8_general<bytes>(L, X, Y, K);
+    return;
+  }
+  const __m512i l = bin_level<bytes>(j, 0xff, K);
+  const __m512d sigma = _mm512_permutexvar_pd(l, K.sigma);
+  const __m512d c = _mm512_permutexvar_pd(l, K.c);
+  const __mmask8 perforated = _mm512_cmpeq_epi64_mask(l, K.perforate);
+  // Veltkamp's splitting (see round_veltkamp), unguarded: the fields are in range
+  const __m512d gx = _mm512_mul_pd(sigma, X), gy = _mm512_mul_pd(sigma, Y);
+  const __m512d xr = _mm512_mask_mov_pd(_mm512_sub_pd(gx, _mm512_sub_pd(gx, X)), perforated, X);
+  const __m512d yr = _mm512_mask_mov_pd(_mm512_sub_pd(gy, _mm512_sub_pd(gy, Y)), perforated, Y);
+  const __m512d prod = _mm512_mul_pd(xr, yr);
+  const __m512d used = _mm512_mask_mov_pd(prod, perforated, _mm512_setzero_pd());
+  const __m512d absprod = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(prod), K.abs_mask));
+  const __m512d absq = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(used), K.abs_mask));
+  L.q = _mm512_add_pd(L.q, absq);
+  L.b = _mm512_fmadd_pd(c, absprod, L.b);
+  const __m512d s = _mm512_add_pd(L.s, used);  // TwoSum(s, used)
+  const __m512d z = _mm512_sub_pd(s, L.s);
+  const __m512d err = _mm512_add_pd(_mm512_sub_pd(L.s, _mm512_sub_pd(s, z)), _mm512_sub_pd(used, z));
+  L.s = s;
+  L.c = _mm512_add_pd(L.c, err);
+  L.packed = _mm512_add_epi64(L.packed, _mm512_sllv_epi64(K.one, _mm512_slli_epi64(l, 3)));
 }
 
 // Slots of a block with AVX-512: the exponent fields give the bin directly; the rare
@@ -382,6 +423,7 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   K.sigma = _mm512_load_pd(sigma);
   K.f_small = _mm512_set1_epi64(60);     // 2^(60 - 1023) = 2^-963
   K.f_large = _mm512_set1_epi64(1992);   // 2^(1993 - 1023) = 2^970
+  K.f_span = _mm512_set1_epi64(1992 - 60);
   K.two64 = _mm512_set1_pd(18446744073709551616.0);
   K.level = t.level;
   alignas(64) std::uint8_t level_bytes[128] = {};
