@@ -342,10 +342,11 @@ step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   const __m512d sigma = _mm512_permutexvar_pd(l, K.sigma);
   const __m512d c = _mm512_permutexvar_pd(l, K.c);
   const __mmask8 perforated = _mm512_cmpeq_epi64_mask(l, K.perforate);
-  // Veltkamp's splitting (see round_veltkamp), unguarded: the fields are in range
+  // Veltkamp's splitting (see round_veltkamp), unguarded: the fields are in range. The
+  // perforate level has sigma = 2, which leaves its factors exact (2x - x = x).
   const __m512d gx = _mm512_mul_pd(sigma, X), gy = _mm512_mul_pd(sigma, Y);
-  const __m512d xr = _mm512_mask_mov_pd(_mm512_sub_pd(gx, _mm512_sub_pd(gx, X)), perforated, X);
-  const __m512d yr = _mm512_mask_mov_pd(_mm512_sub_pd(gy, _mm512_sub_pd(gy, Y)), perforated, Y);
+  const __m512d xr = _mm512_sub_pd(gx, _mm512_sub_pd(gx, X));
+  const __m512d yr = _mm512_sub_pd(gy, _mm512_sub_pd(gy, Y));
   const __m512d prod = _mm512_mul_pd(xr, yr);
   const __m512d used = _mm512_mask_mov_pd(prod, perforated, _mm512_setzero_pd());
   const __m512d absprod = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(prod), K.abs_mask));
@@ -439,6 +440,10 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
     A.packed = B.packed = _mm512_setzero_si512();
     const std::size_t end = main - b0 < 16 * 255 ? main : b0 + 16 * 255;
     for (std::size_t i = b0; i < end; i += 16) {
+      for (int line = 0; line < static_cast<int>(16 * sizeof(T)); line += 64) {  // 2 KiB ahead
+        _mm_prefetch(reinterpret_cast<const char*>(x + i) + 2048 + line, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(y + i) + 2048 + line, _MM_HINT_T0);
+      }
       step8<bytes>(A, load8(x + i), load8(y + i), K);
       step8<bytes>(B, load8(x + i + 8), load8(y + i + 8), K);
     }
