@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds ebla in Release (tuned for this CPU) and runs the
-# main job: for now a tour of the number formats, rounding and the error constants.
+# main job: for now a tour of the number formats, rounding, the error constants and qdot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -25,3 +25,9 @@ done
 echo
 echo "== Error constants for n roundings in bfloat16 (failure probability 1e-6)"
 "$ebla" bounds --format bfloat16 --n 10 100 1000 10000 100000 1000000
+echo
+echo "== qdot on 1e6 components of seed 002's distribution B (t = 9), tolerance 1e-8"
+"$ebla" qdot --dist B --t 9 --n 1e6 --tol 1e-8
+echo
+echo "== The budget and paper selection policies at the same tolerances (B, t = 9, n = 1e5)"
+"$ebla" qdot --experiment compare-policies --t 9
