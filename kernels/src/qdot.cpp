@@ -328,7 +328,8 @@ QdotResult compute_pointers(const T* x, const T* y, std::size_t n, const QdotPla
 template <class T>
 QdotResult qdot_pointers(const T* x, const T* y, std::size_t n, const QdotOptions& options) {
   const QdotPlan plan = select_pointers(x, y, n, options);
-  QdotResult r = compute_pointers(x, y, n, plan);
+  // the same data as the selection: the plan's counts per level are this call's
+  QdotResult r = detail::qdot_compute_host(x, y, n, plan, detail::best_host_isa(), false);
   r.stats.select_seconds = plan.select_seconds;
   return r;
 }

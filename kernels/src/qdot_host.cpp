@@ -124,6 +124,7 @@ struct Tables {
   const std::int64_t* level;  // ladder index per bin
   std::int64_t bins;
   QdotKernelLevels L;
+  bool count_levels = true;   // false: the caller takes the counts from the plan
 };
 
 // The per-level constants as plain arrays (what the vectoriser can gather from).
@@ -324,7 +325,7 @@ step8_general(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
 // The common case, checked first: every factor finite, nonzero and with an exponent
 // field in [60, 1992] (so neither the subnormal fix nor the exact-factor rule applies),
 // every bin inside the plan. Same arithmetic as step8_general, less bookkeeping.
-template <bool bytes>
+template <bool bytes, bool count>
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bmi2,fma"))) inline void
 step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   const __m512i fx = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(X), K.abs_mask), 52);
@@ -358,7 +359,7 @@ step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   const __m512d err = _mm512_add_pd(_mm512_sub_pd(L.s, _mm512_sub_pd(s, z)), _mm512_sub_pd(used, z));
   L.s = s;
   L.c = _mm512_add_pd(L.c, err);
-  L.packed = _mm512_add_epi64(L.packed, _mm512_sllv_epi64(K.one, _mm512_slli_epi64(l, 3)));
+  if constexpr (count) L.packed = _mm512_add_epi64(L.packed, _mm512_sllv_epi64(K.one, _mm512_slli_epi64(l, 3)));
 }
 
 // Slots of a block with AVX-512: the exponent fields give the bin directly; the rare
@@ -401,7 +402,7 @@ EBLA_AVX512 inline void store_lanes(const Avx512Lanes& L, Lanes& a, int offset) 
   a.nonfinite[offset] += static_cast<std::int64_t>(L.nonfinite);
 }
 
-template <class T, bool bytes>
+template <class T, bool bytes, bool count>
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bmi2,fma"))) QdotAccum
 compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   Avx512Consts K;
@@ -444,8 +445,8 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
         _mm_prefetch(reinterpret_cast<const char*>(x + i) + 2048 + line, _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(y + i) + 2048 + line, _MM_HINT_T0);
       }
-      step8<bytes>(A, load8(x + i), load8(y + i), K);
-      step8<bytes>(B, load8(x + i + 8), load8(y + i + 8), K);
+      step8<bytes, count>(A, load8(x + i), load8(y + i), K);
+      step8<bytes, count>(B, load8(x + i + 8), load8(y + i + 8), K);
     }
     // merge this chunk's lanes into the running ones exactly (TwoSum per lane)
     Lanes chunk;
@@ -487,8 +488,9 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
 template <class T>
 EBLA_AVX512 QdotAccum compute_avx512_intrinsics(const T* x, const T* y, std::size_t n, const Tables& t) {
   static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
-  if (vbmi && t.bins <= 128) return compute_avx512_loop<T, true>(x, y, n, t);
-  return compute_avx512_loop<T, false>(x, y, n, t);
+  if (vbmi && t.bins <= 128)
+    return t.count_levels ? compute_avx512_loop<T, true, true>(x, y, n, t) : compute_avx512_loop<T, true, false>(x, y, n, t);
+  return t.count_levels ? compute_avx512_loop<T, false, true>(x, y, n, t) : compute_avx512_loop<T, false, false>(x, y, n, t);
 }
 #undef EBLA_AVX512
 #endif
@@ -556,12 +558,23 @@ QdotPlan select_host(const T* x, const T* y, std::size_t n, const QdotOptions& o
 }
 
 template <class T>
-QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& plan, HostIsa isa) {
+QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& plan, HostIsa isa,
+                        bool count_levels) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::int64_t> level(plan.level.begin(), plan.level.end());
   if (level.empty()) level.push_back(0);  // no bins: every lookup is masked, but stays in bounds
-  const Tables t{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan)};
-  QdotResult r = finish_result(plan, Kernels<T>::run(isa, x, y, n, t), n);
+  const Tables t{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan), count_levels};
+  QdotAccum acc = Kernels<T>::run(isa, x, y, n, t);
+  if (!count_levels) {  // the data the plan was selected on: its counts are the plan's
+    const auto per = plan.count_per_level();
+    std::int64_t counted = 0;
+    for (std::size_t l = 0; l < per.size(); ++l) {
+      acc.count[l] = static_cast<std::int64_t>(per[l]);
+      counted += acc.count[l];
+    }
+    acc.zeros = static_cast<std::int64_t>(n) - counted - acc.nonfinite;  // the rest
+  }
+  QdotResult r = finish_result(plan, acc, n);
   if (r.stats.nonfinite) {  // the plain dot product, NaN/Inf as it gives them
     double sum = 0;
     for (std::size_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(y[i]);
@@ -579,11 +592,13 @@ QdotPlan qdot_select_host(const double* x, const double* y, std::size_t n, const
 QdotPlan qdot_select_host(const float* x, const float* y, std::size_t n, const QdotOptions& o, HostIsa isa) {
   return select_host(x, y, n, o, isa);
 }
-QdotResult qdot_compute_host(const double* x, const double* y, std::size_t n, const QdotPlan& p, HostIsa isa) {
-  return compute_host(x, y, n, p, isa);
+QdotResult qdot_compute_host(const double* x, const double* y, std::size_t n, const QdotPlan& p, HostIsa isa,
+                             bool count_levels) {
+  return compute_host(x, y, n, p, isa, count_levels);
 }
-QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, const QdotPlan& p, HostIsa isa) {
-  return compute_host(x, y, n, p, isa);
+QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, const QdotPlan& p, HostIsa isa,
+                             bool count_levels) {
+  return compute_host(x, y, n, p, isa, count_levels);
 }
 
 }  // namespace ebla::detail

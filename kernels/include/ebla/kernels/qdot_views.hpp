@@ -308,6 +308,10 @@ QdotResult qdot_compute(const XView& x, const YView& y, const QdotPlan& plan) {
 /// qdot over views: selection then computation.
 template <class XView, class YView>
 QdotResult qdot(const XView& x, const YView& y, const QdotOptions& options) {
+  detail::check_views(x, y, "ebla::qdot");
+  if constexpr (detail::host_view<XView>() && detail::host_view<YView>()) {
+    if (x.span_is_contiguous() && y.span_is_contiguous()) return qdot(x.data(), y.data(), x.extent(0), options);
+  }
   const QdotPlan plan = qdot_select(x, y, options);
   QdotResult result = qdot_compute(x, y, plan);
   result.stats.select_seconds = plan.select_seconds;
