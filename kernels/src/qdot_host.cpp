@@ -25,7 +25,7 @@ namespace ebla::detail {
 
 namespace {
 
-constexpr std::size_t block = 2048;  // components per exponent buffer
+constexpr std::size_t block = 1024;  // components per exponent buffer
 constexpr int copies = 8;            // interleaved histograms
 constexpr int lanes = 16;            // compensated sums in the computation
 
