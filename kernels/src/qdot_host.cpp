@@ -435,16 +435,18 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   Lanes a;
   std::memset(&a, 0, sizeof a);
   const std::size_t main = n - n % 16;
+  const bool large = 2 * n * sizeof(T) > (std::size_t{32} << 20);
   for (std::size_t b0 = 0; b0 < main; b0 += 16 * 255) {  // the 8-bit level counters hold 255
     Avx512Lanes A{}, B{};
     A.s = A.c = A.q = A.b = B.s = B.c = B.q = B.b = _mm512_setzero_pd();
     A.packed = B.packed = _mm512_setzero_si512();
     const std::size_t end = main - b0 < 16 * 255 ? main : b0 + 16 * 255;
     for (std::size_t i = b0; i < end; i += 16) {
-      for (int line = 0; line < static_cast<int>(16 * sizeof(T)); line += 64) {  // 2 KiB ahead
-        _mm_prefetch(reinterpret_cast<const char*>(x + i) + 2048 + line, _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(y + i) + 2048 + line, _MM_HINT_T0);
-      }
+      if (large)  // arrays beyond the caches: fetch 2 KiB ahead
+        for (int line = 0; line < static_cast<int>(16 * sizeof(T)); line += 64) {
+          _mm_prefetch(reinterpret_cast<const char*>(x + i) + 2048 + line, _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(y + i) + 2048 + line, _MM_HINT_T0);
+        }
       step8<bytes, count>(A, load8(x + i), load8(y + i), K);
       step8<bytes, count>(B, load8(x + i + 8), load8(y + i + 8), K);
     }
