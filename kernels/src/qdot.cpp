@@ -2,6 +2,7 @@
 #include <ebla/kernels/qdot.hpp>
 #include <ebla/kernels/qdot_host.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -200,11 +201,11 @@ QdotPlan plan_from_histogram(const std::int64_t* h, std::size_t n, int input_t, 
   plan.ladder = resolve_ladder(options, input_t, "ebla::qdot_select");
   plan.nonfinite = h[qdot_slot_nonfinite] > 0;
   int lo = qdot_bins, hi = -1;
-  for (int j = 0; j < qdot_bins; ++j)
-    if (h[j] > 0) {
-      lo = lo < j ? lo : j;
-      hi = j;
-    }
+  for (int j = 0; j < qdot_bins; ++j) {  // branch-free min/max of the nonempty bins
+    const bool nonempty = h[j] > 0;
+    lo = std::min(lo, nonempty ? j : qdot_bins);
+    hi = std::max(hi, nonempty ? j : -1);
+  }
   if (hi < 0) return plan;  // no nonzero product: empty plan
   plan.e_min = lo - qdot_offset;
   plan.e_max = hi - qdot_offset;
@@ -315,6 +316,7 @@ void check_pointers(const T* x, const T* y, std::size_t n, const char* function)
 template <class T>
 QdotPlan select_pointers(const T* x, const T* y, std::size_t n, const QdotOptions& options) {
   check_pointers(x, y, n, "ebla::qdot_select");
+  detail::resolve_ladder(options, std::is_same<T, double>::value ? 53 : 24, "ebla::qdot_select");  // before any work
   return detail::qdot_select_host(x, y, n, options);
 }
 

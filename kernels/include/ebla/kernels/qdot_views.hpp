@@ -242,6 +242,7 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
 template <class XView, class YView>
 QdotPlan qdot_select_kokkos(const XView& x, const YView& y, const QdotOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
+  resolve_ladder(options, input_precision<XView>(), "ebla::qdot_select");  // before any work
   using exec = typename XView::execution_space;
   Kokkos::View<std::int64_t*, Kokkos::HostSpace> histogram("ebla::qdot histogram", qdot_hist_size);
   Kokkos::parallel_reduce("ebla::qdot_select", Kokkos::RangePolicy<exec>(0, x.extent(0)),
