@@ -5,14 +5,7 @@
 # Exit code 0: FILE must exist and be HDF5 (its 8-byte signature). Any other code: FILE
 # must not exist (an existing one is removed first). Either way no FILE.tmp-* may remain.
 file(REMOVE "${FILE}")
-execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-set(all "${out}${err}")
-if(NOT rc STREQUAL RC)
-  message(FATAL_ERROR "exit code ${rc}, expected ${RC}\n${all}")
-endif()
-if(DEFINED MATCH AND NOT all MATCHES "${MATCH}")
-  message(FATAL_ERROR "output does not match '${MATCH}':\n${all}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/run_cli.cmake)  # runs CMD, checks RC and MATCH, sets `all`
 file(GLOB leftovers "${FILE}.tmp-*")
 if(leftovers)
   message(FATAL_ERROR "temporary files left behind: ${leftovers}")
