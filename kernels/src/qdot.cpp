@@ -136,6 +136,13 @@ long double a_priori_constant(const QdotLevel& l) {
 
 // Certified budget: sum over approximated bins of c'_l M_e 2^(e+2) <= tol * L, with
 // L = sum_e M_e 2^e <= |x|^T|y|; all in units of 2^e_max to stay in range.
+//
+// The budget is spent on the steps down the ladder (bin e from level l-1 to l) that save
+// the most bits per unit of error: a step saves (t_{l-1} - t_l) M_e bits (t = 0 for
+// perforate) and costs (c'_l - c'_{l-1}) M_e 2^(e+2). Within a bin the ratio falls from one
+// step to the next (each costs about 2^(t_{l-1} - t_l) times the one before), so taking the
+// steps in order of falling ratio takes every bin's steps in ladder order; a step that no
+// longer fits is skipped, and so are the later steps of its bin.
 void select_budget(QdotPlan& plan) {
   long double L = 0;
   for (std::size_t j = 0; j < plan.count.size(); ++j)
@@ -143,18 +150,31 @@ void select_budget(QdotPlan& plan) {
   long double remaining = plan.tolerance * L * (1 - 0x1p-50L);  // rounded down
   const long double total = remaining;
   const int levels = static_cast<int>(plan.ladder.size());
-  for (std::size_t j = 0; j < plan.count.size(); ++j) {  // smallest exponents first
+  struct Step {
+    std::size_t bin;
+    int level;
+    long double cost, ratio;
+  };
+  std::vector<Step> steps;
+  for (std::size_t j = 0; j < plan.count.size(); ++j) {
     if (plan.count[j] == 0) continue;
     const long double size =
         plan.count[j] * std::ldexp(1.0L, static_cast<int>(j) + plan.e_min - plan.e_max + 2);
-    for (int l = levels - 1; l >= 1; --l) {  // cheapest level first
-      const long double cost = a_priori_constant(plan.ladder[l]) * size * (1 + 0x1p-50L);
-      if (cost <= remaining) {
-        plan.level[j] = static_cast<std::uint8_t>(l);
-        remaining -= cost;
-        break;
-      }
+    for (int l = 1; l < levels; ++l) {
+      const long double cost =
+          (a_priori_constant(plan.ladder[l]) - (l > 1 ? a_priori_constant(plan.ladder[l - 1]) : 0)) * size *
+          (1 + 0x1p-50L);
+      const long double bits = static_cast<long double>(plan.ladder[l - 1].bits() - plan.ladder[l].bits()) *
+                               static_cast<long double>(plan.count[j]);
+      steps.push_back({j, l, cost, bits / cost});
     }
+  }
+  // falling ratio; ties (equal ratios) in ladder order, then by bin
+  std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ratio > b.ratio; });
+  for (const Step& st : steps) {
+    if (plan.level[st.bin] != st.level - 1 || st.cost > remaining) continue;
+    plan.level[st.bin] = static_cast<std::uint8_t>(st.level);
+    remaining -= st.cost;
   }
   plan.budget_used = total > 0 ? static_cast<double>((total - remaining) / L) : 0.0;
 }

@@ -42,8 +42,8 @@
 //    product has) is at most tolerance * |x|^T |y|:
 //      sum over quantized or perforated bins of c'_l M_e 2^(e + 2) <= tolerance * L,
 //    with M_e the bin's size, c'_l = (1+u)^2 (1+u_d) - 1 (1 for perforate) and
-//    L = sum_e M_e 2^e <= |x|^T |y|. The budget is spent bin by bin from the smallest
-//    exponent up, each bin taking the cheapest ladder level that still fits.
+//    L = sum_e M_e 2^e <= |x|^T |y|. The budget goes to the steps down the ladder (a bin
+//    from one level to the next) that save the most bits per unit of a-priori error.
 //    Hence |value - x^T y| <= tolerance |x|^T|y| + (rounding of a double dot product).
 //    Where no cancellation occurs (x_i y_i of one sign) this is the seed's relative bound.
 //  - QdotPolicy::paper: seed 002's selection exactly: bin scores (3.10) with eps/N_bins
