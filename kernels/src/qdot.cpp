@@ -150,31 +150,35 @@ void select_budget(QdotPlan& plan) {
   long double remaining = plan.tolerance * L * (1 - 0x1p-50L);  // rounded down
   const long double total = remaining;
   const int levels = static_cast<int>(plan.ladder.size());
-  struct Step {
-    std::size_t bin;
-    int level;
-    long double cost, ratio;
-  };
-  std::vector<Step> steps;
-  for (std::size_t j = 0; j < plan.count.size(); ++j) {
-    if (plan.count[j] == 0) continue;
-    const long double size =
-        plan.count[j] * std::ldexp(1.0L, static_cast<int>(j) + plan.e_min - plan.e_max + 2);
-    for (int l = 1; l < levels; ++l) {
-      const long double cost =
-          (a_priori_constant(plan.ladder[l]) - (l > 1 ? a_priori_constant(plan.ladder[l - 1]) : 0)) * size *
-          (1 + 0x1p-50L);
-      const long double bits = static_cast<long double>(plan.ladder[l - 1].bits() - plan.ladder[l].bits()) *
-                               static_cast<long double>(plan.count[j]);
-      steps.push_back({j, l, cost, bits / cost});
-    }
+  // The ratio of step l at bin e is bits_l / (dc'_l 2^(e+2)): the bin's size cancels, so
+  // for each l the steps fall in ratio as e grows, and the order of all steps is a merge
+  // of one list per l by the key log2(bits_l / dc'_l) - e (no sort needed).
+  std::vector<long double> key0(static_cast<std::size_t>(levels), 0), dc(static_cast<std::size_t>(levels), 0);
+  for (int l = 1; l < levels; ++l) {
+    dc[l] = (a_priori_constant(plan.ladder[l]) - (l > 1 ? a_priori_constant(plan.ladder[l - 1]) : 0)) * (1 + 0x1p-50L);
+    key0[l] = std::log2(static_cast<long double>(plan.ladder[l - 1].bits() - plan.ladder[l].bits()) / dc[l]);
   }
-  // falling ratio; ties (equal ratios) in ladder order, then by bin
-  std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ratio > b.ratio; });
-  for (const Step& st : steps) {
-    if (plan.level[st.bin] != st.level - 1 || st.cost > remaining) continue;
-    plan.level[st.bin] = static_cast<std::uint8_t>(st.level);
-    remaining -= st.cost;
+  const std::size_t bins = plan.count.size();
+  std::vector<std::size_t> next(static_cast<std::size_t>(levels), 0);  // next bin of each list
+  for (;;) {
+    int best = 0;
+    long double best_key = 0;
+    for (int l = 1; l < levels; ++l) {
+      while (next[l] < bins && plan.count[next[l]] == 0) ++next[l];
+      if (next[l] >= bins) continue;
+      const long double k = key0[l] - static_cast<long double>(next[l]);  // e - e_min drops out
+      if (best == 0 || k > best_key) {  // ties: the earlier step of the ladder first
+        best = l;
+        best_key = k;
+      }
+    }
+    if (best == 0) break;
+    const std::size_t j = next[best]++;
+    const long double cost =
+        dc[best] * plan.count[j] * std::ldexp(1.0L, static_cast<int>(j) + plan.e_min - plan.e_max + 2);
+    if (plan.level[j] != best - 1 || cost > remaining) continue;  // out of ladder order, or too dear
+    plan.level[j] = static_cast<std::uint8_t>(best);
+    remaining -= cost;
   }
   plan.budget_used = total > 0 ? static_cast<double>((total - remaining) / L) : 0.0;
 }
