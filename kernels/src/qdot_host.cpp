@@ -235,7 +235,7 @@ struct Avx512Lanes {
 };
 
 struct Avx512Consts {
-  __m512i abs_mask, sign_mask, one, e_bias, bins, shift, perforate, f7ff, lanes_e_min;
+  __m512i abs_mask, one, bins, perforate, f7ff, lanes_e_min;
   __m512i level_lo, level_hi;  // level of bins 0..63 and 64..127 as bytes (byte lookup)
   __m512d c, two64, sigma;  // sigma_l = 2^(53 - t_l) + 1 (Veltkamp's splitting constant)
   __m512i f_small, f_large;   // exponent fields outside which factors are left unrounded
@@ -258,11 +258,10 @@ EBLA_AVX512 inline __m512d round_veltkamp(__m512d x, __m512i field, __m512d sigm
 }
 
 // floor(log2 |v|) for the components; subnormals (rare) by an exact scaling by 2^64.
-EBLA_AVX512 inline __m512i exponents(__m512d v, __m512i a, __m512i field, const Avx512Consts& K) {
+EBLA_AVX512 inline __m512i exponents(__m512i a, __m512i field, const Avx512Consts& K) {
   const __mmask8 sub = _mm512_cmpeq_epi64_mask(field, _mm512_setzero_si512());
   if (sub == 0) return field;
   const __m512i scaled = _mm512_srli_epi64(_mm512_castpd_si512(_mm512_mul_pd(_mm512_castsi512_pd(a), K.two64)), 52);
-  (void)v;
   return _mm512_mask_sub_epi64(field, sub, scaled, _mm512_set1_epi64(64));
 }
 
@@ -291,7 +290,7 @@ step8_general(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   const __mmask8 zero = _mm512_testn_epi64_mask(ax, ax) | _mm512_testn_epi64_mask(ay, ay);
   const __mmask8 valid = static_cast<__mmask8>(~(nonfinite | zero));
   // bin index j = fexp(x) + fexp(y) - e_min (biased fields: minus 2046 + e_min)
-  const __m512i j = _mm512_sub_epi64(_mm512_add_epi64(exponents(X, ax, fx, K), exponents(Y, ay, fy, K)), K.lanes_e_min);
+  const __m512i j = _mm512_sub_epi64(_mm512_add_epi64(exponents(ax, fx, K), exponents(ay, fy, K)), K.lanes_e_min);
   const __mmask8 inside = _mm512_cmplt_epu64_mask(j, K.bins) & valid;
   const __m512i l = bin_level<bytes>(j, inside, K);
   const __m512d sigma = _mm512_permutexvar_pd(l, K.sigma);
@@ -407,20 +406,16 @@ __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bm
 compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   Avx512Consts K;
   K.abs_mask = _mm512_set1_epi64(static_cast<long long>(binary64::abs_mask));
-  K.sign_mask = _mm512_set1_epi64(static_cast<long long>(binary64::sign_mask));
   K.one = _mm512_set1_epi64(1);
   K.f7ff = _mm512_set1_epi64(0x7ff);
   K.bins = _mm512_set1_epi64(t.bins);
   K.lanes_e_min = _mm512_set1_epi64(2046 + t.L.e_min);
   K.perforate = _mm512_set1_epi64(t.L.perforate);
-  alignas(64) std::int64_t shift[8];
   alignas(64) double c[8], sigma[8];
   for (int l = 0; l < 8; ++l) {
-    shift[l] = t.L.shift[l];
     c[l] = t.L.c[l];
-    sigma[l] = static_cast<double>(std::int64_t{1} << shift[l]) + 1.0;
+    sigma[l] = static_cast<double>(std::int64_t{1} << t.L.shift[l]) + 1.0;  // 2^(53 - t) + 1
   }
-  K.shift = _mm512_load_si512(shift);
   K.c = _mm512_load_pd(c);
   K.sigma = _mm512_load_pd(sigma);
   K.f_small = _mm512_set1_epi64(60);     // 2^(60 - 1023) = 2^-963
