@@ -2,9 +2,11 @@
 // (qdot_views.hpp), rearranged so that the compiler vectorises it, compiled for
 // AVX-512, AVX2 and the baseline and chosen at run time.
 //
-// Selection: exponents of a block of components are computed into a small buffer
-// (vectorised), then counted into four interleaved histograms (so that consecutive
-// components in the same bin do not wait on each other's store).
+// Selection: the bin slots of a block of 1024 components are computed into a small
+// buffer (vectorised), then counted: with AVX-512, by bit-sliced adders when the block's
+// bins span fewer than 64 (the common case); otherwise one by one into eight interleaved
+// histograms (so that consecutive components in the same bin do not wait on each other's
+// store).
 // Computation: W = 16 lanes, each with its own compensated sum; lane w takes the
 // components i = w (mod 16) of each block. The lanes merge by TwoSum at the end, so the
 // bound of qdot.hpp holds unchanged.
@@ -28,6 +30,8 @@ namespace {
 constexpr std::size_t block = 1024;  // components per exponent buffer
 constexpr int copies = 8;            // interleaved histograms
 constexpr int lanes = 16;            // compensated sums in the computation
+constexpr int prefetch_distance = 8192;                // bytes ahead, for arrays from memory
+constexpr std::size_t prefetch_above = std::size_t{4} << 20;  // bytes of x and y together
 
 // Histogram slot of one component (the rule of QdotHistogram::operator()).
 template <class T>
@@ -69,9 +73,35 @@ inline void flush(std::uint32_t* h, std::int32_t lo, std::int32_t hi, std::int64
   move(qdot_slot_zero);
 }
 
-template <class T, class Slots>
+// Counts the slots idx[0, len) one by one into the interleaved histograms.
+[[gnu::always_inline]] inline void count_scalar(const std::int32_t* idx, std::size_t len, std::uint32_t* h,
+                                                const char* next_x, const char* next_y, std::size_t next_bytes) {
+  std::size_t i = 0;
+  for (; i + copies <= len; i += copies) {
+    // bring the next block of x and y towards the cache meanwhile (the counting issues
+    // no loads of its own, and the memory would otherwise idle)
+    const std::size_t line = i / copies * 64;
+    if (line < next_bytes) {
+      __builtin_prefetch(next_x + line);
+      __builtin_prefetch(next_y + line);
+    }
+    for (int c = 0; c < copies; ++c) ++h[static_cast<std::size_t>(c) * qdot_hist_size + idx[i + c]];
+  }
+  for (; i < len; ++i) ++h[idx[i]];
+}
+
+// A block counter that never applies (the generic paths count every block one by one).
+struct NoBlockCounter {
+  bool operator()(const std::int32_t*, std::size_t, std::int32_t, std::int32_t, std::int64_t*, std::uint32_t*) const {
+    return false;
+  }
+};
+
+// Histogram of the slots of x and y: block by block, the slots are computed (vectorised),
+// then counted, by `count_block` if it takes the block (returns true), else one by one.
+template <class T, class Slots, class BlockCounter>
 [[gnu::always_inline]] inline void histogram(const T* x, const T* y, std::size_t n, std::int64_t* out,
-                                             Slots block_slots) {
+                                             Slots block_slots, BlockCounter count_block) {
   std::uint32_t* h = interleaved_histograms();
   alignas(64) std::int32_t idx[block];
   std::size_t since_flush = 0;
@@ -79,29 +109,20 @@ template <class T, class Slots>
   for (std::size_t b0 = 0; b0 < n; b0 += block) {
     const std::size_t len = n - b0 < block ? n - b0 : block;
     block_slots(x + b0, y + b0, len, idx);
-    // count, while the next block of x and y is brought towards the cache (the counting
-    // issues no loads of its own, and the memory would otherwise idle meanwhile)
-    const char* next_x = reinterpret_cast<const char*>(x + b0 + len);
-    const char* next_y = reinterpret_cast<const char*>(y + b0 + len);
-    const std::size_t next_bytes = (n - b0 - len < block ? n - b0 - len : block) * sizeof(T);
-    std::size_t i = 0;
-    for (; i + copies <= len; i += copies) {
-      const std::size_t line = i / copies * 64;
-      if (line < next_bytes) {
-        __builtin_prefetch(next_x + line);
-        __builtin_prefetch(next_y + line);
-      }
-      for (int c = 0; c < copies; ++c) ++h[static_cast<std::size_t>(c) * qdot_hist_size + idx[i + c]];
-    }
-    for (; i < len; ++i) ++h[idx[i]];
-    std::int32_t block_lo = lo, block_hi = hi;
+    std::int32_t block_lo = qdot_bins, block_hi = -1;
     for (std::size_t k = 0; k < len; ++k) {  // min/max over the bin slots (vectorised)
       const std::int32_t v = idx[k];
       block_lo = std::min(block_lo, v);  // the special slots lie above every bin
       block_hi = std::max(block_hi, v < qdot_bins ? v : -1);
     }
-    lo = block_lo;
-    hi = block_hi;
+    if (!count_block(idx, len, block_lo, block_hi, out, h)) {
+      const char* next_x = reinterpret_cast<const char*>(x + b0 + len);
+      const char* next_y = reinterpret_cast<const char*>(y + b0 + len);
+      const std::size_t next_bytes = (n - b0 - len < block ? n - b0 - len : block) * sizeof(T);
+      count_scalar(idx, len, h, next_x, next_y, next_bytes);
+    }
+    lo = std::min(lo, block_lo);
+    hi = std::max(hi, block_hi);
     since_flush += len;
     if (since_flush >= (std::size_t{1} << 30) || b0 + len == n) {  // before 32-bit counts overflow
       flush(h, lo, hi, out);
@@ -363,7 +384,7 @@ step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
 
 // Slots of a block with AVX-512: the exponent fields give the bin directly; the rare
 // subnormal factors fall back to the scalar rule.
-template <class T>
+template <class T, bool prefetch>
 EBLA_AVX512 inline void slots_avx512(const T* x, const T* y, std::size_t len, std::int32_t* idx) {
   const __m512i abs_mask = _mm512_set1_epi64(static_cast<long long>(binary64::abs_mask));
   const __m512i f7ff = _mm512_set1_epi64(0x7ff);
@@ -372,6 +393,10 @@ EBLA_AVX512 inline void slots_avx512(const T* x, const T* y, std::size_t len, st
   const __m512i slot_nonfinite = _mm512_set1_epi64(qdot_slot_nonfinite);
   std::size_t i = 0;
   for (; i + 8 <= len; i += 8) {
+    if (prefetch) {  // arrays from memory: ask for them ahead of the hardware prefetcher
+      _mm_prefetch(reinterpret_cast<const char*>(x + i) + prefetch_distance, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(y + i) + prefetch_distance, _MM_HINT_T0);
+    }
     const __m512i ax = _mm512_and_si512(_mm512_castpd_si512(load8(x + i)), abs_mask);
     const __m512i ay = _mm512_and_si512(_mm512_castpd_si512(load8(y + i)), abs_mask);
     const __m512i fx = _mm512_srli_epi64(ax, 52), fy = _mm512_srli_epi64(ay, 52);
@@ -387,6 +412,90 @@ EBLA_AVX512 inline void slots_avx512(const T* x, const T* y, std::size_t len, st
   }
   for (; i < len; ++i) idx[i] = slot(x[i], y[i]);
 }
+
+// Bit-sliced counting of a block whose bin slots span at most 64 (Harley and Seal's
+// carry-save adders, as in positional population counts): each component becomes the
+// one-hot word 2^(slot - lo); level[k] holds bit k of the per-lane count of every bin,
+// kept by full adders on whole vectors (two ternary-logic instructions per 8 components
+// where one-by-one counting needs a load and a store per component). Special slots
+// (zero, NaN/Inf: shift counts >= 64 give an empty word) are counted one by one.
+EBLA_AVX512 inline void full_add(__m512i& carry, __m512i& sum, __m512i a, __m512i b, __m512i c) {
+  carry = _mm512_ternarylogic_epi64(a, b, c, 0xe8);  // majority
+  sum = _mm512_ternarylogic_epi64(a, b, c, 0x96);    // parity
+}
+
+struct BitslicedCounter {
+  static constexpr int levels = 8;  // per-lane counts up to block / 8 = 128 < 2^8
+  static_assert(block / 8 < (1 << levels), "bit-sliced counts overflow");
+
+  // The one-hot words of the slots idx[i, i + 8); special slots counted into h.
+  EBLA_AVX512 static __m512i onehot(const std::int32_t* idx, __m512i base, std::uint32_t* h) {
+    const __m512i k = _mm512_sub_epi64(_mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx))), base);
+    const __mmask8 special = _mm512_cmpgt_epu64_mask(k, _mm512_set1_epi64(63));
+    if (__builtin_expect(special != 0, 0))
+      for (int w = 0; w < 8; ++w)
+        if (special >> w & 1) ++h[idx[w]];
+    return _mm512_sllv_epi64(_mm512_set1_epi64(1), k);
+  }
+
+  // Adds the counts held in level[] (bins lo + b, b <= span) to out.
+  EBLA_AVX512 static void decode(const __m512i* level, std::int32_t lo, std::int32_t span, std::int64_t* out) {
+    __m512i total_lo = _mm512_setzero_si512(), total_hi = _mm512_setzero_si512();  // 16-bit counts
+    alignas(64) std::uint64_t words[8];
+    for (int k = 0; k < levels; ++k) {
+      _mm512_store_si512(words, level[k]);
+      __m512i lanes_set = _mm512_setzero_si512();  // byte b: lanes whose word has bit b
+      for (int w = 0; w < 8; ++w)
+        lanes_set = _mm512_mask_add_epi8(lanes_set, static_cast<__mmask64>(words[w]), lanes_set, _mm512_set1_epi8(1));
+      total_lo = _mm512_add_epi16(total_lo, _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(lanes_set)), k));
+      total_hi = _mm512_add_epi16(total_hi, _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(lanes_set, 1)), k));
+    }
+    alignas(64) std::uint16_t count[64];
+    _mm512_store_si512(count, total_lo);
+    _mm512_store_si512(count + 32, total_hi);
+    for (std::int32_t b = 0; b <= span; ++b) out[lo + b] += count[b];
+  }
+
+  EBLA_AVX512 bool operator()(const std::int32_t* idx, std::size_t len, std::int32_t lo, std::int32_t hi,
+                              std::int64_t* out, std::uint32_t* h) const {
+    if (hi < lo || hi - lo >= 64) return false;
+    const __m512i base = _mm512_set1_epi64(lo);
+    __m512i level[levels];
+    for (auto& v : level) v = _mm512_setzero_si512();
+    __m512i& ones = level[0];
+    __m512i& twos = level[1];
+    __m512i& fours = level[2];
+    __m512i& eights = level[3];
+    std::size_t i = 0;
+    for (; i + 128 <= len; i += 128) {  // 16 words of 8 lanes per round
+      const std::int32_t* p = idx + i;
+      __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
+      full_add(twos_a, ones, ones, onehot(p, base, h), onehot(p + 8, base, h));
+      full_add(twos_b, ones, ones, onehot(p + 16, base, h), onehot(p + 24, base, h));
+      full_add(fours_a, twos, twos, twos_a, twos_b);
+      full_add(twos_a, ones, ones, onehot(p + 32, base, h), onehot(p + 40, base, h));
+      full_add(twos_b, ones, ones, onehot(p + 48, base, h), onehot(p + 56, base, h));
+      full_add(fours_b, twos, twos, twos_a, twos_b);
+      full_add(eights_a, fours, fours, fours_a, fours_b);
+      full_add(twos_a, ones, ones, onehot(p + 64, base, h), onehot(p + 72, base, h));
+      full_add(twos_b, ones, ones, onehot(p + 80, base, h), onehot(p + 88, base, h));
+      full_add(fours_a, twos, twos, twos_a, twos_b);
+      full_add(twos_a, ones, ones, onehot(p + 96, base, h), onehot(p + 104, base, h));
+      full_add(twos_b, ones, ones, onehot(p + 112, base, h), onehot(p + 120, base, h));
+      full_add(fours_b, twos, twos, twos_a, twos_b);
+      full_add(eights_b, fours, fours, fours_a, fours_b);
+      full_add(sixteens, eights, eights, eights_a, eights_b);
+      for (int k = 4; k < levels; ++k) {  // ripple the sixteens into the higher levels
+        const __m512i carry = _mm512_and_si512(level[k], sixteens);
+        level[k] = _mm512_xor_si512(level[k], sixteens);
+        sixteens = carry;
+      }
+    }
+    decode(level, lo, hi - lo, out);
+    for (; i < len; ++i) ++h[idx[i]];  // the tail, one by one
+    return true;
+  }
+};
 
 EBLA_AVX512 inline void store_lanes(const Avx512Lanes& L, Lanes& a, int offset) {
   _mm512_storeu_pd(a.s + offset, L.s);
@@ -496,7 +605,7 @@ EBLA_AVX512 QdotAccum compute_avx512_intrinsics(const T* x, const T* y, std::siz
 template <class T>
 struct Kernels {
   static void hist_baseline(const T* x, const T* y, std::size_t n, std::int64_t* out) {
-    histogram(x, y, n, out, slots<T>);
+    histogram(x, y, n, out, slots<T>, NoBlockCounter{});
   }
   static QdotAccum compute_baseline(const T* x, const T* y, std::size_t n, const Tables& t) {
     return compute(x, y, n, t);
@@ -506,7 +615,7 @@ struct Kernels {
                                                                      std::int64_t* out) {
     histogram(x, y, n, out, [](const T* a, const T* b, std::size_t len, std::int32_t* idx) {
       for (std::size_t i = 0; i < len; ++i) idx[i] = slot(a[i], b[i]);
-    });
+    }, NoBlockCounter{});
   }
   __attribute__((target("avx2,bmi,bmi2,fma"))) static QdotAccum compute_avx2(const T* x, const T* y,
                                                                              std::size_t n, const Tables& t) {
@@ -514,15 +623,18 @@ struct Kernels {
   }
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) static void hist_avx512(
       const T* x, const T* y, std::size_t n, std::int64_t* out) {
-    histogram(x, y, n, out, slots_avx512<T>);
+    if (2 * n * sizeof(T) > prefetch_above)
+      histogram(x, y, n, out, slots_avx512<T, true>, BitslicedCounter{});
+    else
+      histogram(x, y, n, out, slots_avx512<T, false>, BitslicedCounter{});
   }
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) static QdotAccum
   compute_avx512(const T* x, const T* y, std::size_t n, const Tables& t) {
     return compute_avx512_intrinsics(x, y, n, t);
   }
 #else
-  static void hist_avx2(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out, slots<T>); }
-  static void hist_avx512(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out, slots<T>); }
+  static void hist_avx2(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out, slots<T>, NoBlockCounter{}); }
+  static void hist_avx512(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out, slots<T>, NoBlockCounter{}); }
   static QdotAccum compute_avx2(const T* x, const T* y, std::size_t n, const Tables& t) { return compute(x, y, n, t); }
   static QdotAccum compute_avx512(const T* x, const T* y, std::size_t n, const Tables& t) { return compute(x, y, n, t); }
 #endif

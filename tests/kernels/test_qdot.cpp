@@ -1480,6 +1480,66 @@ TEST(QdotValidation, MismatchedViewsAndNullPointersAreRejectedNamingTheFunction)
 
 // Every host variant this CPU runs (AVX-512 intrinsics, AVX2 and baseline auto-vectorised)
 // against the exact reference and against the generic Kokkos kernels.
+// The AVX-512 selection counts a block of 1024 components whose bins span fewer than 64
+// by bit-sliced adders and any other block one by one: every instruction set must count
+// exactly what the generic kernel counts, on blocks at and around the span limit, with
+// special components mixed in, with one bin taking a whole block, and with tails.
+template <class T>
+void check_histograms_match(std::mt19937_64& gen, std::size_t& checked) {
+  std::uniform_int_distribution<int> pick(0, 1 << 20);
+  for (int span : {1, 2, 63, 64, 65}) {
+    for (std::size_t n : {std::size_t{127}, std::size_t{1024}, std::size_t{1024 * 3 + 131}, std::size_t{20000}}) {
+      for (int specials : {0, 1}) {
+        std::vector<T> x(n), y(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          // fexp(x) + fexp(y) = e - 2 (mantissas in [0.5, 1)): `span` bins from -22 up
+          const int e = -20 + pick(gen) % span;
+          const int ex = pick(gen) % 7 - 3;
+          x[i] = static_cast<T>(random_sign(gen, false) * unit_mantissa<T>(gen) * std::exp2(ex));
+          y[i] = static_cast<T>(random_sign(gen, false) * unit_mantissa<T>(gen) * std::exp2(e - ex));
+        }
+        if (span > 1) {  // make both ends of the span present in every block of 1024
+          for (std::size_t b0 = 0; b0 < n; b0 += 1024) {
+            x[b0] = 1, y[b0] = static_cast<T>(std::exp2(-22));
+            if (b0 + 1 < n) x[b0 + 1] = 1, y[b0 + 1] = static_cast<T>(std::exp2(-22 + span - 1));
+          }
+        }
+        if (specials)
+          for (std::size_t i = 2; i < n; i += 1 + static_cast<std::size_t>(pick(gen) % 300)) {
+            const int kind = pick(gen) % 4;
+            T& v = pick(gen) % 2 ? x[i] : y[i];
+            v = kind == 0 ? T(0) : kind == 1 ? std::numeric_limits<T>::quiet_NaN()
+                          : kind == 2 ? -std::numeric_limits<T>::infinity() : T(-0.0);
+          }
+        Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> xv(x.data(), n), yv(y.data(), n);
+        QdotOptions o;
+        const QdotPlan generic = ebla::detail::qdot_select_kokkos(xv, yv, o);
+        for (auto isa : ebla::detail::supported_host_isas()) {
+          SCOPED_TRACE(std::string(ebla::detail::to_string(isa)) + " span " + std::to_string(span) + " n " +
+                       std::to_string(n) + " specials " + std::to_string(specials));
+          const QdotPlan plan = ebla::detail::qdot_select_host(x.data(), y.data(), n, o, isa);
+          EXPECT_EQ(plan.e_min, -22);
+          EXPECT_EQ(plan.e_max, -22 + span - 1);
+          EXPECT_EQ(plan.e_min, generic.e_min);
+          EXPECT_EQ(plan.e_max, generic.e_max);
+          EXPECT_EQ(plan.count, generic.count);
+          EXPECT_EQ(plan.nonzero, generic.nonzero);
+          EXPECT_EQ(plan.nonfinite, generic.nonfinite);
+          ++checked;
+        }
+      }
+    }
+  }
+}
+
+TEST(QdotHostVariants, HistogramsMatchTheGenericCountOnNarrowAndWideBlocks) {
+  std::mt19937_64 gen(161803);
+  std::size_t checked = 0;
+  check_histograms_match<double>(gen, checked);
+  check_histograms_match<float>(gen, checked);
+  EXPECT_GE(checked, 2u * 5 * 4 * 2);
+}
+
 TEST(QdotHostVariants, EveryInstructionSetKeepsTheBoundAndSelectsTheSamePlan) {
   std::mt19937_64 gen(2718);
   std::normal_distribution<double> normal(0.0, 1.0);
