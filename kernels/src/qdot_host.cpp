@@ -174,7 +174,7 @@ template <class T>
   const double used = bit_cast<double>(qbits);
   const std::uint64_t pbits = bit_cast<std::uint64_t>(xi * yi) & binary64::abs_mask & perforated;
   const double bound_base = bit_cast<double>((qbits & binary64::abs_mask) | pbits);
-  a.q[w] += bit_cast<double>(qbits & binary64::abs_mask);
+  a.q[w] += bound_base;
   a.b[w] += cl[l] * bound_base;
   double s, err;
   two_sum(a.s[w], used, s, err);
@@ -292,9 +292,9 @@ template <bool bytes>
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bmi2,fma"))) inline __m512i
 bin_level(__m512i j, __mmask8 inside, const Avx512Consts& K) {
   if constexpr (bytes) {
-    const __m512i idx = _mm512_castsi128_si512(_mm512_cvtepi64_epi8(j));
-    const __m512i lv = _mm512_permutex2var_epi8(K.level_lo, idx, K.level_hi);
-    return _mm512_maskz_mov_epi64(inside, _mm512_cvtepu8_epi64(_mm512_castsi512_si128(lv)));
+    // byte 0 of each lane looks up j (< 128 inside the plan); the other bytes are zeroed
+    const __m512i lv = _mm512_maskz_permutex2var_epi8(0x0101010101010101ull, K.level_lo, j, K.level_hi);
+    return _mm512_maskz_mov_epi64(inside, lv);
   } else {
     return _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), inside, j, K.level, 8);
   }
@@ -323,8 +323,7 @@ step8_general(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   const __m512d prod = _mm512_maskz_mul_pd(valid, xr, yr);
   const __m512d used = _mm512_mask_mov_pd(prod, perforated, _mm512_setzero_pd());
   const __m512d absprod = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(prod), K.abs_mask));
-  const __m512d absq = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(used), K.abs_mask));
-  L.q = _mm512_add_pd(L.q, absq);
+  L.q = _mm512_add_pd(L.q, absprod);
   L.b = _mm512_fmadd_pd(c, absprod, L.b);
   // TwoSum(s, used)
   const __m512d s = _mm512_add_pd(L.s, used);
@@ -350,11 +349,14 @@ __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bm
 step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   const __m512i fx = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(X), K.abs_mask), 52);
   const __m512i fy = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(Y), K.abs_mask), 52);
-  // field - 60 above 1932 (unsigned) catches zeros, subnormals, NaN/Inf and extremes at once
-  const __mmask8 unusual = _mm512_cmpgt_epu64_mask(_mm512_sub_epi64(fx, K.f_small), K.f_span) |
-                           _mm512_cmpgt_epu64_mask(_mm512_sub_epi64(fy, K.f_small), K.f_span);
+  // field - 60 above 1932 (unsigned) catches zeros, subnormals, NaN/Inf and extremes at
+  // once; tested on (fx - 60) | (fy - 60), which is at least the larger of the two (rare
+  // false alarms only take the general path)
+  const __mmask8 unusual = _mm512_cmpgt_epu64_mask(
+      _mm512_or_si512(_mm512_sub_epi64(fx, K.f_small), _mm512_sub_epi64(fy, K.f_small)), K.f_span);
   const __m512i j = _mm512_sub_epi64(_mm512_add_epi64(fx, fy), K.lanes_e_min);
-  const __mmask8 inside = _mm512_cmplt_epu64_mask(j, K.bins);
+  // without counting, the data is the plan's own: every bin lies inside the plan
+  const __mmask8 inside = count ? _mm512_cmplt_epu64_mask(j, K.bins) : __mmask8{0xff};
   if (__builtin_expect(unusual != 0 || inside != 0xff, 0)) {
     step8_general<bytes>(L, X, Y, K);
     return;
@@ -371,8 +373,7 @@ step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   const __m512d prod = _mm512_mul_pd(xr, yr);
   const __m512d used = _mm512_mask_mov_pd(prod, perforated, _mm512_setzero_pd());
   const __m512d absprod = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(prod), K.abs_mask));
-  const __m512d absq = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(used), K.abs_mask));
-  L.q = _mm512_add_pd(L.q, absq);
+  L.q = _mm512_add_pd(L.q, absprod);
   L.b = _mm512_fmadd_pd(c, absprod, L.b);
   const __m512d s = _mm512_add_pd(L.s, used);  // TwoSum(s, used)
   const __m512d z = _mm512_sub_pd(s, L.s);
@@ -539,17 +540,17 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   Lanes a;
   std::memset(&a, 0, sizeof a);
   const std::size_t main = n - n % 16;
-  const bool large = 2 * n * sizeof(T) > (std::size_t{32} << 20);
+  const bool large = 2 * n * sizeof(T) > prefetch_above;
   for (std::size_t b0 = 0; b0 < main; b0 += 16 * 255) {  // the 8-bit level counters hold 255
     Avx512Lanes A{}, B{};
     A.s = A.c = A.q = A.b = B.s = B.c = B.q = B.b = _mm512_setzero_pd();
     A.packed = B.packed = _mm512_setzero_si512();
     const std::size_t end = main - b0 < 16 * 255 ? main : b0 + 16 * 255;
     for (std::size_t i = b0; i < end; i += 16) {
-      if (large)  // arrays beyond the caches: fetch 2 KiB ahead
+      if (large)  // arrays from memory: ask for them ahead of the hardware prefetcher
         for (int line = 0; line < static_cast<int>(16 * sizeof(T)); line += 64) {
-          _mm_prefetch(reinterpret_cast<const char*>(x + i) + 2048 + line, _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(y + i) + 2048 + line, _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(x + i) + prefetch_distance + line, _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(y + i) + prefetch_distance + line, _MM_HINT_T0);
         }
       step8<bytes, count>(A, load8(x + i), load8(y + i), K);
       step8<bytes, count>(B, load8(x + i + 8), load8(y + i + 8), K);

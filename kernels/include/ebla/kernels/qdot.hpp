@@ -33,8 +33,9 @@
 //     summed with an upward correction (1 - gamma_{n+1})^-1, plus m 2^-1074 for underflow
 //     (m the number of nonzero products; double input only);
 //   accumulation_bound = u_d |value| / (1 - u_d) + gamma_N N u_d (1 + gamma_N) Q,
-//     N = 2n + 2, Q = sum |q_i| (every TwoSum is exact; only the compensation terms
-//     and the final s + c are rounded).
+//     N = 2n + 2, Q = sum |q_i| over the computed products plus sum |x_i y_i| over the
+//     perforated ones (an upper bound on the sum over what is accumulated; every TwoSum
+//     is exact, only the compensation terms and the final s + c are rounded).
 //
 // What `tolerance` guarantees depends on the policy:
 //  - QdotPolicy::budget (the default): the error introduced by approximation (quantization
@@ -137,7 +138,7 @@ struct QdotResult {
   double bound = 0;               ///< |value - x^T y| <= bound (see the top of this header)
   double quantization_bound = 0;  ///< part of bound due to the products (incl. perforation)
   double accumulation_bound = 0;  ///< part of bound due to the summation
-  double abs_sum = 0;             ///< sum |q_i| of the computed products (approximates |x|^T|y|)
+  double abs_sum = 0;             ///< Q: sum |q_i|, perforated |x_i y_i| included (approximates |x|^T|y|)
   QdotStats stats;
 };
 

@@ -16,7 +16,8 @@ QdotPlan qdot_select_host(const double* x, const double* y, std::size_t n, const
 QdotPlan qdot_select_host(const float* x, const float* y, std::size_t n, const QdotOptions& options,
                           HostIsa isa = best_host_isa());
 /// count_levels = false only for the very data the plan was selected on (qdot itself):
-/// the components per level are then the plan's, and the kernel skips counting them.
+/// the components per level are then the plan's, and the kernel skips counting them and
+/// checking that each bin lies inside the plan (other data would be computed wrongly).
 QdotResult qdot_compute_host(const double* x, const double* y, std::size_t n, const QdotPlan& plan,
                              HostIsa isa = best_host_isa(), bool count_levels = true);
 QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, const QdotPlan& plan,

@@ -175,8 +175,10 @@ struct QdotCompute {
     const int l = inside ? static_cast<int>(level(e - L.e_min)) : 0;
     acc.outside += inside ? 0 : 1;
     acc.count[l] += 1;
-    if (l == L.perforate) {  // skipped: contributes |x_i y_i| to the bound only
-      acc.b += L.c[l] * magnitude(xi * yi);
+    if (l == L.perforate) {  // skipped: contributes |x_i y_i| to the bounds only
+      const double ap = magnitude(xi * yi);
+      acc.q += ap;
+      acc.b += L.c[l] * ap;
       return;
     }
     const double q = round_significand(xi, L.shift[l]) * round_significand(yi, L.shift[l]);
