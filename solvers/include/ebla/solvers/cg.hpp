@@ -1,0 +1,92 @@
+// Conjugate gradients with approximate dot products: seed 002, Algorithm 4.1 (ACG),
+// optionally with a Jacobi preconditioner.
+//
+//   ebla::CgResult r = ebla::cg(A, b, x0, dots, options);
+//
+// A is any operator of operators.hpp (symmetric positive definite), dots a DotPolicy.
+// Cost per iteration: one operator application, two dot products under the policy
+// (p^T q and r^T r; r^T z with Jacobi), two passes of vector updates (the one that
+// updates r also sums r_i^2 for the stopping test), and with Jacobi one division by the
+// diagonal.
+//
+// Stopping test. The loop stops when the recursive residual satisfies ||r_k|| <= tau
+// (tau = tolerance, times ||b|| for Norm::relative), with ||r_k||^2 the plain double sum
+// of r_i^2 inflated by its rounding bound 1 / (1 - gamma_n): an exact norm, not the
+// approximate c_k = qdot(r, r). Why: the test must not be fooled by the approximation
+// (c_k may be off by as much as the qdot tolerance allows, 100x at tolerance 1e2), and
+// with an exact norm ACG stops by the same rule as CG, so a difference in iteration
+// counts measures the effect of the approximation on convergence and nothing else (the
+// quantity seed 002 section 4.2 compares). The sum of squares rides along in the pass
+// that updates r, so it costs no extra pass. StopTest::certified instead stops when
+// c_k + bound(c_k) <= tau^2 (qdot's certified bound guarantees ||r_k|| <= tau then; it
+// stops later when the bound is loose).
+//
+// At exit the true residual ||b - A x|| is computed in double-double (operators.hpp).
+//
+// Breakdown: p^T A p <= 0 (A not positive definite, or the approximation made it look
+// so), or a dot product that is zero where it divides, or NaN/Inf: the iteration stops
+// with Status::breakdown and the iterate reached so far.
+#pragma once
+
+#include <ebla/solvers/dots.hpp>
+#include <ebla/solvers/operators.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ebla {
+
+enum class Norm : std::uint8_t { absolute, relative };  ///< tau, or tau ||b||
+enum class StopTest : std::uint8_t { exact_norm, certified };
+enum class SolverStatus : std::uint8_t { converged, max_iterations, breakdown };
+
+const char* to_string(Norm);
+const char* to_string(StopTest);
+const char* to_string(SolverStatus);
+
+struct CgOptions {
+  double tolerance = 1e-8;           ///< tau > 0
+  Norm norm = Norm::absolute;
+  StopTest stop = StopTest::exact_norm;
+  int max_iterations = 10000;        ///< >= 0
+  bool jacobi = false;               ///< precondition with diag(A)^-1
+  bool record_levels = false;        ///< keep the per-component ladder maps (Fig. 5)
+  /// Called after every iteration with (k, ||r_k||) (progress lines); may be empty.
+  std::function<void(int, double)> progress;
+};
+
+/// What one iteration did.
+struct CgIteration {
+  double residual = 0;        ///< ||r_k|| as the stopping test saw it
+  double alpha = 0, beta = 0;
+  DotRecord pq;               ///< p^T q (line 7 of Algorithm 4.1)
+  DotRecord rr;               ///< r^T r (line 10), or r^T z with Jacobi
+  std::vector<std::uint8_t> pq_levels, rr_levels;  ///< only with record_levels
+};
+
+struct CgResult {
+  Vector x;
+  int iterations = 0;
+  SolverStatus status = SolverStatus::max_iterations;
+  std::string stop_reason;           ///< which rule fired, in words
+  std::string breakdown;             ///< what broke down (empty otherwise)
+  double tolerance_used = 0;         ///< tau, times ||b|| if relative
+  double initial_residual = 0;       ///< ||r_0|| as the stopping test saw it
+  double recursive_residual = 0;     ///< ||r_k|| at exit, as the stopping test saw it
+  double true_residual = 0;          ///< ||b - A x|| at exit, double-double
+  double b_norm = 0;
+  DotRecord rr0;                     ///< c_0 (line 4)
+  std::vector<CgIteration> history;  ///< one entry per iteration
+  double seconds = 0;
+};
+
+/// Throws InvalidArgument (naming the function and value) for: sizes of A, b, x0 that
+/// differ, tolerance <= 0 or NaN, max_iterations < 0, NaN/Inf in b or x0, a zero on the
+/// diagonal with Jacobi. b = 0 returns x = 0 at once (converged, 0 iterations).
+CgResult cg(const CsrOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
+CgResult cg(const StencilOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
+CgResult cg(const DenseOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
+
+}  // namespace ebla

@@ -1,0 +1,57 @@
+// The dot products the solvers take: one policy, many calls, each call recorded.
+//
+//   DotPolicy::exact()              plain double dot product (KokkosBlas::dot);
+//   DotPolicy::approximate(options) qdot with a tolerance, selection policy and ladder;
+//   DotPolicy::fixed(format)        every product from factors rounded to one format of
+//                                   the catalogue (a qdot plan with every bin at that
+//                                   format), accumulated in double.
+//
+// Every call returns a DotRecord: the value, a bound on |value - x^T y|, and the fraction
+// of the n components computed at each rung of the ladder. For qdot and fixed, the bound
+// is qdot's certified bound (kernels/qdot.hpp). For exact it is gamma_n |x|^T|y|
+// (Higham, Accuracy and Stability, eq. (3.5)), with |x|^T|y| = |x^T y| when x = y, and
+// for x != y left as NaN (not computed: it would cost another pass over the vectors).
+#pragma once
+
+#include <ebla/kernels/qdot.hpp>
+#include <ebla/solvers/operators.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ebla {
+
+enum class DotKind : std::uint8_t { exact, qdot, fixed };
+
+struct DotPolicy {
+  DotKind kind = DotKind::exact;
+  QdotOptions qdot;  ///< kind == qdot: tolerance, policy, ladder
+  Format format{};   ///< kind == fixed: the format of every factor
+
+  static DotPolicy exact();
+  static DotPolicy approximate(const QdotOptions& options);
+  /// Throws InvalidArgument if the format is more precise than double.
+  static DotPolicy fixed(const Format& format);
+  /// Names of the ladder rungs the records count: {"binary64"} for exact, the qdot
+  /// ladder (e.g. binary64, binary32, binary16, perforate), or {"binary64", format}.
+  std::vector<std::string> level_names() const;
+  /// One line, e.g. "qdot(tol=1e+02, policy=paper)", "exact", "fixed(binary16)".
+  std::string to_string() const;
+};
+
+/// One dot product call.
+struct DotRecord {
+  double value = 0;
+  double bound = 0;               ///< |value - x^T y| <= bound (NaN: not computed, see above)
+  std::vector<double> fraction;   ///< per ladder rung: components computed there / n
+  double zero_fraction = 0;       ///< components with x_i y_i = 0 (no bin) / n
+  double seconds = 0;
+};
+
+/// value = x^T y under the policy. If `levels` is not null, it receives for each
+/// component the ladder index it was computed at (255 for a zero product, which has no
+/// bin): seed 002's Fig. 5 maps. Throws InvalidArgument on a length mismatch.
+DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, std::vector<std::uint8_t>* levels = nullptr);
+
+}  // namespace ebla

@@ -1,0 +1,198 @@
+#include <ebla/solvers/cg.hpp>
+
+#include <ebla/core/bounds.hpp>
+#include <ebla/core/error.hpp>
+
+#include <KokkosBlas1_dot.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace ebla {
+
+const char* to_string(Norm n) { return n == Norm::absolute ? "absolute" : "relative"; }
+const char* to_string(StopTest s) { return s == StopTest::exact_norm ? "exact_norm" : "certified"; }
+const char* to_string(SolverStatus s) {
+  switch (s) {
+    case SolverStatus::converged: return "converged";
+    case SolverStatus::max_iterations: return "max_iterations";
+    case SolverStatus::breakdown: return "breakdown";
+  }
+  return "?";
+}
+
+namespace {
+
+using exec = Kokkos::DefaultExecutionSpace;
+
+// ||v|| from s~ = fl(v^T v) in double, inflated by its rounding bound: every term is
+// nonnegative, so v^T v <= s~ / (1 - gamma_n) (Higham, eq. (3.5)).
+double norm_from_squares(double sum_squares, std::size_t n) {
+  const double g = bounds::gamma(static_cast<double>(n), 0x1p-53);
+  return std::sqrt(sum_squares / (1 - g) * (1 + 0x1p-50));
+}
+
+double exact_norm(ConstVector v) { return norm_from_squares(KokkosBlas::dot(v, v), v.extent(0)); }
+
+bool finite_vector(ConstVector v) {
+  int bad = 0;
+  Kokkos::parallel_reduce(
+      "ebla::finite", Kokkos::RangePolicy<exec>(0, v.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i, int& b) { b += std::isfinite(v(i)) ? 0 : 1; }, bad);
+  return bad == 0;
+}
+
+// x += alpha p; r -= alpha q (lines 8-9), in one pass that also returns fl(r^T r) for
+// the stopping test.
+double update_x_r(double alpha, ConstVector p, ConstVector q, Vector x, Vector r) {
+  double rr = 0;
+  Kokkos::parallel_reduce(
+      "ebla::cg_update", Kokkos::RangePolicy<exec>(0, x.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i, double& sum) {
+        x(i) += alpha * p(i);
+        r(i) -= alpha * q(i);
+        sum += r(i) * r(i);
+      },
+      rr);
+  return rr;
+}
+
+// p = z + beta p (line 12).
+void update_p(ConstVector z, double beta, Vector p) {
+  Kokkos::parallel_for(
+      "ebla::cg_direction", Kokkos::RangePolicy<exec>(0, p.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) { p(i) = z(i) + beta * p(i); });
+}
+
+// z = D^-1 r (Jacobi).
+void scale(ConstVector dinv, ConstVector r, Vector z) {
+  Kokkos::parallel_for(
+      "ebla::jacobi", Kokkos::RangePolicy<exec>(0, r.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) { z(i) = dinv(i) * r(i); });
+}
+
+Vector jacobi_inverse(Vector d, const char* function) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
+  for (std::size_t i = 0; i < h.extent(0); ++i) {
+    if (!(h(i) != 0) || !std::isfinite(h(i)))
+      throw_invalid(function, "Jacobi preconditioner: diagonal entry " + std::to_string(i) + " is " +
+                                  std::to_string(h(i)));
+    h(i) = 1 / h(i);
+  }
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+void validate(std::size_t n, ConstVector b, ConstVector x0, const CgOptions& o) {
+  const char* f = "ebla::cg";
+  if (b.extent(0) != n) throw_invalid(f, "b has " + std::to_string(b.extent(0)) + " entries, A " + std::to_string(n) + " rows");
+  if (x0.extent(0) != n) throw_invalid(f, "x0 has " + std::to_string(x0.extent(0)) + " entries, A " + std::to_string(n) + " rows");
+  if (!(o.tolerance > 0) || !std::isfinite(o.tolerance)) throw_invalid(f, "tolerance " + std::to_string(o.tolerance) + " must be positive and finite");
+  if (o.max_iterations < 0) throw_invalid(f, "max_iterations " + std::to_string(o.max_iterations) + " is negative");
+  if (o.stop == StopTest::certified && o.jacobi)
+    throw_invalid(f, "the certified stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with Jacobi");
+  if (!finite_vector(b)) throw_invalid(f, "b has a NaN or infinite entry");
+  if (!finite_vector(x0)) throw_invalid(f, "x0 has a NaN or infinite entry");
+}
+
+// The stopping test's ||r||: from fl(r^T r) in double, or sqrt(c + bound(c)) from the
+// certified dot product.
+double residual_norm(const CgOptions& o, double sum_squares, std::size_t n, const DotRecord& rr) {
+  if (o.stop == StopTest::exact_norm) return norm_from_squares(sum_squares, n);
+  return std::sqrt(std::max(rr.value + rr.bound, 0.0));
+}
+
+CgResult stop(CgResult res, SolverStatus status, std::string reason) {
+  res.status = status;
+  res.stop_reason = std::move(reason);
+  return res;
+}
+
+template <class Op>
+CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t n = A.size();
+  validate(n, b, x0, o);
+  CgResult res;
+  res.x = Vector("ebla::cg x", n);
+  res.b_norm = exact_norm(b);
+  res.tolerance_used = o.norm == Norm::relative ? o.tolerance * res.b_norm : o.tolerance;
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  if (res.b_norm == 0) {  // b = 0: x = 0 solves it exactly
+    res.status = SolverStatus::converged;
+    res.stop_reason = "b = 0: x = 0";
+    res.seconds = seconds();
+    return res;
+  }
+  Vector x = res.x, r("ebla::cg r", n), p("ebla::cg p", n), q("ebla::cg q", n);
+  const Vector dinv = o.jacobi ? jacobi_inverse(A.diagonal(), "ebla::cg") : Vector();
+  Vector z = o.jacobi ? Vector("ebla::cg z", n) : r;
+  auto precondition = [&] { if (o.jacobi) scale(dinv, r, z); };
+  std::vector<std::uint8_t>* no_map = nullptr;
+
+  Kokkos::deep_copy(x, x0);
+  A.apply(x, q);                                   // r_0 = b - A x_0
+  Kokkos::parallel_for("ebla::cg_r0", Kokkos::RangePolicy<exec>(0, n),
+                       KOKKOS_LAMBDA(const std::size_t i) { r(i) = b(i) - q(i); });
+  precondition();                                  // z_0 = M^-1 r_0
+  Kokkos::deep_copy(p, z);                         // p_0 = z_0
+  res.rr0 = dot(dots, r, z, no_map);               // c_0 = qdot(r_0, z_0) (line 4)
+  double c = res.rr0.value;
+  double rnorm = residual_norm(o, KokkosBlas::dot(r, r), n, res.rr0);
+  res.initial_residual = rnorm;
+  int k = 0;
+  for (;;) {
+    res.recursive_residual = rnorm;
+    if (rnorm <= res.tolerance_used) {             // line 5
+      res = stop(std::move(res), SolverStatus::converged,
+                 std::string(o.stop == StopTest::exact_norm ? "||r|| <= tau" : "sqrt(c + bound) <= tau"));
+      break;
+    }
+    if (k >= o.max_iterations) {
+      res = stop(std::move(res), SolverStatus::max_iterations, "maximum iterations reached");
+      break;
+    }
+    CgIteration it;
+    A.apply(p, q);                                 // q_k = A p_k (line 6)
+    it.pq = dot(dots, p, q, o.record_levels ? &it.pq_levels : no_map);
+    if (!(it.pq.value > 0) || !std::isfinite(it.pq.value) || !(c > 0) || !std::isfinite(c)) {
+      res.breakdown = !(it.pq.value > 0) || !std::isfinite(it.pq.value)
+                          ? "p^T A p = " + std::to_string(it.pq.value) + " (not positive)"
+                          : "r^T r = " + std::to_string(c) + " while ||r|| > tau";
+      res = stop(std::move(res), SolverStatus::breakdown, "breakdown: " + res.breakdown);
+      break;
+    }
+    it.alpha = c / it.pq.value;                    // alpha_k = c_k / qdot(p_k, q_k) (line 7)
+    const double rr = update_x_r(it.alpha, p, q, x, r);  // x_{k+1}, r_{k+1} (lines 8-9)
+    precondition();                                // z_{k+1} = M^-1 r_{k+1}
+    it.rr = dot(dots, r, z, o.record_levels ? &it.rr_levels : no_map);  // c_{k+1} (line 10)
+    it.beta = it.rr.value / c;                     // beta_k = c_{k+1} / c_k (line 11)
+    update_p(z, it.beta, p);                       // p_{k+1} = z_{k+1} + beta_k p_k (line 12)
+    c = it.rr.value;
+    rnorm = residual_norm(o, rr, n, it.rr);
+    it.residual = rnorm;
+    res.history.push_back(std::move(it));
+    ++k;                                           // line 13
+    if (o.progress) o.progress(k, rnorm);
+  }
+  res.iterations = k;
+  res.true_residual = A.residual_norm(x, b);
+  res.seconds = seconds();
+  return res;
+}
+
+}  // namespace
+
+CgResult cg(const CsrOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
+  return conjugate_gradients(A, b, x0, dots, o);
+}
+CgResult cg(const StencilOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
+  return conjugate_gradients(A, b, x0, dots, o);
+}
+CgResult cg(const DenseOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
+  return conjugate_gradients(A, b, x0, dots, o);
+}
+
+}  // namespace ebla

@@ -1,0 +1,126 @@
+#include <ebla/solvers/dots.hpp>
+
+#include <ebla/core/bits.hpp>
+#include <ebla/core/bounds.hpp>
+#include <ebla/core/error.hpp>
+
+#include <KokkosBlas1_dot.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace ebla {
+
+DotPolicy DotPolicy::exact() { return DotPolicy{}; }
+
+DotPolicy DotPolicy::approximate(const QdotOptions& options) {
+  DotPolicy p;
+  p.kind = DotKind::qdot;
+  p.qdot = options;
+  return p;
+}
+
+DotPolicy DotPolicy::fixed(const Format& format) {
+  validate(format, "ebla::DotPolicy::fixed");
+  if (format.t >= 53)
+    throw_invalid("ebla::DotPolicy::fixed", "format " + format_name(format) +
+                                                " is as precise as double: use DotPolicy::exact()");
+  DotPolicy p;
+  p.kind = DotKind::fixed;
+  p.format = format;
+  p.qdot.ladder = {QdotLevel::of(format_by_name("binary64")), QdotLevel::of(format)};
+  return p;
+}
+
+std::vector<std::string> DotPolicy::level_names() const {
+  if (kind == DotKind::exact) return {"binary64"};
+  std::vector<std::string> names;
+  std::vector<QdotLevel> ladder = qdot.ladder;
+  if (ladder.empty()) ladder = qdot_ladder_by_names("binary64,binary32,binary16,perforate");
+  for (const auto& l : ladder) names.push_back(l.perforate ? "perforate" : format_name(l.format));
+  return names;
+}
+
+std::string DotPolicy::to_string() const {
+  std::ostringstream s;
+  switch (kind) {
+    case DotKind::exact: s << "exact"; break;
+    case DotKind::qdot:
+      s << "qdot(tol=" << qdot.tolerance << ", policy=" << ebla::to_string(qdot.policy);
+      if (!qdot.ladder.empty()) s << ", ladder=" << ebla::to_string(qdot.ladder);
+      s << ")";
+      break;
+    case DotKind::fixed: s << "fixed(" << format_name(format) << ")"; break;
+  }
+  return s.str();
+}
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The ladder index each component of x, y was computed at under `plan` (255: zero
+// product, no bin).
+void level_map(const QdotPlan& plan, ConstVector x, ConstVector y, std::vector<std::uint8_t>& levels) {
+  auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  levels.assign(x.extent(0), 255);
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const std::uint64_t ax = bit_cast<std::uint64_t>(hx(i)) & binary64::abs_mask;
+    const std::uint64_t ay = bit_cast<std::uint64_t>(hy(i)) & binary64::abs_mask;
+    if (ax == 0 || ay == 0) continue;
+    if ((ax >> 52) == 0x7ff || (ay >> 52) == 0x7ff) continue;
+    const std::int64_t j = detail::qdot_exponent(ax) + detail::qdot_exponent(ay) - plan.e_min;
+    levels[i] = j >= 0 && j < static_cast<std::int64_t>(plan.level.size()) ? plan.level[j] : 0;
+  }
+}
+
+DotRecord record_of(const QdotResult& r, std::size_t n) {
+  DotRecord d;
+  d.value = r.value;
+  d.bound = r.bound;
+  const double nn = n ? static_cast<double>(n) : 1.0;
+  for (auto c : r.stats.count_per_level) d.fraction.push_back(static_cast<double>(c) / nn);
+  d.zero_fraction = static_cast<double>(r.stats.zeros) / nn;
+  return d;
+}
+
+DotRecord exact_dot(ConstVector x, ConstVector y) {
+  DotRecord d;
+  d.value = KokkosBlas::dot(x, y);
+  const double g = bounds::gamma(static_cast<double>(x.extent(0)), 0x1p-53);
+  // x^T x = |x|^T|x| <= value / (1 - gamma_n); for x != y, |x|^T|y| is not known
+  // (times 1 + 2^-50 for the rounding of this expression itself)
+  d.bound = x.data() == y.data() ? g * d.value / (1 - g) * (1 + 0x1p-50) : std::numeric_limits<double>::quiet_NaN();
+  d.fraction = {1.0};
+  return d;
+}
+
+}  // namespace
+
+DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, std::vector<std::uint8_t>* levels) {
+  if (x.extent(0) != y.extent(0))
+    throw_invalid("ebla::dot", "x has " + std::to_string(x.extent(0)) + " entries, y " + std::to_string(y.extent(0)));
+  const auto t0 = std::chrono::steady_clock::now();
+  DotRecord d;
+  if (policy.kind == DotKind::exact) {
+    d = exact_dot(x, y);
+    if (levels) levels->assign(x.extent(0), 0);
+  } else if (policy.kind == DotKind::qdot && !levels) {
+    d = record_of(qdot(x, y, policy.qdot), x.extent(0));
+  } else {
+    QdotPlan plan = qdot_select(x, y, policy.qdot);
+    if (policy.kind == DotKind::fixed)  // a plan is plain data: every bin at the format
+      std::fill(plan.level.begin(), plan.level.end(), std::uint8_t{1});
+    d = record_of(qdot_compute(x, y, plan), x.extent(0));
+    if (levels) level_map(plan, x, y, *levels);
+  }
+  d.seconds = seconds_since(t0);
+  return d;
+}
+
+}  // namespace ebla

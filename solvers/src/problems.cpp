@@ -1,0 +1,311 @@
+// Test problems (see problems.hpp): HPCCG's 27-point matrix, Erdos-Renyi graph
+// Laplacians, seeded start vectors, and the symmetry check of input matrices.
+#include <ebla/solvers/problems.hpp>
+
+#include <ebla/core/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace ebla {
+
+namespace {
+
+using RowMap = CsrMatrix::row_map_type::non_const_type;
+using Entries = CsrMatrix::index_type::non_const_type;
+using Values = CsrMatrix::values_type::non_const_type;
+
+std::string str(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// A uniform double in [0, 1) from the top 53 bits of one output: the same on every
+// machine, unlike std::uniform_real_distribution, whose algorithm is not specified.
+double uniform(std::mt19937_64& gen) { return static_cast<double>(gen() >> 11) * 0x1p-53; }
+
+// ---- HPCCG ---------------------------------------------------------------------------
+
+void check_grid(int nx, int ny, int nz, const char* function) {
+  if (nx < 1 || ny < 1 || nz < 1)
+    throw_invalid(function, "grid " + std::to_string(nx) + " x " + std::to_string(ny) + " x " +
+                                std::to_string(nz) + ": every dimension must be >= 1");
+  const long double rows = static_cast<long double>(nx) * ny * nz;
+  if (rows > std::numeric_limits<int>::max())
+    throw_invalid(function, "grid " + std::to_string(nx) + " x " + std::to_string(ny) + " x " +
+                                std::to_string(nz) + " has more rows than an int can number");
+}
+
+// Neighbours of coordinate c in a dimension of extent n, the point itself included.
+int span(int c, int n) { return 1 + (c > 0) + (c < n - 1); }
+
+// Calls f(i, ix, iy, iz, nonzeros of row i) for every grid point in row order.
+template <class F>
+void for_each_point(int nx, int ny, int nz, F&& f) {
+  std::size_t i = 0;
+  for (int iz = 0; iz < nz; ++iz)
+    for (int iy = 0; iy < ny; ++iy)
+      for (int ix = 0; ix < nx; ++ix) f(i++, ix, iy, iz, span(ix, nx) * span(iy, ny) * span(iz, nz));
+}
+
+// Row i = (ix, iy, iz) from offset `at`: z outermost, x innermost gives ascending columns.
+void fill_stencil_row(int nx, int ny, int nz, int ix, int iy, int iz, std::size_t at,
+                      const Entries::HostMirror& col, const Values::HostMirror& val) {
+  const int row = (iz * ny + iy) * nx + ix;
+  const int x0 = std::max(ix - 1, 0), x1 = std::min(ix + 1, nx - 1);
+  const int y0 = std::max(iy - 1, 0), y1 = std::min(iy + 1, ny - 1);
+  const int z0 = std::max(iz - 1, 0), z1 = std::min(iz + 1, nz - 1);
+  for (int z = z0; z <= z1; ++z)
+    for (int y = y0; y <= y1; ++y)
+      for (int c = (z * ny + y) * nx + x0, end = c + x1 - x0; c <= end; ++c, ++at) {
+        col(at) = c;
+        val(at) = c == row ? 27.0 : -1.0;
+      }
+}
+
+CsrMatrix hpccg_matrix(int nx, int ny, int nz) {
+  const std::size_t n = static_cast<std::size_t>(nx) * ny * nz;
+  RowMap row_map("ebla::hpccg row_map", n + 1);
+  auto ptr = Kokkos::create_mirror_view(row_map);
+  ptr(0) = 0;
+  for_each_point(nx, ny, nz, [&](std::size_t i, int, int, int, int count) { ptr(i + 1) = ptr(i) + count; });
+  const std::size_t nnz = ptr(n);
+  Entries entries(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg entries"), nnz);
+  Values values(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg values"), nnz);
+  auto col = Kokkos::create_mirror_view(entries);
+  auto val = Kokkos::create_mirror_view(values);
+  for_each_point(nx, ny, nz, [&](std::size_t i, int ix, int iy, int iz, int) {
+    fill_stencil_row(nx, ny, nz, ix, iy, iz, ptr(i), col, val);
+  });
+  Kokkos::deep_copy(row_map, ptr);
+  Kokkos::deep_copy(entries, col);
+  Kokkos::deep_copy(values, val);
+  return CsrMatrix("ebla::hpccg", static_cast<int>(n), static_cast<int>(n), nnz, values, row_map, entries);
+}
+
+Vector constant_vector(const char* label, std::size_t n, double value) {
+  Vector v(std::string(label), n);
+  Kokkos::deep_copy(v, value);
+  return v;
+}
+
+// ---- graph Laplacians ----------------------------------------------------------------
+
+// Calls f(i, j) for the edges i < j of G(n, p), in row-major order of the strictly upper
+// triangle. Before each edge, s = floor(log(1 - u) / log(1 - p)) pairs are skipped (a
+// geometric variable: the number of failures before a success of probability p), u from
+// uniform(); the draw that skips past the last pair ends the graph.
+template <class F>
+void for_each_edge(std::size_t n, double p, std::uint64_t seed, F&& f) {
+  std::mt19937_64 gen(seed);
+  const double log_q = std::log1p(-p);  // -inf for p = 1: every skip is 0
+  const std::uint64_t pairs = static_cast<std::uint64_t>(n) * (n - 1) / 2;
+  std::uint64_t next = 0;            // the first pair not yet passed
+  std::size_t i = 0;                 // the row of pair `begin`
+  std::uint64_t begin = 0;           // the index of pair (i, i + 1)
+  for (;;) {
+    const double s = std::floor(std::log(1 - uniform(gen)) / log_q);
+    if (!(s < static_cast<double>(pairs - next))) return;  // past the end (also inf)
+    const std::uint64_t k = next + static_cast<std::uint64_t>(s);
+    for (; k >= begin + (n - 1 - i); ++i) begin += n - 1 - i;
+    f(i, i + 1 + static_cast<std::size_t>(k - begin));
+    next = k + 1;
+  }
+}
+
+void check_graph(std::size_t n, double mean_degree) {
+  const char* function = "ebla::graph_laplacian";
+  if (n < 2 || n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw_invalid(function, "n = " + std::to_string(n) + " must be in [2, INT_MAX]");
+  if (!(mean_degree > 0) || mean_degree > static_cast<double>(n - 1))
+    throw_invalid(function, "mean_degree = " + str(mean_degree) + " must be in (0, n - 1 = " +
+                                std::to_string(n - 1) + "]");
+}
+
+}  // namespace
+
+HpccgProblem hpccg_problem(int nx, int ny, int nz) {
+  check_grid(nx, ny, nz, "ebla::hpccg_problem");
+  HpccgProblem p;
+  p.nx = nx;
+  p.ny = ny;
+  p.nz = nz;
+  p.A = hpccg_matrix(nx, ny, nz);
+  p.b = hpccg_rhs(nx, ny, nz);
+  const std::size_t n = p.b.extent(0);
+  p.x0 = constant_vector("ebla::hpccg x0", n, 0.0);
+  p.x_exact = constant_vector("ebla::hpccg x_exact", n, 1.0);
+  return p;
+}
+
+Vector hpccg_rhs(int nx, int ny, int nz) {
+  check_grid(nx, ny, nz, "ebla::hpccg_rhs");
+  Vector b(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg b"), static_cast<std::size_t>(nx) * ny * nz);
+  auto h = Kokkos::create_mirror_view(b);
+  // row sum: 27 on the diagonal, -1 for each of the count - 1 neighbours
+  for_each_point(nx, ny, nz, [&](std::size_t i, int, int, int, int count) { h(i) = 28.0 - count; });
+  Kokkos::deep_copy(b, h);
+  return b;
+}
+
+CsrMatrix graph_laplacian(std::size_t n, double mean_degree, std::uint64_t seed) {
+  check_graph(n, mean_degree);
+  const double p = mean_degree / static_cast<double>(n - 1);
+  // pass 1: degrees, then row offsets (degree + 1 for the diagonal)
+  RowMap row_map("ebla::laplacian row_map", n + 1);
+  auto ptr = Kokkos::create_mirror_view(row_map);
+  Kokkos::deep_copy(ptr, 0);
+  for_each_edge(n, p, seed, [&](std::size_t i, std::size_t j) {
+    ++ptr(i + 1);
+    ++ptr(j + 1);
+  });
+  for (std::size_t i = 0; i < n; ++i) ptr(i + 1) += ptr(i) + 1;
+  const std::size_t nnz = ptr(n);
+  Entries entries(Kokkos::ViewAllocateWithoutInitializing("ebla::laplacian entries"), nnz);
+  Values values(Kokkos::ViewAllocateWithoutInitializing("ebla::laplacian values"), nnz);
+  auto col = Kokkos::create_mirror_view(entries);
+  auto val = Kokkos::create_mirror_view(values);
+  // pass 2, the same edges again: row r receives its lower entries (edges (k, r), k < r)
+  // before any edge (r, j) is drawn, so the diagonal goes in just before the first
+  // edge of a later row, and every row comes out sorted.
+  std::vector<std::size_t> at(ptr.data(), ptr.data() + n);
+  std::size_t diagonal_done = 0;
+  auto place_diagonals = [&](std::size_t upto) {
+    for (; diagonal_done < upto; ++diagonal_done) {
+      const std::size_t r = diagonal_done;
+      col(at[r]) = static_cast<int>(r);
+      val(at[r]++) = static_cast<double>(ptr(r + 1) - ptr(r) - 1);
+    }
+  };
+  auto append = [&](std::size_t r, std::size_t c) {
+    col(at[r]) = static_cast<int>(c);
+    val(at[r]++) = -1.0;
+  };
+  for_each_edge(n, p, seed, [&](std::size_t i, std::size_t j) {
+    place_diagonals(i + 1);
+    append(i, j);
+    append(j, i);
+  });
+  place_diagonals(n);
+  Kokkos::deep_copy(row_map, ptr);
+  Kokkos::deep_copy(entries, col);
+  Kokkos::deep_copy(values, val);
+  return CsrMatrix("ebla::laplacian", static_cast<int>(n), static_cast<int>(n), nnz, values, row_map, entries);
+}
+
+Vector random_unit_vector(std::size_t n, std::uint64_t seed) {
+  if (n == 0) throw_invalid("ebla::random_unit_vector", "n = 0: there is no unit vector of length 0");
+  Vector v(Kokkos::ViewAllocateWithoutInitializing("ebla::random_unit_vector"), n);
+  auto h = Kokkos::create_mirror_view(v);
+  std::mt19937_64 gen(seed);
+  double sum = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    h(i) = uniform(gen);
+    sum += h(i) * h(i);
+  }
+  if (!(sum > 0))  // all n draws exactly 0: probability 2^(-53 n)
+    throw_invalid("ebla::random_unit_vector", "seed " + std::to_string(seed) + " gives the zero vector");
+  const double norm = std::sqrt(sum);
+  for (std::size_t i = 0; i < n; ++i) h(i) /= norm;
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+// ---- symmetry ------------------------------------------------------------------------
+
+namespace {
+
+// CSR arrays on the host with the columns of every row strictly ascending.
+struct SortedRows {
+  std::size_t n = 0;
+  const std::size_t* ptr = nullptr;
+  const int* col = nullptr;
+  const double* val = nullptr;
+  std::vector<std::size_t> own_ptr;  // a sorted copy, when the matrix itself is not sorted
+  std::vector<int> own_col;
+  std::vector<double> own_val;
+};
+
+bool rows_sorted(const SortedRows& s) {
+  for (std::size_t i = 0; i < s.n; ++i)
+    for (std::size_t k = s.ptr[i] + 1; k < s.ptr[i + 1]; ++k)
+      if (s.col[k - 1] >= s.col[k]) return false;
+  return true;
+}
+
+// Sorts every row by column (stably) and sums duplicates: the matrix spmv applies.
+void sort_rows(SortedRows& s) {
+  s.own_ptr.assign(1, 0);
+  std::vector<std::pair<int, double>> row;
+  for (std::size_t i = 0; i < s.n; ++i) {
+    row.clear();
+    for (std::size_t k = s.ptr[i]; k < s.ptr[i + 1]; ++k) row.emplace_back(s.col[k], s.val[k]);
+    std::stable_sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t k = 0; k < row.size(); ++k) {
+      if (k > 0 && row[k].first == row[k - 1].first)
+        s.own_val.back() += row[k].second;
+      else {
+        s.own_col.push_back(row[k].first);
+        s.own_val.push_back(row[k].second);
+      }
+    }
+    s.own_ptr.push_back(s.own_col.size());
+  }
+  s.ptr = s.own_ptr.data();
+  s.col = s.own_col.data();
+  s.val = s.own_val.data();
+}
+
+std::string entry_name(std::size_t i, std::size_t j) {
+  return "A(" + std::to_string(i) + ", " + std::to_string(j) + ")";
+}
+
+// The first entry, in row order, whose mirror is missing or different; "" if none.
+std::string first_asymmetry(const SortedRows& s) {
+  for (std::size_t i = 0; i < s.n; ++i)
+    for (std::size_t k = s.ptr[i]; k < s.ptr[i + 1]; ++k) {
+      const std::size_t j = static_cast<std::size_t>(s.col[k]);
+      const int* begin = s.col + s.ptr[j];
+      const int* end = s.col + s.ptr[j + 1];
+      const int* m = std::lower_bound(begin, end, static_cast<int>(i));
+      if (m == end || *m != static_cast<int>(i))
+        return entry_name(i, j) + " = " + str(s.val[k]) + " is stored but " + entry_name(j, i) + " is not";
+      const double mirror = s.val[s.ptr[j] + static_cast<std::size_t>(m - begin)];
+      if (!(mirror == s.val[k]))
+        return entry_name(i, j) + " = " + str(s.val[k]) + " but " + entry_name(j, i) + " = " + str(mirror);
+    }
+  return "";
+}
+
+}  // namespace
+
+void check_symmetric(const CsrMatrix& A, const std::string& what) {
+  const char* function = "ebla::check_symmetric";
+  if (A.numRows() != A.numCols())
+    throw_invalid(function, what + ": the matrix is " + std::to_string(A.numRows()) + " x " +
+                                std::to_string(A.numCols()) + ", not square");
+  if (A.numRows() == 0) return;
+  const auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
+  const auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
+  const auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
+  SortedRows s;
+  s.n = static_cast<std::size_t>(A.numRows());
+  s.ptr = ptr.data();
+  s.col = col.data();
+  s.val = val.data();
+  for (std::size_t k = 0; k < s.ptr[s.n]; ++k)
+    if (s.col[k] < 0 || static_cast<std::size_t>(s.col[k]) >= s.n)
+      throw_invalid(function, what + ": column index " + std::to_string(s.col[k]) + " (entry " +
+                                  std::to_string(k) + ") is outside [0, " + std::to_string(s.n) + ")");
+  if (!rows_sorted(s)) sort_rows(s);
+  const std::string m = first_asymmetry(s);
+  if (!m.empty()) throw_invalid(function, what + ": not symmetric: " + m + " (0-based indices)");
+}
+
+}  // namespace ebla

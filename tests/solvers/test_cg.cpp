@@ -1,0 +1,271 @@
+// CG and ACG: small systems checked by hand, the HPCCG problem (exact solution all ones)
+// on every operator, every dot policy, the stopping rules, breakdown and bad input.
+#include "util.hpp"
+
+#include <ebla/core/error.hpp>
+#include <ebla/core/format.hpp>
+#include <ebla/solvers/cg.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+namespace {
+
+using namespace ebla;
+using namespace ebla::test;
+
+DotPolicy qdot_policy(double tol, QdotPolicy p = QdotPolicy::budget) {
+  QdotOptions o;
+  o.tolerance = tol;
+  o.policy = p;
+  return DotPolicy::approximate(o);
+}
+
+// A = [[4, 1], [1, 3]], b = [1, 2]: CG ends in n = 2 steps at x = [1/11, 7/11]; by hand:
+// r0 = p0 = b, A p0 = [6, 7], alpha0 = 5/20 = 1/4, x1 = [1/4, 1/2], r1 = [-1/2, 1/4],
+// beta0 = (5/16)/5 = 1/16, p1 = [-7/16, 3/8], ...
+TEST(Cg, SolvesTheTwoByTwoSystemInTwoStepsByHand) {
+  const std::vector<std::vector<double>> a{{4, 1}, {1, 3}};
+  CgOptions o;
+  o.tolerance = 1e-12;
+  for (int op = 0; op < 2; ++op) {
+    const CgResult r = op == 0 ? cg(CsrOperator(csr_from_dense(a)), vec({1, 2}), vec({0, 0}), DotPolicy::exact(), o)
+                               : cg(DenseOperator(dense_view(a)), vec({1, 2}), vec({0, 0}), DotPolicy::exact(), o);
+    EXPECT_EQ(r.status, SolverStatus::converged);
+    EXPECT_EQ(r.iterations, 2);
+    ASSERT_EQ(r.history.size(), 2u);
+    EXPECT_DOUBLE_EQ(r.history[0].alpha, 0.25);
+    EXPECT_DOUBLE_EQ(r.history[0].beta, 1.0 / 16);
+    const auto x = host(r.x);
+    EXPECT_NEAR(x[0], 1.0 / 11, 1e-15);
+    EXPECT_NEAR(x[1], 7.0 / 11, 1e-15);
+    EXPECT_LE(r.true_residual, 1e-15);
+    EXPECT_DOUBLE_EQ(r.initial_residual, std::sqrt(5.0));
+  }
+}
+
+// HPCCG: b = A 1, x0 = 0; every operator and dot policy reaches x = 1.
+TEST(Cg, SolvesTheHpccgProblemOnEveryOperator) {
+  const int nx = 6, ny = 5, nz = 4;
+  const auto a = stencil_dense(nx, ny, nz);
+  const std::size_t n = a.size();
+  StencilOperator S(nx, ny, nz);
+  CsrOperator C(csr_from_dense(a));
+  DenseOperator D(dense_view(a));
+  Vector b("b", n), ones = vec(std::vector<double>(n, 1.0)), x0("x0", n);
+  S.apply(ones, b);
+  CgOptions o;
+  o.tolerance = 1e-10;
+  int iterations = -1;
+  for (int op = 0; op < 3; ++op) {
+    for (const DotPolicy& d : {DotPolicy::exact(), qdot_policy(1e-8), qdot_policy(1e-8, QdotPolicy::paper)}) {
+      SCOPED_TRACE("operator " + std::to_string(op) + " " + d.to_string());
+      const CgResult r = op == 0 ? cg(S, b, x0, d, o) : op == 1 ? cg(C, b, x0, d, o) : cg(D, b, x0, d, o);
+      EXPECT_EQ(r.status, SolverStatus::converged) << r.stop_reason;
+      EXPECT_LE(r.recursive_residual, o.tolerance);
+      EXPECT_LE(r.true_residual, 10 * o.tolerance);
+      for (double xi : host(r.x)) EXPECT_NEAR(xi, 1.0, 1e-9);
+      if (d.kind == DotKind::exact) {
+        if (iterations < 0) iterations = r.iterations;
+        EXPECT_NEAR(r.iterations, iterations, 1);  // operators sum in different orders
+      }
+      EXPECT_EQ(r.history.size(), static_cast<std::size_t>(r.iterations));
+    }
+  }
+}
+
+TEST(Cg, RecordsEachDotProductsPrecisionMixAndBound) {
+  const int nx = 10, ny = 10, nz = 1;
+  StencilOperator S(nx, ny, nz);
+  const std::size_t n = S.size();
+  Vector b("b", n), x0("x0", n);
+  S.apply(vec(std::vector<double>(n, 1.0)), b);
+  CgOptions o;
+  o.record_levels = true;
+  int progress_calls = 0;
+  o.progress = [&](int k, double res) {
+    ++progress_calls;
+    EXPECT_GT(res, 0);
+    EXPECT_EQ(k, progress_calls);
+  };
+  const DotPolicy d = qdot_policy(1e-2);
+  const CgResult r = cg(S, b, x0, d, o);
+  ASSERT_EQ(r.status, SolverStatus::converged);
+  EXPECT_EQ(progress_calls, r.iterations);
+  bool quantized = false;
+  for (const auto& it : r.history) {
+    for (const DotRecord* rec : {&it.pq, &it.rr}) {
+      ASSERT_EQ(rec->fraction.size(), d.level_names().size());
+      const double total = std::accumulate(rec->fraction.begin(), rec->fraction.end(), rec->zero_fraction);
+      EXPECT_NEAR(total, 1.0, 1e-12);
+      EXPECT_TRUE(std::isfinite(rec->bound));
+      EXPECT_GE(rec->bound, 0);
+      quantized = quantized || rec->fraction[0] < 1;
+    }
+    ASSERT_EQ(it.pq_levels.size(), n);
+    ASSERT_EQ(it.rr_levels.size(), n);
+    // the map counts what the fractions count
+    for (int l = 0; l < 4; ++l) {
+      const auto c = std::count(it.rr_levels.begin(), it.rr_levels.end(), static_cast<std::uint8_t>(l));
+      EXPECT_NEAR(static_cast<double>(c) / n, it.rr.fraction[l], 1e-12);
+    }
+  }
+  EXPECT_TRUE(quantized) << "tolerance 1e-2 should quantize something";
+}
+
+TEST(Cg, FixedPrecisionDotsRoundEveryComponent) {
+  StencilOperator S(8, 8, 1);
+  const std::size_t n = S.size();
+  Vector b("b", n), x0("x0", n);
+  S.apply(vec(std::vector<double>(n, 1.0)), b);
+  CgOptions o;
+  o.tolerance = 1e-6;
+  o.max_iterations = 200;
+  const CgResult r = cg(S, b, x0, DotPolicy::fixed(format_by_name("bfloat16")), o);
+  ASSERT_FALSE(r.history.empty());
+  for (const auto& it : r.history) {
+    EXPECT_DOUBLE_EQ(it.pq.fraction[1] + it.pq.zero_fraction, 1.0);
+    EXPECT_EQ(it.pq.fraction[0], 0.0);
+  }
+  EXPECT_THROW(DotPolicy::fixed(format_by_name("binary64")), InvalidArgument);
+}
+
+// The certified test stops only when c + bound <= tau^2, and c + bound >= r^T r: the
+// residual is then below tau whatever the approximation did, and the exact-norm test
+// (which stops as soon as ||r|| <= tau) cannot have stopped later.
+TEST(Cg, CertifiedStoppingGuaranteesTheResidual) {
+  StencilOperator S(12, 12, 3);
+  const std::size_t n = S.size();
+  Vector b("b", n), x0("x0", n);
+  S.apply(vec(std::vector<double>(n, 1.0)), b);
+  for (double tol : {1e-12, 1e-4, 1e-2, 1e-1}) {
+    CgOptions exact, certified;
+    certified.stop = StopTest::certified;
+    const CgResult e = cg(S, b, x0, qdot_policy(tol), exact);
+    const CgResult c = cg(S, b, x0, qdot_policy(tol), certified);
+    ASSERT_EQ(e.status, SolverStatus::converged);
+    ASSERT_EQ(c.status, SolverStatus::converged);
+    EXPECT_GE(c.iterations, e.iterations) << "qdot tolerance " << tol;
+    // the true residual differs from the recursive one only by drift (~1e-14 ||b|| here)
+    EXPECT_LE(c.true_residual, certified.tolerance * (1 + 1e-3)) << "qdot tolerance " << tol;
+    const DotRecord& last = c.history.back().rr;
+    EXPECT_LE(std::sqrt(last.value + last.bound), certified.tolerance);
+  }
+}
+
+// With a tolerance of 1 the budget policy may change dot products by 100%: ACG is allowed
+// to diverge, and must say so rather than report convergence.
+TEST(Cg, ALooseQdotToleranceCanStallButNeverFakesConvergence) {
+  StencilOperator S(12, 12, 3);
+  const std::size_t n = S.size();
+  Vector b("b", n), x0("x0", n);
+  S.apply(vec(std::vector<double>(n, 1.0)), b);
+  CgOptions o;
+  o.max_iterations = 300;
+  for (double tol : {1.0, 10.0, 100.0}) {
+    const CgResult r = cg(S, b, x0, qdot_policy(tol), o);
+    if (r.status == SolverStatus::converged) {
+      EXPECT_LE(r.true_residual, o.tolerance * (1 + 1e-3)) << "qdot tolerance " << tol;
+    } else {
+      EXPECT_GT(r.recursive_residual, o.tolerance) << "qdot tolerance " << tol;
+    }
+  }
+}
+
+TEST(Cg, RelativeNormScalesTheToleranceByTheNormOfB) {
+  CgOptions o;
+  o.norm = Norm::relative;
+  o.tolerance = 1e-6;
+  const CgResult r = cg(DenseOperator(dense_view({{2, 0}, {0, 8}})), vec({3, 4}), vec({0, 0}), DotPolicy::exact(), o);
+  EXPECT_DOUBLE_EQ(r.b_norm, 5.0);
+  EXPECT_NEAR(r.tolerance_used, 5e-6, 1e-20);
+}
+
+TEST(Cg, JacobiTamesABadlyScaledMatrix) {
+  // tridiagonal, diagonal entries spread over 1e6: SPD by diagonal dominance
+  const std::size_t n = 60;
+  std::vector<std::vector<double>> a(n, std::vector<double>(n, 0.0));
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i][i] = std::pow(10.0, 6.0 * static_cast<double>(i) / (n - 1)) + 2;
+    if (i + 1 < n) a[i][i + 1] = a[i + 1][i] = -1;
+  }
+  CsrOperator C(csr_from_dense(a));
+  Vector ones = vec(std::vector<double>(n, 1.0)), b("b", n), x0("x0", n);
+  C.apply(ones, b);
+  CgOptions plain, jacobi;
+  plain.tolerance = jacobi.tolerance = 1e-9;
+  plain.max_iterations = jacobi.max_iterations = 1000;
+  jacobi.jacobi = true;
+  const CgResult p = cg(C, b, x0, DotPolicy::exact(), plain);
+  const CgResult j = cg(C, b, x0, DotPolicy::exact(), jacobi);
+  ASSERT_EQ(j.status, SolverStatus::converged);
+  EXPECT_LT(j.iterations, p.iterations / 2) << "plain " << p.iterations << " jacobi " << j.iterations;
+  for (double xi : host(j.x)) EXPECT_NEAR(xi, 1.0, 1e-8);
+  EXPECT_LE(j.true_residual, 1e-8);
+}
+
+TEST(Cg, ZeroRightHandSideReturnsZeroAtOnce) {
+  const CgResult r = cg(DenseOperator(dense_view({{2, 1}, {1, 2}})), vec({0, 0}), vec({5, 5}), DotPolicy::exact(), {});
+  EXPECT_EQ(r.status, SolverStatus::converged);
+  EXPECT_EQ(r.iterations, 0);
+  EXPECT_EQ(host(r.x), (std::vector<double>{0, 0}));
+}
+
+TEST(Cg, StopsAtTheIterationLimit) {
+  StencilOperator S(10, 10, 10);
+  Vector b("b", S.size()), x0("x0", S.size());
+  S.apply(vec(std::vector<double>(S.size(), 1.0)), b);
+  CgOptions o;
+  o.max_iterations = 3;
+  const CgResult r = cg(S, b, x0, DotPolicy::exact(), o);
+  EXPECT_EQ(r.status, SolverStatus::max_iterations);
+  EXPECT_EQ(r.iterations, 3);
+  EXPECT_GT(r.recursive_residual, o.tolerance);
+}
+
+TEST(Cg, IndefiniteMatrixBreaksDown) {
+  // A = diag(1, -1), b = [1, 1]: p0^T A p0 = 0
+  const CgResult r = cg(DenseOperator(dense_view({{1, 0}, {0, -1}})), vec({1, 1}), vec({0, 0}), DotPolicy::exact(), {});
+  EXPECT_EQ(r.status, SolverStatus::breakdown);
+  EXPECT_EQ(r.iterations, 0);
+  EXPECT_NE(r.breakdown.find("p^T A p"), std::string::npos) << r.breakdown;
+  // negative definite: p^T A p < 0
+  const CgResult s = cg(DenseOperator(dense_view({{-2, 0}, {0, -1}})), vec({1, 1}), vec({0, 0}), qdot_policy(1e-8), {});
+  EXPECT_EQ(s.status, SolverStatus::breakdown);
+}
+
+TEST(Cg, RejectsBadInputNamingTheValue) {
+  DenseOperator D(dense_view({{2, 1}, {1, 2}}));
+  auto expect_message = [](auto&& call, const std::string& needle) {
+    try {
+      call();
+      ADD_FAILURE() << "no exception for " << needle;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("ebla::cg"), std::string::npos) << e.what();
+    }
+  };
+  CgOptions o;
+  expect_message([&] { cg(D, vec({1, 2, 3}), vec({0, 0}), DotPolicy::exact(), o); }, "b has 3");
+  expect_message([&] { cg(D, vec({1, 2}), vec({0}), DotPolicy::exact(), o); }, "x0 has 1");
+  expect_message([&] { cg(D, vec({1, NAN}), vec({0, 0}), DotPolicy::exact(), o); }, "NaN");
+  expect_message([&] { cg(D, vec({1, 1}), vec({INFINITY, 0}), DotPolicy::exact(), o); }, "x0");
+  o.tolerance = 0;
+  expect_message([&] { cg(D, vec({1, 2}), vec({0, 0}), DotPolicy::exact(), o); }, "tolerance 0");
+  o.tolerance = NAN;
+  expect_message([&] { cg(D, vec({1, 2}), vec({0, 0}), DotPolicy::exact(), o); }, "tolerance");
+  o = CgOptions{};
+  o.max_iterations = -1;
+  expect_message([&] { cg(D, vec({1, 2}), vec({0, 0}), DotPolicy::exact(), o); }, "max_iterations -1");
+  o = CgOptions{};
+  o.jacobi = true;
+  o.stop = StopTest::certified;
+  expect_message([&] { cg(D, vec({1, 2}), vec({0, 0}), DotPolicy::exact(), o); }, "certified");
+  o.stop = StopTest::exact_norm;
+  expect_message([&] { cg(DenseOperator(dense_view({{0, 1}, {1, 2}})), vec({1, 2}), vec({0, 0}), DotPolicy::exact(), o); },
+                 "diagonal entry 0");
+}
+
+}  // namespace

@@ -1,0 +1,437 @@
+// Test problems: HPCCG's matrix against a construction from its definition, graph
+// Laplacians against an independent O(n^2) generator and against the statistics of
+// G(n, p), seeded unit vectors, and the symmetry check.
+#include <ebla/solvers/problems.hpp>
+
+#include <ebla/core/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+// ---- host copies and small builders -----------------------------------------------
+
+struct HostCsr {
+  int rows = 0, cols = 0;
+  std::vector<std::size_t> ptr;
+  std::vector<int> col;
+  std::vector<double> val;
+  std::size_t length(std::size_t i) const { return ptr[i + 1] - ptr[i]; }
+};
+
+HostCsr to_host(const ebla::CsrMatrix& A) {
+  const auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
+  const auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
+  const auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
+  HostCsr h;
+  h.rows = A.numRows();
+  h.cols = A.numCols();
+  h.ptr.assign(p.data(), p.data() + p.extent(0));
+  h.col.assign(c.data(), c.data() + c.extent(0));
+  h.val.assign(v.data(), v.data() + v.extent(0));
+  return h;
+}
+
+std::vector<double> to_host(ebla::ConstVector x) {
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  return std::vector<double>(h.data(), h.data() + h.extent(0));
+}
+
+ebla::CsrMatrix make_csr(int rows, int cols, const std::vector<std::size_t>& ptr, const std::vector<int>& col,
+                         const std::vector<double>& val) {
+  ebla::CsrMatrix::row_map_type::non_const_type p("ptr", ptr.size());
+  ebla::CsrMatrix::index_type::non_const_type c("col", col.size());
+  ebla::CsrMatrix::values_type::non_const_type v("val", val.size());
+  auto hp = Kokkos::create_mirror_view(p);
+  auto hc = Kokkos::create_mirror_view(c);
+  auto hv = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < ptr.size(); ++i) hp(i) = ptr[i];
+  for (std::size_t k = 0; k < col.size(); ++k) {
+    hc(k) = col[k];
+    hv(k) = val[k];
+  }
+  Kokkos::deep_copy(p, hp);
+  Kokkos::deep_copy(c, hc);
+  Kokkos::deep_copy(v, hv);
+  return ebla::CsrMatrix("test", rows, cols, col.size(), v, p, c);
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ebla::InvalidArgument& e) {
+    return e.what();
+  }
+  return "(no InvalidArgument thrown)";
+}
+
+::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
+}
+
+// ---- HPCCG -------------------------------------------------------------------------
+
+// A_ij from the definition: 27 on the diagonal, -1 if the grid points differ by at most
+// one in every coordinate, 0 otherwise (rows i = iz nx ny + iy nx + ix).
+double stencil_entry(int nx, int ny, int i, int j) {
+  if (i == j) return 27;
+  const int dx = i % nx - j % nx;
+  const int dy = i / nx % ny - j / nx % ny;
+  const int dz = i / (nx * ny) - j / (nx * ny);
+  return std::abs(dx) <= 1 && std::abs(dy) <= 1 && std::abs(dz) <= 1 ? -1 : 0;
+}
+
+struct Grid {
+  int nx, ny, nz;
+};
+
+class ProblemsHpccg : public ::testing::TestWithParam<Grid> {};
+
+TEST_P(ProblemsHpccg, EveryEntryMatchesTheDefinition) {
+  const Grid g = GetParam();
+  const int n = g.nx * g.ny * g.nz;
+  const auto A = to_host(ebla::hpccg_problem(g.nx, g.ny, g.nz).A);
+  ASSERT_EQ(A.rows, n);
+  ASSERT_EQ(A.cols, n);
+  ASSERT_EQ(A.ptr.size(), static_cast<std::size_t>(n) + 1);
+  EXPECT_EQ(A.ptr[0], 0u);
+  ASSERT_EQ(A.col.size(), A.ptr[static_cast<std::size_t>(n)]);
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::pair<int, double>> expected;
+    for (int j = 0; j < n; ++j)
+      if (stencil_entry(g.nx, g.ny, i, j) != 0) expected.emplace_back(j, stencil_entry(g.nx, g.ny, i, j));
+    std::vector<std::pair<int, double>> stored;
+    for (std::size_t k = A.ptr[static_cast<std::size_t>(i)]; k < A.ptr[static_cast<std::size_t>(i) + 1]; ++k)
+      stored.emplace_back(A.col[k], A.val[k]);
+    EXPECT_EQ(stored, expected) << "row " << i;  // also: columns ascending
+  }
+}
+
+TEST_P(ProblemsHpccg, VectorsAreAOnesZerosAndOnes) {
+  const Grid g = GetParam();
+  const int n = g.nx * g.ny * g.nz;
+  const auto p = ebla::hpccg_problem(g.nx, g.ny, g.nz);
+  EXPECT_EQ(p.nx, g.nx);
+  EXPECT_EQ(p.ny, g.ny);
+  EXPECT_EQ(p.nz, g.nz);
+  const auto b = to_host(p.b);
+  const auto rhs = to_host(ebla::hpccg_rhs(g.nx, g.ny, g.nz));
+  ASSERT_EQ(b.size(), static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    double row_sum = 0;
+    for (int j = 0; j < n; ++j) row_sum += stencil_entry(g.nx, g.ny, i, j);
+    EXPECT_EQ(b[static_cast<std::size_t>(i)], row_sum) << "row " << i;
+  }
+  EXPECT_EQ(rhs, b);
+  EXPECT_EQ(to_host(p.x0), std::vector<double>(static_cast<std::size_t>(n), 0.0));
+  EXPECT_EQ(to_host(p.x_exact), std::vector<double>(static_cast<std::size_t>(n), 1.0));
+}
+
+TEST_P(ProblemsHpccg, IsSymmetric) {
+  const Grid g = GetParam();
+  const auto p = ebla::hpccg_problem(g.nx, g.ny, g.nz);
+  const auto A = to_host(p.A);
+  const std::size_t n = static_cast<std::size_t>(A.rows);
+  std::vector<double> dense(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) dense[i * n + static_cast<std::size_t>(A.col[k])] = A.val[k];
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < i; ++j) EXPECT_EQ(dense[i * n + j], dense[j * n + i]) << i << ", " << j;
+  EXPECT_NO_THROW(ebla::check_symmetric(p.A, "hpccg"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Grids, ProblemsHpccg,
+                         ::testing::Values(Grid{1, 1, 1}, Grid{2, 3, 4}, Grid{5, 5, 5}, Grid{4, 1, 3}, Grid{1, 6, 1}),
+                         [](const auto& info) {
+                           const Grid g = info.param;
+                           return std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
+                         });
+
+TEST(ProblemsHpccgRows, CornerEdgeFaceInteriorCounts) {
+  const auto A = to_host(ebla::hpccg_problem(5, 5, 5).A);
+  auto row = [](int ix, int iy, int iz) { return static_cast<std::size_t>((iz * 5 + iy) * 5 + ix); };
+  EXPECT_EQ(A.length(row(0, 0, 0)), 8u);    // corner
+  EXPECT_EQ(A.length(row(4, 4, 4)), 8u);    // the opposite corner
+  EXPECT_EQ(A.length(row(2, 0, 0)), 12u);   // edge
+  EXPECT_EQ(A.length(row(2, 2, 0)), 18u);   // face
+  EXPECT_EQ(A.length(row(2, 2, 2)), 27u);   // interior
+  EXPECT_EQ(A.length(row(1, 3, 2)), 27u);
+  const auto B = to_host(ebla::hpccg_problem(2, 3, 4).A);
+  EXPECT_EQ(B.length(0), 8u);
+  const auto one = to_host(ebla::hpccg_problem(1, 1, 1).A);
+  EXPECT_EQ(one.col, std::vector<int>{0});
+  EXPECT_EQ(one.val, std::vector<double>{27.0});
+  EXPECT_EQ(to_host(ebla::hpccg_rhs(1, 1, 1)), std::vector<double>{27.0});
+}
+
+// Per dimension of extent m, the pairs (a, b) with |a - b| <= 1 number 3m - 2.
+TEST(ProblemsHpccgRows, LargeGridNonzerosMatchTheFormula) {
+  const auto p = ebla::hpccg_problem(100, 100, 100);
+  const std::size_t n = 1000000;
+  ASSERT_EQ(static_cast<std::size_t>(p.A.numRows()), n);
+  EXPECT_EQ(p.A.nnz(), 298u * 298u * 298u);
+  const auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.A.graph.row_map);
+  EXPECT_EQ(ptr(n), 298u * 298u * 298u);
+  const auto b = to_host(p.b);
+  double sum = 0;  // sum of row sums = 28 n - nnz, exact in double
+  for (double x : b) sum += x;
+  EXPECT_EQ(sum, 28.0 * static_cast<double>(n) - 298.0 * 298.0 * 298.0);
+  // a non-cubic grid with distinct extents: nnz from the formula as well
+  EXPECT_EQ(ebla::hpccg_problem(7, 3, 11).A.nnz(), 19u * 7u * 31u);
+}
+
+TEST(ProblemsHpccgRows, RejectsBadGrids) {
+  EXPECT_TRUE(contains(error_of([] { ebla::hpccg_problem(0, 1, 1); }), "ebla::hpccg_problem"));
+  EXPECT_TRUE(contains(error_of([] { ebla::hpccg_problem(2, -1, 2); }), "2 x -1 x 2"));
+  EXPECT_TRUE(contains(error_of([] { ebla::hpccg_problem(2000, 2000, 1000); }), "int"));
+  EXPECT_TRUE(contains(error_of([] { ebla::hpccg_rhs(1, 1, 0); }), "ebla::hpccg_rhs"));
+  EXPECT_TRUE(contains(error_of([] { ebla::hpccg_rhs(70000, 70000, 1); }), "int"));
+}
+
+// ---- graph Laplacians --------------------------------------------------------------
+
+using Edges = std::set<std::pair<int, int>>;
+
+// The edges of G(n, p) by the documented rule, walking every pair of the strictly upper
+// triangle in row-major order: s = floor(log(1 - u) / log(1 - p)) pairs are passed over
+// before each edge, u = (64-bit output >> 11) 2^-53 of std::mt19937_64(seed).
+Edges reference_edges(std::size_t n, double mean_degree, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  const double log_q = std::log1p(-mean_degree / static_cast<double>(n - 1));
+  auto draw = [&] { return std::floor(std::log(1 - static_cast<double>(gen() >> 11) * 0x1p-53) / log_q); };
+  Edges e;
+  double skip = draw();
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (skip == 0) {
+        e.emplace(static_cast<int>(i), static_cast<int>(j));
+        skip = draw();
+      } else {
+        skip -= 1;
+      }
+    }
+  return e;
+}
+
+Edges upper_edges(const HostCsr& L) {
+  Edges e;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(L.rows); ++i)
+    for (std::size_t k = L.ptr[i]; k < L.ptr[i + 1]; ++k)
+      if (static_cast<std::size_t>(L.col[k]) > i) e.emplace(static_cast<int>(i), L.col[k]);
+  return e;
+}
+
+// Rows sorted, diagonal = degree, off-diagonal -1, row sums 0, pattern symmetric.
+void expect_laplacian(const HostCsr& L) {
+  ASSERT_EQ(L.rows, L.cols);
+  const std::size_t n = static_cast<std::size_t>(L.rows);
+  std::set<std::pair<int, int>> pattern;
+  for (std::size_t i = 0; i < n; ++i) {
+    double diagonal = std::numeric_limits<double>::quiet_NaN(), sum = 0;
+    for (std::size_t k = L.ptr[i]; k < L.ptr[i + 1]; ++k) {
+      if (k > L.ptr[i]) {
+        ASSERT_LT(L.col[k - 1], L.col[k]) << "row " << i;
+      }
+      sum += L.val[k];
+      if (static_cast<std::size_t>(L.col[k]) == i) {
+        diagonal = L.val[k];
+      } else {
+        ASSERT_EQ(L.val[k], -1.0) << "row " << i;
+        pattern.emplace(static_cast<int>(i), L.col[k]);
+      }
+    }
+    ASSERT_EQ(diagonal, static_cast<double>(L.length(i) - 1)) << "row " << i;
+    ASSERT_EQ(sum, 0.0) << "row " << i;
+  }
+  for (const auto& [i, j] : pattern) ASSERT_EQ(pattern.count({j, i}), 1u) << i << ", " << j;
+}
+
+TEST(ProblemsGraphLaplacian, EdgesFollowTheDocumentedRule) {
+  for (double d : {0.5, 5.0, 60.0, 299.0})
+    for (std::uint64_t seed : {1u, 2u, 12345u}) {
+      SCOPED_TRACE("mean degree " + std::to_string(d) + ", seed " + std::to_string(seed));
+      const auto L = to_host(ebla::graph_laplacian(300, d, seed));
+      EXPECT_EQ(upper_edges(L), reference_edges(300, d, seed));
+    }
+}
+
+TEST(ProblemsGraphLaplacian, IsALaplacian) {
+  for (double d : {0.5, 8.0, 1000.0}) {
+    SCOPED_TRACE("mean degree " + std::to_string(d));
+    const ebla::CsrMatrix A = ebla::graph_laplacian(2000, d, 7);
+    expect_laplacian(to_host(A));
+    EXPECT_NO_THROW(ebla::check_symmetric(A, "laplacian"));
+  }
+}
+
+TEST(ProblemsGraphLaplacian, IsolatedVerticesKeepTheirZeroDiagonal) {
+  // mean degree 0.5: about n e^-0.5 = 607 isolated vertices
+  const auto L = to_host(ebla::graph_laplacian(1000, 0.5, 3));
+  int isolated = 0;
+  for (std::size_t i = 0; i < 1000; ++i)
+    if (L.length(i) == 1) {
+      ++isolated;
+      EXPECT_EQ(L.col[L.ptr[i]], static_cast<int>(i));
+      EXPECT_EQ(L.val[L.ptr[i]], 0.0);
+    }
+  EXPECT_GT(isolated, 400);
+  EXPECT_LT(isolated, 800);
+}
+
+TEST(ProblemsGraphLaplacian, CompleteGraphAtMaximalMeanDegree) {
+  const auto L = to_host(ebla::graph_laplacian(50, 49, 11));
+  for (std::size_t i = 0; i < 50; ++i) {
+    ASSERT_EQ(L.length(i), 50u);
+    EXPECT_EQ(L.val[L.ptr[i] + i], 49.0);
+  }
+  const auto two = to_host(ebla::graph_laplacian(2, 1, 5));
+  EXPECT_EQ(two.val, (std::vector<double>{1, -1, -1, 1}));
+}
+
+// The edge count E of G(n, p) is Binomial(n(n-1)/2, p), so the mean degree 2E/n has mean
+// (n-1) p = d and variance 2 d (1-p) / n; a vertex's degree is Binomial(n-1, p), and the
+// edges among the first half of the vertices are Binomial(m(m-1)/2, p), m = n/2. All
+// three are checked within 5 standard deviations (a false alarm has probability < 1e-6
+// per check; the seeds are fixed, so the outcome is deterministic).
+TEST(ProblemsGraphLaplacian, StatisticsOfGnp) {
+  struct Case {
+    std::size_t n;
+    double d;
+  };
+  for (const Case c : {Case{20000, 10.0}, Case{2000, 1000.0}, Case{5000, 2.0}})
+    for (std::uint64_t seed : {1u, 99u}) {
+      SCOPED_TRACE("n " + std::to_string(c.n) + ", d " + std::to_string(c.d) + ", seed " + std::to_string(seed));
+      const auto L = to_host(ebla::graph_laplacian(c.n, c.d, seed));
+      const double n = static_cast<double>(c.n);
+      const double p = c.d / (n - 1);
+      double sum = 0, sum2 = 0;
+      for (std::size_t i = 0; i < c.n; ++i) {
+        const double deg = static_cast<double>(L.length(i) - 1);
+        sum += deg;
+        sum2 += deg * deg;
+      }
+      const double mean = sum / n;
+      EXPECT_NEAR(mean, c.d, 5 * std::sqrt(2 * c.d * (1 - p) / n));
+      // sample variance of Binomial(n-1, p) degrees: var = d (1-p), and the variance of
+      // the estimate is about (mu4 - var^2) / n with mu4 - var^2 <= var + 2 var^2
+      const double var = c.d * (1 - p);
+      EXPECT_NEAR(sum2 / n - mean * mean, var, 5 * std::sqrt((var + 2 * var * var) / n));
+      const double m = std::floor(n / 2);
+      std::size_t half = 0;
+      for (const auto& [i, j] : upper_edges(L)) half += static_cast<double>(j) < m;
+      const double pairs = m * (m - 1) / 2;
+      EXPECT_NEAR(static_cast<double>(half), pairs * p, 5 * std::sqrt(pairs * p * (1 - p)));
+    }
+}
+
+TEST(ProblemsGraphLaplacian, SameSeedSameMatrixOtherSeedOther) {
+  const auto a = to_host(ebla::graph_laplacian(3000, 6, 42));
+  const auto b = to_host(ebla::graph_laplacian(3000, 6, 42));
+  const auto c = to_host(ebla::graph_laplacian(3000, 6, 43));
+  EXPECT_EQ(a.ptr, b.ptr);
+  EXPECT_EQ(a.col, b.col);
+  EXPECT_EQ(a.val, b.val);
+  EXPECT_NE(a.col, c.col);
+}
+
+TEST(ProblemsGraphLaplacian, RejectsBadArguments) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(contains(error_of([] { ebla::graph_laplacian(1, 0.5, 1); }), "ebla::graph_laplacian: n = 1"));
+  EXPECT_TRUE(contains(error_of([] { ebla::graph_laplacian(0, 0.5, 1); }), "n = 0"));
+  EXPECT_TRUE(contains(error_of([] { ebla::graph_laplacian(10, 0, 1); }), "mean_degree = 0"));
+  EXPECT_TRUE(contains(error_of([] { ebla::graph_laplacian(10, -1, 1); }), "mean_degree = -1"));
+  EXPECT_TRUE(contains(error_of([] { ebla::graph_laplacian(10, 9.5, 1); }), "n - 1 = 9"));
+  EXPECT_TRUE(contains(error_of([=] { ebla::graph_laplacian(10, nan, 1); }), "mean_degree = nan"));
+  EXPECT_TRUE(contains(error_of([=] { ebla::graph_laplacian(10, inf, 1); }), "mean_degree = inf"));
+  EXPECT_TRUE(contains(error_of([] { ebla::graph_laplacian(std::size_t(1) << 32, 1, 1); }), "INT_MAX"));
+}
+
+// ---- random unit vectors -----------------------------------------------------------
+
+TEST(ProblemsRandomUnitVector, UnitNormAndProportionalToTheDocumentedUniforms) {
+  for (std::size_t n : {1u, 2u, 1000u, 100000u}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const auto v = to_host(ebla::random_unit_vector(n, 2024));
+    ASSERT_EQ(v.size(), n);
+    // the sum of squares in double is off by at most about n u (u = 2^-53) relatively
+    const double tol = static_cast<double>(n + 4) * 0x1p-53;
+    long double norm2 = 0;
+    for (double x : v) norm2 += static_cast<long double>(x) * x;
+    EXPECT_NEAR(static_cast<double>(norm2), 1.0, 2 * tol);
+    std::mt19937_64 gen(2024);
+    std::vector<long double> u(n);
+    long double unorm2 = 0;
+    for (auto& x : u) {
+      x = static_cast<long double>(gen() >> 11) * 0x1p-53L;
+      unorm2 += x * x;
+    }
+    const long double unorm = std::sqrt(unorm2);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_GE(v[i], 0.0);
+      ASSERT_NEAR(static_cast<double>(v[i] * unorm), static_cast<double>(u[i]), tol * static_cast<double>(u[i])) << i;
+    }
+  }
+}
+
+TEST(ProblemsRandomUnitVector, ReproducibleAndSeedDependent) {
+  EXPECT_EQ(to_host(ebla::random_unit_vector(500, 1)), to_host(ebla::random_unit_vector(500, 1)));
+  EXPECT_NE(to_host(ebla::random_unit_vector(500, 1)), to_host(ebla::random_unit_vector(500, 2)));
+  EXPECT_EQ(to_host(ebla::random_unit_vector(1, 9)), std::vector<double>{1.0});
+  EXPECT_TRUE(contains(error_of([] { ebla::random_unit_vector(0, 1); }), "ebla::random_unit_vector"));
+}
+
+// ---- check_symmetric ---------------------------------------------------------------
+
+TEST(ProblemsCheckSymmetric, AcceptsSymmetricMatricesInAnyStorageOrder) {
+  // [[2, 1, 0], [1, 0, 5], [0, 5, 3]], row 0 stored backwards, row 2's 3 split in two
+  EXPECT_NO_THROW(ebla::check_symmetric(make_csr(3, 3, {0, 2, 4, 7}, {1, 0, 0, 2, 2, 1, 2}, {1, 2, 1, 5, 1, 5, 2}),
+                                        "unsorted"));
+  // duplicates summed: A(0, 1) = 1 + 2 = 3 = A(1, 0)
+  EXPECT_NO_THROW(ebla::check_symmetric(make_csr(2, 2, {0, 2, 3}, {1, 1, 0}, {1, 2, 3}), "duplicates"));
+  EXPECT_NO_THROW(ebla::check_symmetric(make_csr(0, 0, {0}, {}, {}), "empty"));
+  EXPECT_NO_THROW(ebla::check_symmetric(ebla::CsrMatrix(), "default"));
+}
+
+TEST(ProblemsCheckSymmetric, RejectsAValueDifference) {
+  const auto A = make_csr(3, 3, {0, 2, 4, 5}, {0, 1, 0, 1, 2}, {4, 2, 3, 4, 4});
+  const std::string e = error_of([&] { ebla::check_symmetric(A, "values.mtx"); });
+  EXPECT_TRUE(contains(e, "ebla::check_symmetric: values.mtx: not symmetric"));
+  EXPECT_TRUE(contains(e, "A(0, 1) = 2 but A(1, 0) = 3"));
+}
+
+TEST(ProblemsCheckSymmetric, RejectsAPatternDifference) {
+  const auto A = make_csr(3, 3, {0, 2, 3, 4}, {0, 2, 1, 2}, {1, -1, 1, 1});
+  const std::string e = error_of([&] { ebla::check_symmetric(A, "pattern.h5"); });
+  EXPECT_TRUE(contains(e, "pattern.h5"));
+  EXPECT_TRUE(contains(e, "A(0, 2) = -1 is stored but A(2, 0) is not"));
+  // the missing entry in the upper triangle: reported from the lower one
+  const auto B = make_csr(3, 3, {0, 1, 2, 4}, {0, 1, 0, 2}, {1, 1, 7, 1});
+  EXPECT_TRUE(contains(error_of([&] { ebla::check_symmetric(B, "B"); }), "A(2, 0) = 7 is stored but A(0, 2) is not"));
+  // a cancelling duplicate is not a zero entry: the pattern differs
+  const auto C = make_csr(2, 2, {0, 1, 3}, {0, 0, 0}, {1, 1, -1});
+  EXPECT_TRUE(contains(error_of([&] { ebla::check_symmetric(C, "C"); }), "A(1, 0) = 0 is stored but A(0, 1) is not"));
+}
+
+TEST(ProblemsCheckSymmetric, RejectsNonSquareAndBadColumns) {
+  const auto A = make_csr(2, 3, {0, 1, 2}, {0, 1}, {1, 1});
+  EXPECT_TRUE(contains(error_of([&] { ebla::check_symmetric(A, "wide"); }), "wide: the matrix is 2 x 3, not square"));
+  const auto B = make_csr(2, 2, {0, 1, 2}, {0, 2}, {1, 1});
+  EXPECT_TRUE(contains(error_of([&] { ebla::check_symmetric(B, "B"); }), "column index 2 (entry 1) is outside [0, 2)"));
+  const auto C = make_csr(2, 2, {0, 1, 2}, {-1, 1}, {1, 1});
+  EXPECT_TRUE(contains(error_of([&] { ebla::check_symmetric(C, "C"); }), "column index -1"));
+}
+
+}  // namespace
