@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
 
 namespace ebla::cli {
 
@@ -14,6 +15,8 @@ Command add_formats(CLI::App& app);
 Command add_round(CLI::App& app);
 Command add_bounds(CLI::App& app);
 Command add_qdot(CLI::App& app);
+Command add_cg(CLI::App& app);
+Command add_power(CLI::App& app);
 
 /// Exit code for bad input (unknown names, malformed numbers, invalid options).
 constexpr int exit_bad_input = 2;
@@ -21,5 +24,10 @@ constexpr int exit_bad_input = 2;
 /// Parses a whole string as a double (decimal, hex float, inf, nan); throws
 /// ebla::InvalidArgument naming `what` and the string otherwise.
 double parse_double(const std::string& text, const std::string& what);
+
+/// The command line of this process, arguments quoted where needed (for result files);
+/// recorded by main().
+const std::string& command_line();
+void set_command_line(int argc, const char* const* argv);
 
 }  // namespace ebla::cli

@@ -22,9 +22,31 @@ double parse_double(const std::string& text, const std::string& what) {
   return v;  // overflow to +-inf and underflow are legitimate values here
 }
 
+namespace {
+std::string recorded_command_line;
+
+// Single quotes around an argument a shell would split or expand.
+std::string shell_quoted(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                            "-_.,:/=+@%") == std::string::npos)
+    return arg;
+  std::string q = "'";
+  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+}  // namespace
+
+const std::string& command_line() { return recorded_command_line; }
+
+void set_command_line(int argc, const char* const* argv) {
+  recorded_command_line.clear();
+  for (int i = 0; i < argc; ++i) recorded_command_line += (i ? " " : "") + shell_quoted(argv[i]);
+}
+
 }  // namespace ebla::cli
 
 int main(int argc, char** argv) {
+  ebla::cli::set_command_line(argc, argv);
   // messages go to stderr, so that stdout carries only results
   auto logger = spdlog::stderr_color_mt("ebla");
   logger->set_pattern("ebla: %^%l%$: %v");
@@ -44,6 +66,10 @@ int main(int argc, char** argv) {
       ebla::cli::add_bounds);
   add("qdot", "The error-bounded quantized dot product on synthetic data: one run, or the "
               "experiments of seed 002 (tightness, effectiveness, speedup)", ebla::cli::add_qdot);
+  add("cg", "Conjugate gradients with exact, qdot or fixed-format dot products (seed 002, Algorithm 4.1)",
+      ebla::cli::add_cg);
+  add("power", "The power method with exact, qdot or fixed-format dot products (seed 002, Algorithm 4.2)",
+      ebla::cli::add_power);
 
   try {
     app.parse(argc, argv);

@@ -263,15 +263,30 @@ Hdf5Dataset Hdf5Group::dataset(const std::string& name, const std::vector<std::i
                                           {values.size()}, values.data(), values.empty()));
 }
 
+namespace {
+
+void check_shape(const Hdf5State& st, const std::string& path, std::size_t rows, std::size_t cols, std::size_t size) {
+  if (rows * cols != size)
+    throw_invalid("ebla::Hdf5Group::dataset", in_quotes(path) + " in " + in_quotes(st.path) + ": shape " +
+                                                  std::to_string(rows) + " x " + std::to_string(cols) +
+                                                  " does not match " + std::to_string(size) + " values");
+}
+
+}  // namespace
+
 Hdf5Dataset Hdf5Group::dataset(const std::string& name, const std::vector<double>& values,
                                std::size_t rows, std::size_t cols) const {
   const Hdf5State& st = open_state(state_, child_path(path_, name));
-  if (rows * cols != values.size())
-    throw_invalid("ebla::Hdf5Group::dataset",
-                  in_quotes(child_path(path_, name)) + " in " + in_quotes(st.path) + ": shape " + std::to_string(rows) +
-                      " x " + std::to_string(cols) + " does not match " + std::to_string(values.size()) +
-                      " values");
+  check_shape(st, child_path(path_, name), rows, cols, values.size());
   return Hdf5Dataset(state_, make_dataset(state_, path_, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                                          {rows, cols}, values.data(), values.empty()));
+}
+
+Hdf5Dataset Hdf5Group::dataset(const std::string& name, const std::vector<std::uint8_t>& values,
+                               std::size_t rows, std::size_t cols) const {
+  const Hdf5State& st = open_state(state_, child_path(path_, name));
+  check_shape(st, child_path(path_, name), rows, cols, values.size());
+  return Hdf5Dataset(state_, make_dataset(state_, path_, name, H5T_STD_U8LE, H5T_NATIVE_UINT8,
                                           {rows, cols}, values.data(), values.empty()));
 }
 

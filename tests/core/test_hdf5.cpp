@@ -98,6 +98,7 @@ TEST_F(hdf5, WritesWhatReadsBack) {
     a.dataset("relerr", std::vector<double>{0.5, -1.25, 3e-300}).attribute("unit", "relative");
     a.dataset("n", std::vector<std::int64_t>{100, -2, std::int64_t{1} << 40});
     a.dataset("levels", std::vector<double>{1, 2, 3, 4, 5, 6}, 2, 3);
+    a.dataset("map", std::vector<std::uint8_t>{0, 1, 2, 3, 255, 7}, 3, 2);
     a.dataset("empty", std::vector<double>{});
     EXPECT_EQ(a.path(), "/tightness/A");
     out.commit();
@@ -124,6 +125,14 @@ TEST_F(hdf5, WritesWhatReadsBack) {
   EXPECT_EQ(read_dataset<double>(f.id, "/tightness/A/levels", H5T_NATIVE_DOUBLE, &dims),
             (std::vector<double>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(dims, (std::vector<hsize_t>{2, 3}));
+  EXPECT_EQ(read_dataset<std::uint8_t>(f.id, "/tightness/A/map", H5T_NATIVE_UINT8, &dims),
+            (std::vector<std::uint8_t>{0, 1, 2, 3, 255, 7}));
+  EXPECT_EQ(dims, (std::vector<hsize_t>{3, 2}));
+  {
+    Handle map{H5Dopen2(f.id, "/tightness/A/map", H5P_DEFAULT), H5Dclose};
+    Handle map_type{H5Dget_type(map.id), H5Tclose};
+    EXPECT_GT(H5Tequal(map_type.id, H5T_STD_U8LE), 0);
+  }
   EXPECT_TRUE(read_dataset<double>(f.id, "/tightness/A/empty", H5T_NATIVE_DOUBLE, &dims).empty());
   EXPECT_EQ(dims, (std::vector<hsize_t>{0}));
   Handle rel{H5Dopen2(f.id, "/tightness/A/relerr", H5P_DEFAULT), H5Dclose};
@@ -247,6 +256,8 @@ TEST_F(hdf5, RejectsBadNamesDuplicatesAndShapes) {
   EXPECT_NE(message_of([&] { g.attribute("a", "again"); }).find("attribute 'a' of '/g' already exists"),
             std::string::npos);
   EXPECT_NE(message_of([&] { g.dataset("m", std::vector<double>(5), 2, 3); }).find("shape 2 x 3 does not match 5"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { g.dataset("u", std::vector<std::uint8_t>(7), 2, 3); }).find("shape 2 x 3 does not match 7"),
             std::string::npos);
   out.commit();
   EXPECT_NE(message_of([&] { g.attribute("late", 1.0); }).find("already committed"), std::string::npos);

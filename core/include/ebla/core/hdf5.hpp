@@ -97,6 +97,9 @@ public:
   /// Creates a rows x cols dataset from row-major `values` (values.size() == rows * cols).
   Hdf5Dataset dataset(const std::string& name, const std::vector<double>& values, std::size_t rows,
                       std::size_t cols) const;
+  /// The same for small codes (per-component maps), stored as uint8.
+  Hdf5Dataset dataset(const std::string& name, const std::vector<std::uint8_t>& values, std::size_t rows,
+                      std::size_t cols) const;
 
 private:
   using Hdf5Object::Hdf5Object;

@@ -1,0 +1,618 @@
+// Conjugate gradients on HPCCG's problem: ebla::cg against a baseline that does what
+// Mantevo HPCCG's serial code does.
+//
+// Problem: the 27-point stencil on a 100 x 100 x 100 grid (ebla::hpccg_problem: n = 1e6
+// rows, 26,463,592 nonzeros), b = A 1, x0 = 0. HPCCG's default driver runs 149 iterations
+// (max_iter = 150, tolerance 0, loop k = 1 .. max_iter - 1); every solve here runs 149
+// iterations too, so that times per iteration compare like with like:
+//  - hpccg_reference: HPCCG's serial algorithm written from its description (matrix as
+//    per-row pointers to values and column indices with a count per row; HPC_sparsemv,
+//    ddot, waxpby as plain loops; HPCCG's order of operations), compiled with this file's
+//    flags, 149 iterations;
+//  - cg_csr_exact, cg_stencil_exact: ebla::cg with DotPolicy::exact() on CsrOperator and
+//    on StencilOperator(100, 100, 100), absolute tolerance tau = the residual ||r_149|| that
+//    exact CG reports on that operator (measured once at startup, untimed), so that exact
+//    CG stops after exactly 149 iterations by its own test;
+//  - acg_csr_qdot, acg_stencil_qdot: ebla::cg with DotPolicy::approximate(qdot options), same
+//    tau, up to 298 iterations: the number it takes is its real count. The qdot tolerance is
+//    the largest of 1e-16, 1e-15, ..., 1e3 with which ACG (budget policy) reaches tau in
+//    149 iterations on the stencil operator, as exact CG does, found by a sweep at startup (untimed, both
+//    policies printed); --qdot_tolerance=X skips the sweep and uses X.
+// Each solve is one benchmark iteration (Iterations(1)), repeated 5 times by default
+// (--benchmark_repetitions=N overrides); the table at the end uses the medians. Time per
+// iteration = total / iterations (for ebla::cg the total includes its input checks and the
+// double-double true residual at exit).
+//
+// part_* benchmarks time the pieces of one iteration on vectors of a CG run (r, p, A p
+// after 75 HPCCG iterations): the sparse products, dot products, qdot, the vector updates,
+// and the true residual that ebla::cg computes once at exit.
+#include <ebla/kernels/qdot.hpp>
+#include <ebla/solvers/cg.hpp>
+#include <ebla/solvers/dots.hpp>
+#include <ebla/solvers/operators.hpp>
+#include <ebla/solvers/problems.hpp>
+
+#include <KokkosBlas1_dot.hpp>
+#include <Kokkos_Core.hpp>
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int grid = 100;
+constexpr int hpccg_max_iter = 150;  // HPCCG's default: iterations k = 1 .. 149
+constexpr int iterations = hpccg_max_iter - 1;
+
+// ---- the HPCCG baseline ------------------------------------------------------------------
+
+// HPCCG's matrix layout: for each row a pointer to its values, a pointer to its column
+// indices, and its number of nonzeros (at most 27); the rows' entries lie one after
+// another in two arrays.
+struct HpcMatrix {
+  int nrow = 0;
+  std::vector<int> nnz_in_row;
+  std::vector<double*> vals_in_row;
+  std::vector<int*> inds_in_row;
+  std::unique_ptr<double[]> list_of_vals;
+  std::unique_ptr<int[]> list_of_inds;
+};
+
+// Rows i = iz nx ny + iy nx + ix; neighbours visited z, y, x from -1 to 1: 27 on the
+// diagonal, -1 elsewhere (HPCCG's generate_matrix, one process).
+HpcMatrix hpc_matrix(int nx, int ny, int nz) {
+  HpcMatrix A;
+  A.nrow = nx * ny * nz;
+  A.nnz_in_row.resize(A.nrow);
+  A.vals_in_row.resize(A.nrow);
+  A.inds_in_row.resize(A.nrow);
+  A.list_of_vals.reset(new double[27 * static_cast<std::size_t>(A.nrow)]);
+  A.list_of_inds.reset(new int[27 * static_cast<std::size_t>(A.nrow)]);
+  double* v = A.list_of_vals.get();
+  int* c = A.list_of_inds.get();
+  for (int iz = 0; iz < nz; ++iz)
+    for (int iy = 0; iy < ny; ++iy)
+      for (int ix = 0; ix < nx; ++ix) {
+        const int row = iz * nx * ny + iy * nx + ix;
+        A.vals_in_row[row] = v;
+        A.inds_in_row[row] = c;
+        int count = 0;
+        for (int sz = -1; sz <= 1; ++sz)
+          for (int sy = -1; sy <= 1; ++sy)
+            for (int sx = -1; sx <= 1; ++sx) {
+              if (iz + sz < 0 || iz + sz >= nz || iy + sy < 0 || iy + sy >= ny || ix + sx < 0 || ix + sx >= nx)
+                continue;
+              const int col = row + sz * nx * ny + sy * nx + sx;
+              *v++ = col == row ? 27.0 : -1.0;
+              *c++ = col;
+              ++count;
+            }
+        A.nnz_in_row[row] = count;
+      }
+  return A;
+}
+
+// y = A x: one inner sum per row.
+void hpc_sparsemv(const HpcMatrix& A, const double* x, double* y) {
+  for (int i = 0; i < A.nrow; ++i) {
+    const double* vals = A.vals_in_row[i];
+    const int* inds = A.inds_in_row[i];
+    const int nnz = A.nnz_in_row[i];
+    double sum = 0.0;
+    for (int j = 0; j < nnz; ++j) sum += vals[j] * x[inds[j]];
+    y[i] = sum;
+  }
+}
+
+double hpc_ddot(int n, const double* x, const double* y) {
+  double result = 0.0;
+  if (y == x)
+    for (int i = 0; i < n; ++i) result += x[i] * x[i];
+  else
+    for (int i = 0; i < n; ++i) result += x[i] * y[i];
+  return result;
+}
+
+// w = alpha x + beta y (w may be x or y).
+void hpc_waxpby(int n, double alpha, const double* x, double beta, const double* y, double* w) {
+  if (alpha == 1.0)
+    for (int i = 0; i < n; ++i) w[i] = x[i] + beta * y[i];
+  else if (beta == 1.0)
+    for (int i = 0; i < n; ++i) w[i] = alpha * x[i] + y[i];
+  else
+    for (int i = 0; i < n; ++i) w[i] = alpha * x[i] + beta * y[i];
+}
+
+struct HpcVectors {
+  std::unique_ptr<double[]> r, p, Ap;
+};
+
+// HPCCG's CG loop; x holds x0 on entry and the iterate on exit. Returns the iterations
+// done; the work vectors are handed back in `keep` (after the timed part: no work).
+int hpc_cg(const HpcMatrix& A, const double* b, double* x, int max_iter, double tolerance, HpcVectors& keep) {
+  const int n = A.nrow;
+  std::unique_ptr<double[]> r(new double[n]), p(new double[n]), Ap(new double[n]);
+  hpc_waxpby(n, 1.0, x, 0.0, x, p.get());  // p = x
+  hpc_sparsemv(A, p.get(), Ap.get());
+  hpc_waxpby(n, 1.0, b, -1.0, Ap.get(), r.get());  // r = b - A p
+  double rtrans = hpc_ddot(n, r.get(), r.get());
+  double normr = std::sqrt(rtrans);
+  int niters = 0;
+  for (int k = 1; k < max_iter && normr > tolerance; ++k) {
+    if (k == 1) {
+      hpc_waxpby(n, 1.0, r.get(), 0.0, r.get(), p.get());  // p = r
+    } else {
+      const double oldrtrans = rtrans;
+      rtrans = hpc_ddot(n, r.get(), r.get());
+      const double beta = rtrans / oldrtrans;
+      hpc_waxpby(n, 1.0, r.get(), beta, p.get(), p.get());  // p = r + beta p
+    }
+    normr = std::sqrt(rtrans);
+    hpc_sparsemv(A, p.get(), Ap.get());
+    const double alpha = rtrans / hpc_ddot(n, p.get(), Ap.get());
+    hpc_waxpby(n, 1.0, x, alpha, p.get(), x);          // x = x + alpha p
+    hpc_waxpby(n, 1.0, r.get(), -alpha, Ap.get(), r.get());  // r = r - alpha A p
+    niters = k;
+  }
+  keep.r = std::move(r);
+  keep.p = std::move(p);
+  keep.Ap = std::move(Ap);
+  return niters;
+}
+
+// ---- setup ---------------------------------------------------------------------------------
+
+struct Setup {
+  ebla::HpccgProblem problem;
+  ebla::CsrOperator csr;
+  ebla::StencilOperator stencil;
+  HpcMatrix hpc;
+  std::vector<double> hpc_b;
+  double tau_csr = 0, tau_stencil = 0;  // ||r_149|| of exact CG on each operator
+  ebla::DotPolicy acg;                  // the chosen qdot options
+  ebla::Vector r, p, q;                 // CG vectors for the part_* benchmarks
+};
+std::unique_ptr<Setup> setup;  // released before Kokkos::finalize
+
+std::map<std::string, int> iteration_count;    // benchmark -> iterations of its solves
+std::map<std::string, double> final_residual;  // benchmark -> ||r|| at exit
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+ebla::CgOptions options(double tau, int max_iterations) {
+  ebla::CgOptions o;
+  o.tolerance = tau;
+  o.norm = ebla::Norm::absolute;
+  o.max_iterations = max_iterations;
+  return o;
+}
+
+template <class Op>
+ebla::CgResult solve(const Op& A, const ebla::DotPolicy& dots, double tau, int max_iterations) {
+  return ebla::cg(A, setup->problem.b, setup->problem.x0, dots, options(tau, max_iterations));
+}
+
+// Exact CG for 149 iterations (tolerance 1e-300 never fires): its ||r_149|| is tau.
+template <class Op>
+double reference_tau(const Op& A, const char* name) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto res = solve(A, ebla::DotPolicy::exact(), 1e-300, iterations);
+  std::printf("exact CG, %s, tolerance 1e-300, max %d iterations: %d iterations (%s), ||r_0|| = %.3e", name,
+              iterations, res.iterations, ebla::to_string(res.status), res.initial_residual);
+  for (int k : {25, 50, 75, 100, 125})
+    if (k <= static_cast<int>(res.history.size())) std::printf(", ||r_%d|| = %.3e", k, res.history[k - 1].residual);
+  std::printf(", ||r_%d|| = %.3e, true ||b - A x|| = %.3e (%.1f s)\n", res.iterations, res.recursive_residual,
+              res.true_residual, seconds_since(t0));
+  std::printf("  iterations to an absolute tolerance:");
+  for (double tol : {1e-6, 1e-8, 1e-10, 1e-12, 1e-15}) {
+    int k = 0;
+    while (k < static_cast<int>(res.history.size()) && res.history[k].residual > tol) ++k;
+    if (k < static_cast<int>(res.history.size()))
+      std::printf(" %.0e: %d%s", tol, k + 1, tol == 1e-15 ? "\n" : ",");
+    else
+      std::printf(" %.0e: > %d%s", tol, res.iterations, tol == 1e-15 ? "\n" : ",");
+  }
+  return res.recursive_residual;
+}
+
+// The qdot tolerance: largest of 1e-16 .. 1e3 with which budget-policy ACG reaches the
+// stencil's tau in 149 iterations, as exact CG does; both policies are shown (with the
+// iterations they take, up to 200).
+double sweep_qdot_tolerance() {
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr int sweep_cap = 200;
+  std::printf("\nqdot tolerance sweep: iterations of ACG on the stencil operator to tau = %.3e (at most %d)\n",
+              setup->tau_stencil, sweep_cap);
+  std::printf("%10s %28s %28s\n", "tolerance", "budget", "paper");
+  double chosen = 0;
+  for (int e = -16; e <= 3; ++e) {
+    const double tol = std::pow(10.0, e);
+    std::string cell[2];
+    for (int policy = 0; policy < 2; ++policy) {
+      ebla::QdotOptions q;
+      q.tolerance = tol;
+      q.policy = policy == 0 ? ebla::QdotPolicy::budget : ebla::QdotPolicy::paper;
+      const auto res = solve(setup->stencil, ebla::DotPolicy::approximate(q), setup->tau_stencil, sweep_cap);
+      char buf[64];
+      if (res.status == ebla::SolverStatus::converged) {
+        std::snprintf(buf, sizeof buf, "%d it", res.iterations);
+        if (policy == 0 && res.iterations == iterations) chosen = tol;
+      } else {
+        std::snprintf(buf, sizeof buf, "%s at %d (%.1e)", res.status == ebla::SolverStatus::breakdown ? "breakdown" : "not reached",
+                      res.iterations, res.recursive_residual);
+      }
+      cell[policy] = buf;
+    }
+    std::printf("%10.0e %28s %28s\n", tol, cell[0].c_str(), cell[1].c_str());
+    std::fflush(stdout);
+  }
+  std::printf("(sweep %.0f s)\n", seconds_since(t0));
+  return chosen;
+}
+
+void make_setup(double qdot_tolerance) {
+  auto t0 = std::chrono::steady_clock::now();
+  setup = std::make_unique<Setup>();
+  auto& s = *setup;
+  s.problem = ebla::hpccg_problem(grid, grid, grid);
+  s.csr = ebla::CsrOperator(s.problem.A);
+  s.stencil = ebla::StencilOperator(grid, grid, grid);
+  s.hpc = hpc_matrix(grid, grid, grid);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.problem.b);
+  s.hpc_b.assign(hb.data(), hb.data() + hb.extent(0));
+  std::printf("HPCCG %d x %d x %d: n = %zu, nonzeros = %zu (setup %.1f s)\n", grid, grid, grid, s.csr.size(),
+              s.csr.nonzeros(), seconds_since(t0));
+
+  // vectors of a CG run for the part_* benchmarks, and HPCCG's own residual after 149
+  {
+    std::vector<double> x(s.csr.size(), 0.0);
+    HpcVectors v;
+    hpc_cg(s.hpc, s.hpc_b.data(), x.data(), 76, 0.0, v);
+    auto copy = [](const double* src, std::size_t n, const char* name) {
+      ebla::Vector out(std::string(name), n);
+      auto h = Kokkos::create_mirror_view(out);
+      for (std::size_t i = 0; i < n; ++i) h(i) = src[i];
+      Kokkos::deep_copy(out, h);
+      return out;
+    };
+    s.r = copy(v.r.get(), x.size(), "r");
+    s.p = copy(v.p.get(), x.size(), "p");
+    s.q = copy(v.Ap.get(), x.size(), "Ap");
+  }
+
+  s.tau_stencil = reference_tau(s.stencil, "stencil");
+  s.tau_csr = reference_tau(s.csr, "CSR");
+  ebla::QdotOptions q;
+  q.policy = ebla::QdotPolicy::budget;
+  q.tolerance = qdot_tolerance > 0 ? qdot_tolerance : sweep_qdot_tolerance();
+  if (!(q.tolerance > 0)) {
+    std::printf("no qdot tolerance of the sweep keeps the iteration count: using 1e-16\n");
+    q.tolerance = 1e-16;
+  }
+  s.acg = ebla::DotPolicy::approximate(q);
+  std::printf("ACG dot policy: %s%s\n\n", s.acg.to_string().c_str(), qdot_tolerance > 0 ? " (--qdot_tolerance)" : " (sweep)");
+}
+
+// ---- the solves ----------------------------------------------------------------------------
+
+void hpccg_reference(benchmark::State& state) {
+  const auto& s = *setup;
+  std::vector<double> x(s.csr.size());
+  int its = 0;
+  HpcVectors v;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::fill(x.begin(), x.end(), 0.0);  // x0 = 0
+    state.ResumeTiming();
+    its = hpc_cg(s.hpc, s.hpc_b.data(), x.data(), hpccg_max_iter, 0.0, v);
+    benchmark::DoNotOptimize(x.data());
+  }
+  iteration_count["hpccg_reference"] = its;
+  final_residual["hpccg_reference"] = std::sqrt(hpc_ddot(s.hpc.nrow, v.r.get(), v.r.get()));
+  state.counters["iterations"] = its;
+  state.counters["n"] = static_cast<double>(s.csr.size());
+}
+
+template <class Op>
+void ebla_cg(benchmark::State& state, const char* name, const Op& A, bool approximate, double tau) {
+  const auto policy = approximate ? setup->acg : ebla::DotPolicy::exact();
+  ebla::CgResult res;
+  for (auto _ : state) {
+    res = solve(A, policy, tau, 2 * iterations);
+    benchmark::DoNotOptimize(res.x.data());
+  }
+  iteration_count[name] = res.iterations;
+  final_residual[name] = res.recursive_residual;
+  state.counters["iterations"] = res.iterations;
+  state.counters["n"] = static_cast<double>(A.size());
+}
+
+void cg_csr_exact(benchmark::State& state) { ebla_cg(state, "cg_csr_exact", setup->csr, false, setup->tau_csr); }
+void cg_stencil_exact(benchmark::State& state) {
+  ebla_cg(state, "cg_stencil_exact", setup->stencil, false, setup->tau_stencil);
+}
+void acg_csr_qdot(benchmark::State& state) { ebla_cg(state, "acg_csr_qdot", setup->csr, true, setup->tau_csr); }
+void acg_stencil_qdot(benchmark::State& state) {
+  ebla_cg(state, "acg_stencil_qdot", setup->stencil, true, setup->tau_stencil);
+}
+
+// ---- the parts of one iteration (n = 1e6) ---------------------------------------------------
+
+using exec = Kokkos::DefaultExecutionSpace;
+
+void part_hpccg_sparsemv(benchmark::State& state) {
+  std::vector<double> y(setup->csr.size());
+  for (auto _ : state) {
+    hpc_sparsemv(setup->hpc, setup->p.data(), y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+void part_csr_spmv(benchmark::State& state) {
+  ebla::Vector y("y", setup->csr.size());
+  for (auto _ : state) {
+    setup->csr.apply(setup->p, y);
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+// the same CSR arrays (ebla::CsrMatrix: size_t offsets, int columns) by HPCCG's row loop
+// compiled in this file, instead of KokkosSparse::spmv from the Kokkos Kernels library
+void part_csr_hand_loop(benchmark::State& state) {
+  const auto& A = setup->csr.matrix();
+  const std::size_t* rows = A.graph.row_map.data();
+  const int* cols = A.graph.entries.data();
+  const double* vals = A.values.data();
+  const double* x = setup->p.data();
+  std::vector<double> y(setup->csr.size());
+  const int n = static_cast<int>(y.size());
+  for (auto _ : state) {
+    for (int i = 0; i < n; ++i) {
+      const double* v = vals + rows[i];
+      const int* c = cols + rows[i];
+      const int nnz = static_cast<int>(rows[i + 1] - rows[i]);
+      double sum = 0.0;
+      for (int j = 0; j < nnz; ++j) sum += v[j] * x[c[j]];
+      y[i] = sum;
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+void part_stencil_apply(benchmark::State& state) {
+  ebla::Vector y("y", setup->csr.size());
+  for (auto _ : state) {
+    setup->stencil.apply(setup->p, y);
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+void part_hpccg_ddot(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(hpc_ddot(setup->hpc.nrow, setup->p.data(), setup->q.data()));
+}
+void part_kokkos_dot(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(KokkosBlas::dot(setup->p, setup->q));
+}
+// ebla::dot under the exact policy (KokkosBlas::dot plus the record)
+void part_ebla_dot_exact(benchmark::State& state) {
+  const auto policy = ebla::DotPolicy::exact();
+  for (auto _ : state) benchmark::DoNotOptimize(ebla::dot(policy, setup->p, setup->q).value);
+}
+void part_ebla_qdot_pq(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(ebla::dot(setup->acg, setup->p, setup->q).value);
+}
+void part_ebla_qdot_rr(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(ebla::dot(setup->acg, setup->r, setup->r).value);
+}
+// the three HPCCG updates of one iteration (p = r + beta p, x += alpha p, r -= alpha Ap)
+void part_hpccg_waxpby3(benchmark::State& state) {
+  const int n = setup->hpc.nrow;
+  std::vector<double> x(n, 1.0), r(setup->r.data(), setup->r.data() + n), p(setup->p.data(), setup->p.data() + n);
+  for (auto _ : state) {
+    hpc_waxpby(n, 1.0, r.data(), 0.5, p.data(), p.data());
+    hpc_waxpby(n, 1.0, x.data(), 1e-3, p.data(), x.data());
+    hpc_waxpby(n, 1.0, r.data(), -1e-3, setup->q.data(), r.data());
+    benchmark::DoNotOptimize(r.data());
+  }
+}
+// ebla::cg's vector updates of one iteration, as cg.cpp writes them: x += alpha p and
+// r -= alpha q in one parallel_reduce that also sums r^T r for the stopping test, then
+// p = r + beta p. Variants: the reduction with a block-local accumulator, and without the
+// reduction (parallel_for) plus a separate KokkosBlas::dot(r, r).
+struct UpdateVectors {
+  ebla::Vector x, r, p, q;
+  UpdateVectors() {
+    const std::size_t n = setup->csr.size();
+    x = ebla::Vector("x", n);
+    r = ebla::Vector("r", n);
+    p = ebla::Vector("p", n);
+    Kokkos::deep_copy(r, setup->r);
+    Kokkos::deep_copy(p, setup->p);
+    q = setup->q;
+  }
+};
+void update_p(const UpdateVectors& v, double beta) {
+  const auto r = v.r, p = v.p;
+  Kokkos::parallel_for(
+      "p", Kokkos::RangePolicy<exec>(0, p.extent(0)), KOKKOS_LAMBDA(const std::size_t i) { p(i) = r(i) + beta * p(i); });
+}
+void part_ebla_updates(benchmark::State& state) {  // as cg.cpp
+  UpdateVectors v;
+  const auto x = v.x, r = v.r, p = v.p, q = v.q;
+  for (auto _ : state) {
+    const double alpha = 1e-3;
+    double rr = 0;
+    Kokkos::parallel_reduce(
+        "x_r_rr", Kokkos::RangePolicy<exec>(0, x.extent(0)),
+        KOKKOS_LAMBDA(const std::size_t i, double& sum) {
+          x(i) += alpha * p(i);
+          r(i) -= alpha * q(i);
+          sum += r(i) * r(i);
+        },
+        rr);
+    benchmark::DoNotOptimize(rr);
+    update_p(v, 0.5);
+  }
+}
+void part_updates_blocked_sum(benchmark::State& state) {
+  UpdateVectors v;
+  const auto x = v.x, r = v.r, p = v.p, q = v.q;
+  const std::size_t n = x.extent(0), block = 1024;
+  for (auto _ : state) {
+    const double alpha = 1e-3;
+    double rr = 0;
+    Kokkos::parallel_reduce(
+        "x_r_rr_blocked", Kokkos::RangePolicy<exec>(0, (n + block - 1) / block),
+        KOKKOS_LAMBDA(const std::size_t b, double& sum) {
+          const std::size_t end = (b + 1) * block < n ? (b + 1) * block : n;
+          double s = 0;  // a local: the stores to x and r cannot alias it
+          for (std::size_t i = b * block; i < end; ++i) {
+            x(i) += alpha * p(i);
+            const double ri = r(i) - alpha * q(i);
+            r(i) = ri;
+            s += ri * ri;
+          }
+          sum += s;
+        },
+        rr);
+    benchmark::DoNotOptimize(rr);
+    update_p(v, 0.5);
+  }
+}
+void part_updates_unfused_dot(benchmark::State& state) {
+  UpdateVectors v;
+  const auto x = v.x, r = v.r, p = v.p, q = v.q;
+  for (auto _ : state) {
+    const double alpha = 1e-3;
+    Kokkos::parallel_for(
+        "x_r", Kokkos::RangePolicy<exec>(0, x.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+          x(i) += alpha * p(i);
+          r(i) -= alpha * q(i);
+        });
+    benchmark::DoNotOptimize(KokkosBlas::dot(r, r));
+    update_p(v, 0.5);
+  }
+}
+// once per solve in ebla::cg: the double-double ||b - A x|| at exit
+void part_true_residual_csr(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(setup->csr.residual_norm(setup->p, setup->problem.b));
+}
+void part_true_residual_stencil(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(setup->stencil.residual_norm(setup->p, setup->problem.b));
+}
+
+class MedianReporter : public benchmark::ConsoleReporter {
+public:
+  std::map<std::string, double> median;  // name -> median real time (ms)
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs)
+      if (run.aggregate_name == "median") median[run.run_name.function_name] = run.GetAdjustedRealTime();
+    ConsoleReporter::ReportRuns(runs);
+  }
+};
+
+}  // namespace
+
+#define SOLVE(f) BENCHMARK(f)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime()
+SOLVE(hpccg_reference);
+SOLVE(cg_csr_exact);
+SOLVE(cg_stencil_exact);
+SOLVE(acg_csr_qdot);
+SOLVE(acg_stencil_qdot);
+#define PART(f) BENCHMARK(f)->MinTime(0.2)->Unit(benchmark::kMillisecond)->UseRealTime()
+PART(part_hpccg_sparsemv);
+PART(part_csr_spmv);
+PART(part_csr_hand_loop);
+PART(part_stencil_apply);
+PART(part_hpccg_ddot);
+PART(part_kokkos_dot);
+PART(part_ebla_dot_exact);
+PART(part_ebla_qdot_pq);
+PART(part_ebla_qdot_rr);
+PART(part_hpccg_waxpby3);
+PART(part_ebla_updates);
+PART(part_updates_blocked_sum);
+PART(part_updates_unfused_dot);
+PART(part_true_residual_csr);
+PART(part_true_residual_stencil);
+
+int main(int argc, char** argv) {
+  Kokkos::initialize(argc, argv);
+  {
+    std::vector<char*> args;
+    std::string reps = "--benchmark_repetitions=5";
+    bool has_reps = false;
+    double qdot_tolerance = 0;
+    for (int i = 0; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (i > 0 && a.rfind("--qdot_tolerance=", 0) == 0) {
+        qdot_tolerance = std::strtod(a.c_str() + 17, nullptr);
+        continue;
+      }
+      has_reps |= i > 0 && a.rfind("--benchmark_repetitions", 0) == 0;
+      args.push_back(argv[i]);
+    }
+    if (!has_reps) args.push_back(reps.data());
+    int count = static_cast<int>(args.size());
+    benchmark::Initialize(&count, args.data());
+    if (benchmark::ReportUnrecognizedArguments(count, args.data())) {
+      Kokkos::finalize();
+      return 1;
+    }
+    make_setup(qdot_tolerance);
+    MedianReporter reporter;
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    auto& m = reporter.median;
+
+    std::printf("\nHPCCG %d^3 (n = %zu, %zu nonzeros), tau: CSR %.3e, stencil %.3e; ACG %s; medians\n", grid,
+                setup->csr.size(), setup->csr.nonzeros(), setup->tau_csr, setup->tau_stencil,
+                setup->acg.to_string().c_str());
+    std::printf("%-18s %10s %6s %10s %12s\n", "solve", "total ms", "iters", "ms/iter", "final ||r||");
+    auto per_iter = [&](const char* name) {
+      const int it = iteration_count[name];
+      return m.count(name) && it > 0 ? m[name] / it : 0.0;
+    };
+    for (const char* name : {"hpccg_reference", "cg_csr_exact", "cg_stencil_exact", "acg_csr_qdot", "acg_stencil_qdot"})
+      if (m.count(name))
+        std::printf("%-18s %10.1f %6d %10.2f %12.3e\n", name, m[name], iteration_count[name], per_iter(name),
+                    final_residual[name]);
+    auto ratio = [&](const char* label, const char* a, const char* b, bool total) {
+      if (m.count(a) && m.count(b) && m[b] > 0)
+        std::printf("%-32s %6.2f\n", label, total ? m[a] / m[b] : per_iter(a) / per_iter(b));
+    };
+    std::printf("\n");
+    ratio("cg_csr / hpccg_reference (iter)", "cg_csr_exact", "hpccg_reference", false);
+    ratio("cg_stencil / hpccg_reference", "cg_stencil_exact", "hpccg_reference", false);
+    ratio("acg_csr / cg_csr (total)", "acg_csr_qdot", "cg_csr_exact", true);
+    ratio("acg_stencil / cg_stencil (total)", "acg_stencil_qdot", "cg_stencil_exact", true);
+
+    // one iteration from its parts
+    auto part = [&](const char* name) { return m.count(name) ? m[name] : 0.0; };
+    std::printf("\nparts (ms per call)\n");
+    for (const auto& [name, t] : m)
+      if (name.rfind("part_", 0) == 0) std::printf("  %-28s %8.3f\n", name.c_str(), t);
+    if (m.count("part_csr_spmv") && m.count("part_ebla_qdot_pq")) {
+      const double upd = part("part_ebla_updates"), dot = part("part_ebla_dot_exact");
+      const double qd = part("part_ebla_qdot_pq") + part("part_ebla_qdot_rr");
+      const double tr_csr = part("part_true_residual_csr") / iterations;
+      const double tr_st = part("part_true_residual_stencil") / iterations;
+      std::printf("sum of parts per iteration (ms; ebla: updates as cg.cpp, the true residual at exit spread over %d):\n",
+                  iterations);
+      std::printf("  hpccg:       sparsemv + 2 ddot + 3 waxpby           = %7.2f\n",
+                  part("part_hpccg_sparsemv") + 2 * part("part_hpccg_ddot") + part("part_hpccg_waxpby3"));
+      std::printf("  cg csr:      spmv + 2 dot + updates + residual      = %7.2f\n", part("part_csr_spmv") + 2 * dot + upd + tr_csr);
+      std::printf("  cg stencil:  apply + 2 dot + updates + residual     = %7.2f\n", part("part_stencil_apply") + 2 * dot + upd + tr_st);
+      std::printf("  acg csr:     spmv + 2 qdot + updates + residual     = %7.2f\n", part("part_csr_spmv") + qd + upd + tr_csr);
+      std::printf("  acg stencil: apply + 2 qdot + updates + residual    = %7.2f\n", part("part_stencil_apply") + qd + upd + tr_st);
+    }
+    benchmark::Shutdown();
+    setup.reset();
+  }
+  Kokkos::finalize();
+  return 0;
+}

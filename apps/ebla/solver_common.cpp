@@ -1,0 +1,805 @@
+// What `ebla cg` and `ebla power` share (see solver_common.hpp).
+#include "solver_common.hpp"
+
+#include "commands.hpp"
+
+#include <ebla/core/error.hpp>
+#include <ebla/core/format.hpp>
+#include <ebla/solvers/io.hpp>
+#include <ebla/solvers/problems.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace ebla::cli {
+
+// ---- text ---------------------------------------------------------------------------
+
+std::string format_text(const char* format, ...) {
+  va_list args, again;
+  va_start(args, format);
+  va_copy(again, args);
+  const int size = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string s(static_cast<std::size_t>(std::max(size, 0)) + 1, '\0');
+  std::vsnprintf(s.data(), s.size(), format, again);
+  va_end(again);
+  s.pop_back();
+  return s;
+}
+
+std::string join_names(const std::vector<std::string>& names, const char* separator) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i) s += (i ? separator : "") + names[i];
+  return s;
+}
+
+std::string tolerance_text(double tolerance) {
+  const std::string short_form = format_text("%.0e", tolerance);
+  if (std::strtod(short_form.c_str(), nullptr) == tolerance) return short_form;
+  return format_text("%.6g", tolerance);
+}
+
+std::string short_rung(const std::string& name) {
+  if (name == "perforate") return "perf";
+  if (name.rfind("binary", 0) == 0) return "b" + name.substr(6);
+  return name;
+}
+
+std::string percent_text(double fraction) {
+  if (std::isnan(fraction)) return "-";
+  if (fraction > 0 && 100 * fraction < 0.05) return "<0.1";
+  return format_text("%.1f", 100 * fraction);
+}
+
+void TextTable::print(const std::string& indent) const {
+  std::vector<std::size_t> width(header_.size());
+  for (std::size_t c = 0; c < header_.size(); ++c) {
+    width[c] = header_[c].size();
+    for (const auto& row : rows_) width[c] = std::max(width[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s = indent;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::string pad(width[c] - cells[c].size(), ' ');
+      s += c == 0 ? cells[c] + pad : "  " + pad + cells[c];
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    std::printf("%s\n", s.c_str());
+  };
+  line(header_);
+  for (const auto& row : rows_) line(row);
+}
+
+// ---- JSON ---------------------------------------------------------------------------
+
+std::string json_quote(const std::string& text) {
+  std::string q = "\"";
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': q += "\\\""; break;
+      case '\\': q += "\\\\"; break;
+      case '\n': q += "\\n"; break;
+      case '\r': q += "\\r"; break;
+      case '\t': q += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) q += format_text("\\u%04x", c);
+        else q += ch;
+    }
+  }
+  return q + "\"";
+}
+
+namespace {
+
+// The shortest of %.15g, %.16g, %.17g that reads back as v (1e-07, not 9.9999999999999995e-08).
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  for (int digits = 15; digits < 17; ++digits) {
+    const std::string s = format_text("%.*g", digits, v);
+    if (std::strtod(s.c_str(), nullptr) == v) return s;
+  }
+  return format_text("%.17g", v);
+}
+
+}  // namespace
+
+JsonObject& JsonObject::raw(const std::string& key, const std::string& json) {
+  body_ += (body_.empty() ? "" : ",") + json_quote(key) + ":" + json;
+  return *this;
+}
+
+JsonObject& JsonObject::field(const std::string& key, const std::string& value) { return raw(key, json_quote(value)); }
+JsonObject& JsonObject::field(const std::string& key, const char* value) { return field(key, std::string(value)); }
+JsonObject& JsonObject::field(const std::string& key, double value) { return raw(key, json_number(value)); }
+JsonObject& JsonObject::field(const std::string& key, bool value) { return raw(key, value ? "true" : "false"); }
+JsonObject& JsonObject::field(const std::string& key, std::int64_t value) { return raw(key, std::to_string(value)); }
+JsonObject& JsonObject::null(const std::string& key) { return raw(key, "null"); }
+
+JsonObject& JsonObject::field(const std::string& key, const std::vector<double>& values) {
+  std::vector<std::string> items;
+  for (double v : values) items.push_back(json_number(v));
+  return raw(key, "[" + join_names(items) + "]");
+}
+
+JsonObject& JsonObject::field(const std::string& key, const std::vector<std::string>& values) {
+  std::vector<std::string> items;
+  for (const auto& v : values) items.push_back(json_quote(v));
+  return raw(key, "[" + join_names(items) + "]");
+}
+
+std::string JsonObject::text() const { return "{" + body_ + "}"; }
+
+// ---- options ------------------------------------------------------------------------
+
+const char* solver_name(Solver s) { return s == Solver::cg ? "cg" : "power"; }
+
+std::string option_name(Solver s, const std::string& option) {
+  return std::string("ebla ") + solver_name(s) + (option.empty() ? "" : " " + option);
+}
+
+namespace {
+
+bool any_given(const std::vector<const CLI::Option*>& options, const std::string& long_name) {
+  for (const CLI::Option* o : options)
+    if (o->check_lname(long_name)) return o->count() > 0;
+  return false;
+}
+
+// Runs f; an InvalidArgument it throws is rethrown prefixed with the option.
+template <class F>
+auto under_option(const std::string& option, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const InvalidArgument& e) {
+    throw_invalid(option, e.what());
+  }
+}
+
+}  // namespace
+
+bool ProblemCli::given(const std::string& long_name) const { return any_given(registered, long_name); }
+bool DotCli::given(const std::string& long_name) const { return any_given(registered, long_name); }
+
+void add_problem_options(CLI::App& app, ProblemCli& p, Solver s) {
+  const bool cg = s == Solver::cg;
+  if (!cg) p.n = "10000";
+  auto& r = p.registered;
+  r.push_back(app.add_option("--problem", p.problem,
+                             cg ? "hpccg (default) or laplacian (needs --shift)" : "laplacian (default) or hpccg"));
+  r.push_back(app.add_option("--nx", p.nx, "hpccg grid size in x")->capture_default_str());
+  r.push_back(app.add_option("--ny", p.ny, "hpccg grid size in y")->capture_default_str());
+  r.push_back(app.add_option("--nz", p.nz, "hpccg grid size in z")->capture_default_str());
+  r.push_back(app.add_option("--n", p.n, "laplacian: number of vertices (1e4 is accepted)")->capture_default_str());
+  r.push_back(
+      app.add_option("--degree", p.degree, "laplacian: mean degree of the random graph")->capture_default_str());
+  r.push_back(app.add_option("--seed", p.seed, cg ? "laplacian: seed of the graph"
+                                                  : "seed of the graph (laplacian) and of the start vector")
+                  ->capture_default_str());
+  r.push_back(app.add_option("--shift", p.shift,
+                             cg ? "laplacian: solve (L + s I) x = b; required (s > 0), L alone is singular"
+                                : "laplacian: use L + s I"));
+  r.push_back(app.add_option("--matrix", p.matrix, "Matrix Market file of A (coordinate real general or symmetric)"));
+  if (cg)
+    r.push_back(app.add_option("--rhs", p.rhs, "Matrix Market vector b (default A 1: the exact solution is ones)"));
+  r.push_back(app.add_option("--x0", p.x0, cg ? "Matrix Market start vector (default 0)"
+                                              : "Matrix Market start vector (default: random unit vector of --seed)"));
+  r.push_back(app.add_option("--hdf5", p.hdf5, "HDF5 file with /A (CSR), optional /b and /x0 (docs/solver-output.md)"));
+  r.push_back(app.add_flag("--no-symmetry-check", p.no_symmetry_check,
+                           "Do not check that a matrix read from a file is symmetric (large files)"));
+  r.push_back(app.add_option("--operator", p.op, "csr, stencil (hpccg only, matrix-free) or dense (n <= 5000)")
+                  ->capture_default_str());
+}
+
+void add_dot_options(CLI::App& app, DotCli& d) {
+  auto& r = d.registered;
+  r.push_back(app.add_option("--dot", d.dot, "exact (default), qdot or fixed"));
+  r.push_back(app.add_option("--qdot-tol", d.qdot_tol, "qdot tolerance (implies --dot qdot; default 1e-8)"));
+  r.push_back(app.add_option("--qdot-policy", d.qdot_policy, "qdot selection policy: budget or paper")
+                  ->capture_default_str());
+  r.push_back(app.add_option("--ladder", d.ladder, "qdot ladder, e.g. binary64,binary32,binary16,perforate"));
+  r.push_back(app.add_option("--format", d.format, "format of every factor (implies --dot fixed), e.g. bfloat16"));
+  r.push_back(app.add_option("--sweep-qdot-tol", d.sweep,
+                             "A:B (powers of ten): a run with exact dots, then one with qdot per tolerance "
+                             "A, 10 A, ..., B"));
+}
+
+void add_output_options(CLI::App& app, OutputCli& o, Solver s) {
+  o.progress_option = app.add_option("--progress", o.progress,
+                                     "A progress line on stderr every K iterations (0: none)")
+                          ->capture_default_str();
+  app.add_flag("--json", o.json, "One line of JSON instead of text (a sweep: one per run and a summary)");
+  app.add_option("--output,-o", o.output, "Write parameters and per-iteration series to this HDF5 file");
+  app.add_flag("--levels", o.levels,
+               s == Solver::cg ? "With --output: the rung of every component of r^T r and p^T q per iteration"
+                               : "With --output: the rung of every component of y^T y and x^T y per iteration");
+}
+
+namespace {
+
+const char* source_text(Source s) {
+  switch (s) {
+    case Source::hpccg: return "--problem hpccg";
+    case Source::laplacian: return "--problem laplacian";
+    case Source::matrix: return "--matrix";
+    case Source::hdf5: return "--hdf5";
+  }
+  return "?";
+}
+
+Source choose_source(const ProblemCli& p, Solver s) {
+  std::vector<std::string> chosen;
+  for (const char* o : {"problem", "matrix", "hdf5"})
+    if (p.given(o)) chosen.push_back(std::string("--") + o);
+  if (chosen.size() > 1)
+    throw_invalid(option_name(s, ""), join_names(chosen, " and ") +
+                                          " both choose the matrix: give one of --problem, --matrix, --hdf5");
+  if (p.given("matrix")) return Source::matrix;
+  if (p.given("hdf5")) return Source::hdf5;
+  const std::string name = p.problem.empty() ? (s == Solver::cg ? "hpccg" : "laplacian") : p.problem;
+  if (name == "hpccg") return Source::hpccg;
+  if (name == "laplacian") return Source::laplacian;
+  throw_invalid(option_name(s, "--problem"),
+                "unknown problem '" + name + "' (known: hpccg, laplacian; or --matrix FILE, --hdf5 FILE)");
+}
+
+// Options that only make sense for some sources.
+void check_applies(const ProblemCli& p, Solver s, Source src) {
+  const std::vector<Source> any = {Source::hpccg, Source::laplacian, Source::matrix, Source::hdf5};
+  const std::vector<std::pair<const char*, std::vector<Source>>> rules = {
+      {"nx", {Source::hpccg}},
+      {"ny", {Source::hpccg}},
+      {"nz", {Source::hpccg}},
+      {"n", {Source::laplacian}},
+      {"degree", {Source::laplacian}},
+      {"shift", {Source::laplacian}},
+      {"seed", s == Solver::cg ? std::vector<Source>{Source::laplacian} : any},
+      {"no-symmetry-check", {Source::matrix, Source::hdf5}}};
+  for (const auto& [option, sources] : rules) {
+    if (!p.given(option) || std::find(sources.begin(), sources.end(), src) != sources.end()) continue;
+    std::vector<std::string> names;
+    for (Source x : sources) names.push_back(source_text(x));
+    throw_invalid(option_name(s, std::string("--") + option),
+                  "applies to " + join_names(names, " or ") + ", not to " + source_text(src));
+  }
+}
+
+void check_positive_size(Solver s, const char* option, int v) {
+  if (v < 1) throw_invalid(option_name(s, option), std::to_string(v) + " is not a positive size");
+}
+
+void check_grid(ProblemSpec& spec, const ProblemCli& p, Solver s) {
+  check_positive_size(s, "--nx", p.nx);
+  check_positive_size(s, "--ny", p.ny);
+  check_positive_size(s, "--nz", p.nz);
+  const double rows = static_cast<double>(p.nx) * p.ny * p.nz;
+  if (rows > INT_MAX)
+    throw_invalid(option_name(s, "--nx"), format_text("grid %d x %d x %d has %.0f rows, more than %d", p.nx, p.ny,
+                                                      p.nz, rows, INT_MAX));
+  spec.nx = p.nx;
+  spec.ny = p.ny;
+  spec.nz = p.nz;
+  spec.n = static_cast<std::size_t>(rows);
+}
+
+void check_laplacian(ProblemSpec& spec, const ProblemCli& p, Solver s) {
+  const double n = parse_double(p.n, option_name(s, "--n"));
+  if (!(n == std::floor(n)) || n < 2 || n > INT_MAX)
+    throw_invalid(option_name(s, "--n"), "'" + p.n + "' is not a whole number of vertices in [2, " +
+                                             std::to_string(INT_MAX) + "]");
+  if (!(p.degree > 0) || !(p.degree <= n - 1))
+    throw_invalid(option_name(s, "--degree"),
+                  format_text("mean degree %g is outside (0, n - 1 = %.0f]", p.degree, n - 1));
+  if (!(p.shift >= 0) || !std::isfinite(p.shift))
+    throw_invalid(option_name(s, "--shift"), format_text("%g is not a nonnegative finite number", p.shift));
+  if (s == Solver::cg && !(p.shift > 0))
+    throw_invalid(option_name(s, "--problem laplacian"),
+                  "a graph Laplacian is singular (L 1 = 0), so CG has no unique solution to find: give "
+                  "--shift s > 0 to solve (L + s I) x = b");
+  spec.n = static_cast<std::size_t>(n);
+  spec.degree = p.degree;
+  spec.shift = p.shift;
+}
+
+OperatorKind parse_operator(const std::string& name, Solver s, Source src) {
+  if (name == "csr") return OperatorKind::csr;
+  if (name == "dense") return OperatorKind::dense;
+  if (name != "stencil")
+    throw_invalid(option_name(s, "--operator"), "unknown operator '" + name + "' (known: csr, stencil, dense)");
+  if (src != Source::hpccg)
+    throw_invalid(option_name(s, "--operator"),
+                  std::string("stencil is HPCCG's 27-point stencil: only for --problem hpccg, not for ") +
+                      source_text(src));
+  return OperatorKind::stencil;
+}
+
+constexpr std::size_t max_dense = 5000;
+
+void check_dense_size(Solver s, std::size_t n) {
+  if (n > max_dense)
+    throw_invalid(option_name(s, "--operator"), format_text("dense: n = %zu exceeds %zu (the matrix is stored as "
+                                                            "n^2 doubles); use csr",
+                                                            n, max_dense));
+}
+
+}  // namespace
+
+ProblemSpec make_problem_spec(const ProblemCli& p, Solver s) {
+  ProblemSpec spec;
+  spec.source = choose_source(p, s);
+  check_applies(p, s, spec.source);
+  if (spec.source == Source::hpccg) check_grid(spec, p, s);
+  if (spec.source == Source::laplacian) check_laplacian(spec, p, s);
+  if (p.seed < 0) throw_invalid(option_name(s, "--seed"), std::to_string(p.seed) + " is negative");
+  spec.seed = static_cast<std::uint64_t>(p.seed);
+  spec.op = parse_operator(p.op, s, spec.source);
+  if (spec.op == OperatorKind::dense && spec.n > 0) check_dense_size(s, spec.n);
+  spec.matrix = p.matrix;
+  spec.hdf5 = p.hdf5;
+  spec.rhs = p.rhs;
+  spec.x0 = p.x0;
+  const std::vector<std::pair<std::string, const std::string*>> files = {
+      {"matrix", &p.matrix}, {"hdf5", &p.hdf5}, {"rhs", &p.rhs}, {"x0", &p.x0}};
+  for (const auto& [option, value] : files)
+    if (p.given(option) && value->empty()) throw_invalid(option_name(s, "--" + option), "empty file name");
+  spec.check_symmetry = !p.no_symmetry_check;
+  return spec;
+}
+
+namespace {
+
+// The exponent k of 10^k = v, written as a decimal literal; throws otherwise.
+int decade_of(const std::string& text, const std::string& option) {
+  const double v = parse_double(text, option);
+  if (v > 0 && std::isfinite(v)) {
+    const long k = std::lround(std::log10(v));
+    if (std::strtod(("1e" + std::to_string(k)).c_str(), nullptr) == v) return static_cast<int>(k);
+  }
+  throw_invalid(option, "'" + text + "' is not a power of ten (like 1e-16 or 1000)");
+}
+
+std::vector<double> parse_sweep(const std::string& text, Solver s) {
+  const std::string option = option_name(s, "--sweep-qdot-tol");
+  const auto colon = text.find(':');
+  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos)
+    throw_invalid(option, "'" + text + "' is not of the form A:B (powers of ten, e.g. 1e-16:1e3)");
+  const int first = decade_of(text.substr(0, colon), option);
+  const int last = decade_of(text.substr(colon + 1), option);
+  if (first > last) throw_invalid(option, "'" + text + "': the first tolerance exceeds the last");
+  std::vector<double> tolerances;
+  for (int k = first; k <= last; ++k) tolerances.push_back(std::strtod(("1e" + std::to_string(k)).c_str(), nullptr));
+  return tolerances;
+}
+
+// The kind of dot product: --dot, or implied by --qdot-tol, --format, --sweep-qdot-tol.
+std::string dot_kind(const DotCli& d, Solver s) {
+  std::vector<std::pair<std::string, std::string>> implied;  // (option, kind)
+  if (d.given("qdot-tol")) implied.emplace_back("--qdot-tol", "qdot");
+  if (d.given("format")) implied.emplace_back("--format", "fixed");
+  if (d.given("sweep-qdot-tol")) implied.emplace_back("--sweep-qdot-tol", "qdot");
+  if (d.given("sweep-qdot-tol") && d.given("qdot-tol"))
+    throw_invalid(option_name(s, "--qdot-tol"), "a sweep (--sweep-qdot-tol) sets the tolerance of each run");
+  std::string kind = d.given("dot") ? d.dot : "";
+  if (!kind.empty() && kind != "exact" && kind != "qdot" && kind != "fixed")
+    throw_invalid(option_name(s, "--dot"), "unknown dot product '" + kind + "' (known: exact, qdot, fixed)");
+  for (const auto& [option, k] : implied) {
+    if (kind.empty()) kind = k;
+    if (kind != k)
+      throw_invalid(option_name(s, option), "implies --dot " + k + ", which contradicts " +
+                                                (d.given("dot") ? "--dot " + d.dot : implied.front().first));
+  }
+  return kind.empty() ? "exact" : kind;
+}
+
+DotPolicy fixed_policy(const std::string& name, Solver s) {
+  const std::string option = option_name(s, "--format");
+  const Format f = under_option(option, [&] { return format_by_name(name); });
+  if (f.t >= 53) throw_invalid(option, name + " is as precise as double: use --dot exact");
+  return under_option(option, [&] { return DotPolicy::fixed(f); });
+}
+
+}  // namespace
+
+DotPolicy DotSpec::at(double tolerance) const {
+  QdotOptions o;
+  o.tolerance = tolerance;
+  o.policy = qdot_policy;
+  o.ladder = ladder;
+  return DotPolicy::approximate(o);
+}
+
+DotSpec make_dot_spec(const DotCli& d, Solver s) {
+  DotSpec spec;
+  const std::string kind = dot_kind(d, s);
+  for (const char* option : {"qdot-policy", "ladder"})
+    if (kind != "qdot" && d.given(option))
+      throw_invalid(option_name(s, std::string("--") + option),
+                    "applies to qdot dot products (--dot qdot, --qdot-tol or --sweep-qdot-tol), not to --dot " + kind);
+  spec.qdot_policy = under_option(option_name(s, "--qdot-policy"), [&] { return qdot_policy_by_name(d.qdot_policy); });
+  if (!d.ladder.empty())
+    spec.ladder = under_option(option_name(s, "--ladder"), [&] { return qdot_ladder_by_names(d.ladder); });
+  if (!d.sweep.empty() || d.given("sweep-qdot-tol")) spec.sweep = parse_sweep(d.sweep, s);
+  if (kind == "qdot" && !(d.qdot_tol > 0 && std::isfinite(d.qdot_tol)))
+    throw_invalid(option_name(s, "--qdot-tol"), format_text("%g is not a positive finite tolerance", d.qdot_tol));
+  if (kind == "fixed" && d.format.empty())
+    throw_invalid(option_name(s, "--dot fixed"), "needs --format (e.g. --format bfloat16)");
+  if (kind == "exact" || !spec.sweep.empty()) spec.policy = DotPolicy::exact();
+  else if (kind == "qdot") spec.policy = spec.at(d.qdot_tol);
+  else
+    spec.policy = fixed_policy(d.format, s);
+  spec.rungs = spec.sweep.empty() ? spec.policy.level_names() : spec.at(1).level_names();
+  return spec;
+}
+
+void check_output(const OutputCli& o, Solver s) {
+  if (o.progress < 0) throw_invalid(option_name(s, "--progress"), std::to_string(o.progress) + " is negative");
+  if (o.levels && o.output.empty())
+    throw_invalid(option_name(s, "--levels"), "the maps are written to the HDF5 file: give --output FILE");
+}
+
+void check_dot_policy(const DotSpec& spec, Solver s) {
+  Vector one("one", 1);
+  Kokkos::deep_copy(one, 1.0);
+  under_option(option_name(s, "--ladder"), [&] {
+    if (spec.sweep.empty()) dot(spec.policy, one, one);
+    else dot(spec.at(spec.sweep.front()), one, one);
+    return 0;
+  });
+}
+
+// ---- the problem --------------------------------------------------------------------
+
+namespace {
+
+// A + s I for a matrix that stores its whole diagonal.
+void add_shift(const CsrMatrix& A, double shift) {
+  auto row_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
+  auto cols = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
+  auto values = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
+  for (std::size_t i = 0; i < row_map.extent(0) - 1; ++i)
+    for (std::size_t k = row_map(i); k < row_map(i + 1); ++k)
+      if (static_cast<std::size_t>(cols(k)) == i) values(k) += shift;
+  Kokkos::deep_copy(A.values, values);
+}
+
+Kokkos::View<double**, Kokkos::LayoutRight> dense_of(const CsrMatrix& A) {
+  const auto n = static_cast<std::size_t>(A.numRows());
+  Kokkos::View<double**, Kokkos::LayoutRight> D("ebla dense A", n, n);
+  auto h = Kokkos::create_mirror_view(D);
+  auto row_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
+  auto cols = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
+  auto values = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = row_map(i); k < row_map(i + 1); ++k) h(i, cols(k)) += values(k);
+  Kokkos::deep_copy(D, h);
+  return D;
+}
+
+Vector apply(const AnyOperator& op, ConstVector x, std::size_t n) {
+  Vector y("ebla A x", n);
+  std::visit([&](const auto& A) { A.apply(x, y); }, op);
+  return y;
+}
+
+Vector ones(std::size_t n) {
+  Vector v("ebla ones", n);
+  Kokkos::deep_copy(v, 1.0);
+  return v;
+}
+
+void set_solution(Problem& p, Vector x, const std::string& source) {
+  p.x_exact = x;
+  p.x_exact_source = source;
+}
+
+// b = (L + s I) 1 = s 1 is an eigenvector, which CG solves in one step: the Laplacian's
+// right-hand side comes from a random x* with entries of order 1 instead.
+Vector laplacian_solution(std::size_t n, std::uint64_t seed) {
+  Vector x = random_unit_vector(n, seed);
+  const double scale = std::sqrt(static_cast<double>(n));
+  Kokkos::parallel_for(
+      "ebla scale", Kokkos::RangePolicy<>(0, n), KOKKOS_LAMBDA(const std::size_t i) { x(i) *= scale; });
+  return x;
+}
+
+bool all_zero(ConstVector v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  for (std::size_t i = 0; i < h.extent(0); ++i)
+    if (h(i) != 0) return false;
+  return true;
+}
+
+void check_length(Solver s, const char* option, const std::string& file, ConstVector v, std::size_t n) {
+  if (v.extent(0) != n)
+    throw_invalid(option_name(s, option), format_text("'%s' has %zu entries, but A has %zu rows", file.c_str(),
+                                                      static_cast<std::size_t>(v.extent(0)), n));
+}
+
+// Symmetry: required by CG (bad input otherwise), a warning for the power method.
+void check_symmetry(const CsrMatrix& A, const std::string& file, const char* option, Solver s) {
+  try {
+    check_symmetric(A, "'" + file + "'");
+  } catch (const InvalidArgument& e) {
+    if (s == Solver::cg)
+      throw_invalid(option_name(s, option), std::string(e.what()) +
+                                                "; CG needs a symmetric positive definite matrix "
+                                                "(--no-symmetry-check skips this test)");
+    spdlog::warn("{}; the power method still runs, but its Rayleigh quotient converges more slowly", e.what());
+  }
+}
+
+CsrMatrix read_source_matrix(const ProblemSpec& spec, Problem& p, Solver s) {
+  if (spec.source == Source::laplacian) {
+    CsrMatrix A = graph_laplacian(spec.n, spec.degree, spec.seed);
+    if (spec.shift > 0) add_shift(A, spec.shift);
+    p.description = format_text("graph Laplacian L of G(n = %zu, mean degree %g), seed %llu%s", spec.n, spec.degree,
+                                static_cast<unsigned long long>(spec.seed),
+                                spec.shift > 0 ? format_text(", plus %g I", spec.shift).c_str() : "");
+    return A;
+  }
+  const bool mm = spec.source == Source::matrix;
+  const char* option = mm ? "--matrix" : "--hdf5";
+  const std::string& file = mm ? spec.matrix : spec.hdf5;
+  CsrMatrix A = under_option(option_name(s, option),
+                             [&] { return mm ? read_matrix_market(file) : read_hdf5_matrix(file); });
+  if (A.numRows() != A.numCols())
+    throw_invalid(option_name(s, option), format_text("'%s': A is %zu x %zu, not square", file.c_str(),
+                                                      static_cast<std::size_t>(A.numRows()),
+                                                      static_cast<std::size_t>(A.numCols())));
+  if (spec.check_symmetry) check_symmetry(A, file, option, s);
+  p.description = (mm ? "Matrix Market file " : "HDF5 file ") + file;
+  return A;
+}
+
+void set_csr_operator(Problem& p, const CsrMatrix& A, OperatorKind op, Solver s) {
+  p.n = A.numRows();
+  p.nnz = A.nnz();
+  if (op == OperatorKind::dense) {
+    check_dense_size(s, p.n);
+    p.op = DenseOperator(dense_of(A));
+  } else {
+    p.op = CsrOperator(A);
+  }
+}
+
+void load_hpccg(const ProblemSpec& spec, Problem& p, Solver s) {
+  p.nx = spec.nx;
+  p.ny = spec.ny;
+  p.nz = spec.nz;
+  p.description = format_text("HPCCG 27-point stencil on a %d x %d x %d grid", spec.nx, spec.ny, spec.nz);
+  if (spec.op == OperatorKind::stencil) {
+    const StencilOperator A(spec.nx, spec.ny, spec.nz);
+    p.n = A.size();
+    p.nnz = A.nonzeros();
+    p.op = A;
+    if (s == Solver::cg) p.b = hpccg_rhs(spec.nx, spec.ny, spec.nz);
+  } else {
+    const HpccgProblem h = hpccg_problem(spec.nx, spec.ny, spec.nz);
+    set_csr_operator(p, h.A, spec.op, s);
+    if (s == Solver::cg) p.b = h.b;
+  }
+  if (s == Solver::cg) set_solution(p, ones(p.n), "1");
+  p.b_source = "A 1 (HPCCG)";
+}
+
+Vector read_vector(const std::string& file, const char* option, Solver s) {
+  return under_option(option_name(s, option), [&] { return read_matrix_market_vector(file); });
+}
+
+Vector read_hdf5_optional(const std::string& file, const char* dataset, Solver s) {
+  return under_option(option_name(s, "--hdf5"), [&] { return read_hdf5_vector(file, dataset, true); });
+}
+
+void load_rhs(const ProblemSpec& spec, Problem& p, Solver s) {
+  if (!spec.rhs.empty()) {
+    p.b = read_vector(spec.rhs, "--rhs", s);
+    check_length(s, "--rhs", spec.rhs, p.b, p.n);
+    p.b_source = "file " + spec.rhs;
+    set_solution(p, Vector(), "");
+    return;
+  }
+  if (p.b.extent(0) > 0) return;  // hpccg
+  if (spec.source == Source::hdf5) {
+    p.b = read_hdf5_optional(spec.hdf5, "b", s);
+    if (p.b.extent(0) > 0) {
+      check_length(s, "--hdf5", spec.hdf5 + "/b", p.b, p.n);
+      p.b_source = spec.hdf5 + " /b";
+      return;
+    }
+  }
+  if (spec.source == Source::laplacian)
+    set_solution(p, laplacian_solution(p.n, spec.seed), "sqrt(n) times the random unit vector of --seed");
+  else
+    set_solution(p, ones(p.n), "1");
+  p.b = apply(p.op, p.x_exact, p.n);
+  p.b_source = p.x_exact_source == "1" ? "A 1" : "A x*";
+}
+
+// The start vector from a file, if one is given: --x0, else /x0 of --hdf5.
+bool read_start(const ProblemSpec& spec, Problem& p, Solver s) {
+  if (!spec.x0.empty()) {
+    p.x0 = read_vector(spec.x0, "--x0", s);
+    check_length(s, "--x0", spec.x0, p.x0, p.n);
+    p.x0_source = "file " + spec.x0;
+    return true;
+  }
+  if (spec.source != Source::hdf5) return false;
+  p.x0 = read_hdf5_optional(spec.hdf5, "x0", s);
+  if (p.x0.extent(0) == 0) return false;
+  check_length(s, "--hdf5", spec.hdf5 + "/x0", p.x0, p.n);
+  p.x0_source = spec.hdf5 + " /x0";
+  return true;
+}
+
+void load_start(const ProblemSpec& spec, Problem& p, Solver s) {
+  if (read_start(spec, p, s)) {
+    if (s == Solver::power && all_zero(p.x0))
+      throw_invalid(option_name(s, spec.x0.empty() ? "--hdf5" : "--x0"),
+                    "the start vector (" + p.x0_source + ") is zero: the power method needs a nonzero start");
+  } else if (s == Solver::power) {
+    p.x0 = random_unit_vector(p.n, spec.seed);
+    p.x0_source = format_text("random unit vector, seed %llu", static_cast<unsigned long long>(spec.seed));
+  } else {
+    p.x0 = Vector("ebla x0", p.n);
+    p.x0_source = "0";
+  }
+}
+
+const char* operator_text(OperatorKind k) {
+  return k == OperatorKind::csr ? "csr" : k == OperatorKind::stencil ? "stencil" : "dense";
+}
+
+}  // namespace
+
+Problem load_problem(const ProblemSpec& spec, Solver s) {
+  Problem p;
+  const char* names[] = {"hpccg", "laplacian", "matrix", "hdf5"};
+  p.name = names[static_cast<int>(spec.source)];
+  p.operator_name = operator_text(spec.op);
+  if (spec.source == Source::hpccg) {
+    load_hpccg(spec, p, s);
+  } else {
+    const CsrMatrix A = read_source_matrix(spec, p, s);
+    if (A.numRows() == 0) throw_invalid(option_name(s, source_text(spec.source)), "A is empty (0 x 0)");
+    set_csr_operator(p, A, spec.op, s);
+  }
+  if (s == Solver::cg) load_rhs(spec, p, s);
+  load_start(spec, p, s);
+  return p;
+}
+
+double max_difference(ConstVector x, ConstVector y) {
+  auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  double m = 0;
+  for (std::size_t i = 0; i < hx.extent(0); ++i) m = std::max(m, std::fabs(hx(i) - hy(i)));
+  return m;
+}
+
+// ---- per-iteration series -----------------------------------------------------------
+
+void FractionSeries::add(const DotRecord* record) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t l = 0; l < rungs; ++l)
+    values.push_back(record != nullptr && l < record->fraction.size() ? record->fraction[l] : nan);
+  zero.push_back(record != nullptr ? record->zero_fraction : nan);
+}
+
+std::vector<double> FractionSeries::mean() const {
+  std::vector<double> sum(rungs, 0.0);
+  std::size_t count = 0;
+  for (std::size_t r = 0; r < rows(); ++r) {
+    if (std::isnan(zero[r])) continue;
+    for (std::size_t l = 0; l < rungs; ++l) sum[l] += values[r * rungs + l];
+    ++count;
+  }
+  for (double& v : sum) v = count ? v / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
+  return sum;
+}
+
+double FractionSeries::zero_mean() const {
+  double sum = 0;
+  std::size_t count = 0;
+  for (double z : zero)
+    if (!std::isnan(z)) {
+      sum += z;
+      ++count;
+    }
+  return count ? sum / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
+}
+
+void LevelSeries::add(const std::vector<std::uint8_t>& map) {
+  if (map.empty()) values.insert(values.end(), n, std::uint8_t{255});
+  else values.insert(values.end(), map.begin(), map.end());
+  ++rows;
+}
+
+void write_fractions(const Hdf5Group& g, const std::string& name, const FractionSeries& s,
+                     const std::vector<std::string>& rungs) {
+  g.dataset(name + "_fraction", s.values, s.rows(), s.rungs)
+      .attribute("rungs", join_names(rungs))
+      .attribute("meaning", "fraction of the n components computed at each rung; NaN: no such dot product");
+  g.dataset(name + "_zero_fraction", s.zero).attribute("meaning", "fraction of components with a zero product");
+}
+
+void write_levels(const Hdf5Group& g, const std::string& name, const LevelSeries& s,
+                  const std::vector<std::string>& rungs) {
+  g.dataset(name + "_levels", s.values, s.rows, s.n)
+      .attribute("rungs", join_names(rungs))
+      .attribute("meaning", "rung index of each component (0 = first rung); 255: zero product or no dot product");
+}
+
+void write_problem_attributes(const Hdf5Object& g, const Problem& p, Solver s) {
+  g.attribute("creator", std::string("ebla ") + solver_name(s))
+      .attribute("ebla_version", EBLA_VERSION)
+      .attribute("command_line", command_line())
+      .attribute("problem", p.name)
+      .attribute("problem_description", p.description)
+      .attribute("operator", p.operator_name)
+      .attribute("n", p.n)
+      .attribute("nnz", p.nnz)
+      .attribute("x0", p.x0_source);
+  if (s == Solver::cg) g.attribute("b", p.b_source).attribute("x_exact", p.x_exact_source);
+  if (p.name == "hpccg") g.attribute("nx", p.nx).attribute("ny", p.ny).attribute("nz", p.nz);
+}
+
+void write_dot_attributes(const Hdf5Object& g, const DotPolicy& policy, const std::vector<std::string>& rungs) {
+  const char* kinds[] = {"exact", "qdot", "fixed"};
+  g.attribute("dot", kinds[static_cast<int>(policy.kind)]).attribute("dot_policy", policy.to_string());
+  g.attribute("rungs", join_names(rungs));
+  if (policy.kind == DotKind::qdot)
+    g.attribute("qdot_tolerance", policy.qdot.tolerance).attribute("qdot_policy", to_string(policy.qdot.policy));
+  if (policy.kind == DotKind::fixed) g.attribute("format", format_name(policy.format));
+}
+
+void add_problem_json(JsonObject& j, const Problem& p) {
+  j.field("problem", p.name).field("description", p.description).field("operator", p.operator_name);
+  j.field("n", p.n).field("nnz", p.nnz);
+  if (p.name == "hpccg") j.field("nx", p.nx).field("ny", p.ny).field("nz", p.nz);
+}
+
+void add_dot_json(JsonObject& j, const DotPolicy& policy, const std::vector<std::string>& rungs) {
+  const char* kinds[] = {"exact", "qdot", "fixed"};
+  j.field("dot", kinds[static_cast<int>(policy.kind)]).field("dot_policy", policy.to_string());
+  if (policy.kind == DotKind::qdot)
+    j.field("qdot_tolerance", policy.qdot.tolerance).field("qdot_policy", to_string(policy.qdot.policy));
+  else
+    j.null("qdot_tolerance").null("qdot_policy");
+  j.field("rungs", rungs);
+}
+
+void print_mix(const std::vector<std::string>& rungs,
+               const std::vector<std::pair<std::string, const FractionSeries*>>& rows) {
+  bool zeros = false;
+  for (const auto& row : rows) zeros = zeros || row.second->zero_mean() > 0;
+  std::vector<std::string> header = {""};
+  header.insert(header.end(), rungs.begin(), rungs.end());
+  if (zeros) header.push_back("zero");
+  TextTable t(header);
+  for (const auto& [label, series] : rows) {
+    std::vector<std::string> cells = {label};
+    for (double f : series->mean()) cells.push_back(percent_text(f));
+    if (zeros) cells.push_back(percent_text(series->zero_mean()));
+    t.add(cells);
+  }
+  t.print("    ");
+}
+
+double largest_where(const std::vector<double>& tolerances, const std::vector<bool>& ok) {
+  double best = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t i = 0; i < tolerances.size(); ++i)
+    if (ok[i] && !(tolerances[i] <= best)) best = tolerances[i];
+  return best;
+}
+
+bool progress_due(int k, int every) { return every > 0 && k % every == 0; }
+
+}  // namespace ebla::cli

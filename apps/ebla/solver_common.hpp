@@ -1,0 +1,236 @@
+// What `ebla cg` and `ebla power` share: the options that choose the problem, the
+// operator and the dot products, loading the problem, sweeps of qdot tolerances, and the
+// pieces of their output (text tables, one-line JSON, HDF5 per-iteration series).
+#pragma once
+
+#include <ebla/core/hdf5.hpp>
+#include <ebla/solvers/cg.hpp>
+#include <ebla/solvers/dots.hpp>
+#include <ebla/solvers/operators.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+namespace ebla::cli {
+
+/// Exit codes of the solver commands (bad input is exit_bad_input = 2).
+constexpr int exit_converged = 0;
+constexpr int exit_not_converged = 1;
+
+// ---- text ---------------------------------------------------------------------------
+
+/// printf into a std::string (any length).
+std::string format_text(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string join_names(const std::vector<std::string>& names, const char* separator = ",");
+/// A tolerance as written on the command line and in tables: 1e-08, 1e+00, 2.5e-03.
+std::string tolerance_text(double tolerance);
+/// A rung name for narrow table headers: binary64 -> b64, perforate -> perf.
+std::string short_rung(const std::string& name);
+
+/// A fraction as a percentage with one decimal: "12.5", "<0.1" for a small nonzero one,
+/// "-" for NaN (no such dot product).
+std::string percent_text(double fraction);
+
+/// An aligned text table: first column left-aligned, the others right-aligned.
+class TextTable {
+public:
+  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(const std::string& indent = "") const;
+
+private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// ---- JSON ---------------------------------------------------------------------------
+
+/// One JSON object, fields in insertion order; numbers that are not finite become null.
+class JsonObject {
+public:
+  JsonObject& field(const std::string& key, const std::string& value);
+  JsonObject& field(const std::string& key, const char* value);
+  JsonObject& field(const std::string& key, double value);
+  JsonObject& field(const std::string& key, bool value);
+  JsonObject& field(const std::string& key, std::int64_t value);
+  template <class I, std::enable_if_t<std::is_integral<I>::value && !std::is_same<I, bool>::value &&
+                                          !std::is_same<I, std::int64_t>::value, int> = 0>
+  JsonObject& field(const std::string& key, I value) {
+    return field(key, static_cast<std::int64_t>(value));
+  }
+  JsonObject& field(const std::string& key, const std::vector<double>& values);
+  JsonObject& field(const std::string& key, const std::vector<std::string>& values);
+  JsonObject& null(const std::string& key);
+  /// The object on one line, without a newline.
+  std::string text() const;
+
+private:
+  JsonObject& raw(const std::string& key, const std::string& json);
+  std::string body_;
+};
+
+/// A JSON string literal: quotes, backslashes and control characters escaped.
+std::string json_quote(const std::string& text);
+
+// ---- options ------------------------------------------------------------------------
+
+enum class Solver { cg, power };
+const char* solver_name(Solver s);
+
+/// Where A (and b, x0) come from.
+enum class Source { hpccg, laplacian, matrix, hdf5 };
+enum class OperatorKind { csr, stencil, dense };
+
+/// The options that choose the problem and the operator, as given on the command line.
+struct ProblemCli {
+  std::string problem;
+  int nx = 20, ny = 20, nz = 20;
+  std::string n = "1000";
+  double degree = 10;
+  std::int64_t seed = 1;
+  double shift = 0;
+  std::string matrix, rhs, x0, hdf5;
+  bool no_symmetry_check = false;
+  std::string op = "csr";
+  std::vector<const CLI::Option*> registered;  ///< to ask which were given
+  bool given(const std::string& long_name) const;
+};
+
+/// The options that choose the dot products.
+struct DotCli {
+  std::string dot;
+  double qdot_tol = 1e-8;
+  std::string qdot_policy = "budget";
+  std::string ladder;
+  std::string format;
+  std::string sweep;
+  std::vector<const CLI::Option*> registered;
+  bool given(const std::string& long_name) const;
+};
+
+/// Output options.
+struct OutputCli {
+  int progress = 10;
+  bool json = false;
+  std::string output;
+  bool levels = false;
+  const CLI::Option* progress_option = nullptr;
+};
+
+void add_problem_options(CLI::App& app, ProblemCli& p, Solver s);
+void add_dot_options(CLI::App& app, DotCli& d);
+void add_output_options(CLI::App& app, OutputCli& o, Solver s);
+
+/// The checked choice of problem (no file read yet).
+struct ProblemSpec {
+  Source source = Source::hpccg;
+  OperatorKind op = OperatorKind::csr;
+  int nx = 0, ny = 0, nz = 0;
+  std::size_t n = 0;  ///< laplacian
+  double degree = 0, shift = 0;
+  std::uint64_t seed = 1;
+  std::string matrix, rhs, x0, hdf5;
+  bool check_symmetry = true;
+};
+
+/// The checked choice of dot products. `sweep` is empty for a single run.
+struct DotSpec {
+  DotPolicy policy;                ///< of a single run (exact for a sweep's reference)
+  std::vector<double> sweep;       ///< qdot tolerances of a sweep, increasing
+  QdotPolicy qdot_policy = QdotPolicy::budget;
+  std::vector<QdotLevel> ladder;   ///< as given (empty: the default)
+  DotPolicy at(double tolerance) const;  ///< the qdot policy of one sweep run
+  std::vector<std::string> rungs;  ///< ladder names of policy (of a qdot run in a sweep)
+};
+
+/// Throw InvalidArgument naming the command and option ("ebla cg --nx") for every
+/// inconsistent or out-of-range choice; they read no file and need no Kokkos.
+ProblemSpec make_problem_spec(const ProblemCli& p, Solver s);
+DotSpec make_dot_spec(const DotCli& d, Solver s);
+void check_output(const OutputCli& o, Solver s);
+
+/// "ebla cg --nx" and the like.
+std::string option_name(Solver s, const std::string& option);
+
+// ---- the problem --------------------------------------------------------------------
+
+using AnyOperator = std::variant<CsrOperator, StencilOperator, DenseOperator>;
+
+struct Problem {
+  std::string name;         ///< hpccg, laplacian, matrix, hdf5
+  std::string description;  ///< one line for humans
+  std::string operator_name;
+  AnyOperator op;
+  std::size_t n = 0, nnz = 0;
+  int nx = 0, ny = 0, nz = 0;  ///< hpccg only
+  Vector b;                    ///< cg only
+  Vector x0;                   ///< the start vector (zeros, or random unit for power)
+  Vector x_exact;                 ///< cg: the x* of b = A x* when b was made so (else empty)
+  std::string x_exact_source;     ///< "1" (ones), or how x* was drawn
+  std::string b_source, x0_source;
+};
+
+/// Reads or generates the problem (Kokkos must be initialised). Bad files throw
+/// InvalidArgument naming the option and the file.
+Problem load_problem(const ProblemSpec& spec, Solver s);
+
+/// The dot policies are checked on a one-component vector (a ladder that qdot rejects).
+void check_dot_policy(const DotSpec& spec, Solver s);
+
+/// max |x_i - y_i|.
+double max_difference(ConstVector x, ConstVector y);
+
+// ---- per-iteration series -----------------------------------------------------------
+
+/// Rows of fractions per rung (NaN for a dot product that was not computed).
+struct FractionSeries {
+  explicit FractionSeries(std::size_t rung_count = 0) : rungs(rung_count) {}
+  std::size_t rungs;
+  std::vector<double> values;  ///< rows x rungs, row-major
+  std::vector<double> zero;    ///< per row: fraction of zero products
+  std::size_t rows() const { return zero.size(); }
+  void add(const DotRecord* record);
+  std::vector<double> mean() const;  ///< per rung, over the computed rows
+  double zero_mean() const;          ///< the same for the zero products
+};
+
+/// Per-component rung maps: rows x n, 255 for no bin (zero product or no dot product).
+struct LevelSeries {
+  explicit LevelSeries(std::size_t length) : n(length) {}
+  std::size_t n;
+  std::vector<std::uint8_t> values;
+  std::size_t rows = 0;
+  void add(const std::vector<std::uint8_t>& map);  ///< empty: a row of 255
+};
+
+void write_fractions(const Hdf5Group& g, const std::string& name, const FractionSeries& s,
+                     const std::vector<std::string>& rungs);
+void write_levels(const Hdf5Group& g, const std::string& name, const LevelSeries& s,
+                  const std::vector<std::string>& rungs);
+
+/// Root attributes shared by the solver files: creator, version, command line, problem.
+void write_problem_attributes(const Hdf5Object& g, const Problem& p, Solver s);
+void write_dot_attributes(const Hdf5Object& g, const DotPolicy& policy, const std::vector<std::string>& rungs);
+
+/// Problem fields of the JSON lines.
+void add_problem_json(JsonObject& j, const Problem& p);
+void add_dot_json(JsonObject& j, const DotPolicy& policy, const std::vector<std::string>& rungs);
+
+/// Mean percentages per rung, a line per dot product ("r^T r  12.0  80.0 ...") under a
+/// header of rung names, and a column "zero" for zero products if there are any.
+void print_mix(const std::vector<std::string>& rungs,
+               const std::vector<std::pair<std::string, const FractionSeries*>>& rows);
+
+/// The largest tolerance of a sweep whose flag is set (NaN if none).
+double largest_where(const std::vector<double>& tolerances, const std::vector<bool>& ok);
+
+/// Calls f every `every` iterations (0: never); the prefix names the run in a sweep.
+bool progress_due(int k, int every);
+
+}  // namespace ebla::cli
