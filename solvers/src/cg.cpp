@@ -45,15 +45,25 @@ bool finite_vector(ConstVector v) {
 }
 
 // x += alpha p; r -= alpha q (lines 8-9), in one pass that also returns fl(r^T r) for
-// the stopping test.
+// the stopping test. Blocks of 1024 keep their partial sum in a local variable (a sum
+// in the reduction argument would be stored back after every element, since the stores to
+// x and r might alias it); blocked summation keeps the gamma_n bound.
 double update_x_r(double alpha, ConstVector p, ConstVector q, Vector x, Vector r) {
+  constexpr std::size_t block = 1024;
+  const std::size_t n = x.extent(0);
   double rr = 0;
   Kokkos::parallel_reduce(
-      "ebla::cg_update", Kokkos::RangePolicy<exec>(0, x.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i, double& sum) {
-        x(i) += alpha * p(i);
-        r(i) -= alpha * q(i);
-        sum += r(i) * r(i);
+      "ebla::cg_update", Kokkos::RangePolicy<exec>(0, (n + block - 1) / block),
+      KOKKOS_LAMBDA(const std::size_t b, double& sum) {
+        const std::size_t end = (b + 1) * block < n ? (b + 1) * block : n;
+        double s = 0;
+        for (std::size_t i = b * block; i < end; ++i) {
+          x(i) += alpha * p(i);
+          const double ri = r(i) - alpha * q(i);
+          r(i) = ri;
+          s += ri * ri;
+        }
+        sum += s;
       },
       rr);
   return rr;

@@ -40,16 +40,14 @@ void check_size(const char* function, std::size_t n, ConstVector x, const char* 
                                 std::to_string(n) + " rows");
 }
 
-// Sum of r_i^2 in double-double, r_i = row_residual(i) (each a double-double sum rounded
-// once); partial sums merge by TwoSum.
-template <class RowResidual>
+// Sum of r_i^2 in double-double over work items: item(k, acc) adds the squares of its
+// residual components (each a double-double sum rounded once); partial sums merge by
+// TwoSum.
+template <class Item>
 struct SquaredResiduals {
   using value_type = DoubleDouble;
-  RowResidual row_residual;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i, DoubleDouble& acc) const {
-    const double r = row_residual(i);
-    acc.add_product(r, r);
-  }
+  Item item;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t k, DoubleDouble& acc) const { item(k, acc); }
   KOKKOS_INLINE_FUNCTION void init(DoubleDouble& v) const { v = DoubleDouble{}; }
   KOKKOS_INLINE_FUNCTION void join(DoubleDouble& d, const DoubleDouble& s) const {
     d.add(s.hi);
@@ -64,12 +62,12 @@ struct SquaredResiduals {
   }
 };
 
-// ||r|| with r_i = row_residual(i).
-template <class RowResidual>
-double residual_norm_of(std::size_t n, RowResidual row_residual) {
+// ||r|| from `items` work items (see SquaredResiduals).
+template <class Item>
+double residual_norm_of(std::size_t items, Item item) {
   DoubleDouble sum;
-  Kokkos::parallel_reduce("ebla::residual_norm", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, n),
-                          SquaredResiduals<RowResidual>{row_residual}, sum);
+  Kokkos::parallel_reduce("ebla::residual_norm", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, items),
+                          SquaredResiduals<Item>{item}, sum);
   return std::sqrt(sum.value());
 }
 
@@ -110,11 +108,11 @@ double CsrOperator::residual_norm(ConstVector x, ConstVector b) const {
   const auto rows = A_.graph.row_map;
   const auto cols = A_.graph.entries;
   const auto vals = A_.values;
-  return residual_norm_of(size(), KOKKOS_LAMBDA(const std::size_t i) {
-    DoubleDouble acc;
-    acc.add(b(i));
-    for (std::size_t k = rows(i); k < rows(i + 1); ++k) acc.add_product(-vals(k), x(cols(k)));
-    return acc.value();
+  return residual_norm_of(size(), KOKKOS_LAMBDA(const std::size_t i, DoubleDouble& squares) {
+    DoubleDouble r;
+    r.add(b(i));
+    for (std::size_t k = rows(i); k < rows(i + 1); ++k) r.add_product(-vals(k), x(cols(k)));
+    squares.add_product(r.value(), r.value());
   });
 }
 
@@ -179,20 +177,27 @@ Vector StencilOperator::diagonal() const {
 double StencilOperator::residual_norm(ConstVector x, ConstVector b) const {
   check_size("ebla::StencilOperator::residual_norm", size(), x, "x");
   check_size("ebla::StencilOperator::residual_norm", size(), b, "b");
+  // one grid line per work item, as in apply(); the -1 entries add x_j exactly
   const int nx = nx_, ny = ny_, nz = nz_;
-  return residual_norm_of(size(), KOKKOS_LAMBDA(const std::size_t i) {
-    const int ix = static_cast<int>(i % nx), iy = static_cast<int>(i / nx % ny), iz = static_cast<int>(i / nx / ny);
-    DoubleDouble acc;
-    acc.add(b(i));
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
-          const int jx = ix + dx, jy = iy + dy, jz = iz + dz;
-          if (jx < 0 || jx >= nx || jy < 0 || jy >= ny || jz < 0 || jz >= nz) continue;
-          const std::size_t j = (static_cast<std::size_t>(jz) * ny + jy) * nx + jx;
-          acc.add_product(j == i ? -27.0 : 1.0, x(j));
+  const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(nx) * ny;
+  return residual_norm_of(static_cast<std::size_t>(ny) * nz, KOKKOS_LAMBDA(const std::size_t line, DoubleDouble& squares) {
+    const int iy = static_cast<int>(line % ny), iz = static_cast<int>(line / ny);
+    const std::ptrdiff_t base = iz * plane + static_cast<std::ptrdiff_t>(iy) * nx;
+    const int z0 = iz > 0 ? -1 : 0, z1 = iz < nz - 1 ? 1 : 0;
+    const int y0 = iy > 0 ? -1 : 0, y1 = iy < ny - 1 ? 1 : 0;
+    for (int ix = 0; ix < nx; ++ix) {
+      const int x0 = ix > 0 ? -1 : 0, x1 = ix < nx - 1 ? 1 : 0;
+      DoubleDouble r;  // b_i - 27 x_i + sum of the neighbours
+      r.add(b(base + ix));
+      r.add_product(-27.0, x(base + ix));
+      for (int dz = z0; dz <= z1; ++dz)
+        for (int dy = y0; dy <= y1; ++dy) {
+          const std::ptrdiff_t row = base + dz * plane + static_cast<std::ptrdiff_t>(dy) * nx + ix;
+          for (int dx = x0; dx <= x1; ++dx)
+            if (dz != 0 || dy != 0 || dx != 0) r.add(x(row + dx));
         }
-    return acc.value();
+      squares.add_product(r.value(), r.value());
+    }
   });
 }
 
@@ -220,11 +225,11 @@ double DenseOperator::residual_norm(ConstVector x, ConstVector b) const {
   check_size("ebla::DenseOperator::residual_norm", size(), b, "b");
   const auto A = A_;
   const std::size_t n = size();
-  return residual_norm_of(n, KOKKOS_LAMBDA(const std::size_t i) {
-    DoubleDouble acc;
-    acc.add(b(i));
-    for (std::size_t j = 0; j < n; ++j) acc.add_product(-A(i, j), x(j));
-    return acc.value();
+  return residual_norm_of(n, KOKKOS_LAMBDA(const std::size_t i, DoubleDouble& squares) {
+    DoubleDouble r;
+    r.add(b(i));
+    for (std::size_t j = 0; j < n; ++j) r.add_product(-A(i, j), x(j));
+    squares.add_product(r.value(), r.value());
   });
 }
 
