@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds ebla in Release (tuned for this CPU) and runs the
-# main job: for now a tour of the number formats, rounding, the error constants and qdot.
+# main job: approximate CG on HPCCG's 100 x 100 x 10 problem across qdot tolerances, then a
+# tour of the number formats, rounding, the error constants and qdot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -9,6 +10,13 @@ build=${EBLA_BUILD_DIR:-build/release}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_BUILD_TESTS=OFF -DEBLA_NATIVE=ON
 cmake --build "$build" -j "$(nproc)" --target ebla_cli
 ebla="$build/apps/ebla"
+
+echo "== ACG on HPCCG 100 x 100 x 10 (tau = 1e-8): the largest qdot tolerance that keeps CG's iterations"
+"$ebla" cg --nx 100 --ny 100 --nz 10 --operator stencil --qdot-policy paper --sweep-qdot-tol 1e-16:1e3 --progress 0
+echo
+echo "== ACG at qdot tolerance 1e2 (the largest that keeps the iterations in seed 002's 3-D runs), one run"
+"$ebla" cg --nx 100 --ny 100 --nz 10 --operator stencil --qdot-policy paper --qdot-tol 1e2 --progress 0
+echo
 
 echo "== The formats of seed 001, Table 2.1"
 "$ebla" formats

@@ -24,7 +24,7 @@
 // double-double true residual at exit).
 //
 // part_* benchmarks time the pieces of one iteration on vectors of a CG run (r, p, A p
-// after 75 HPCCG iterations): the sparse products, dot products, qdot, the vector updates,
+// after 75 HPCCG iterations): the sparse products, dot products, qdot, HPCCG's vector updates,
 // and the true residual that ebla::cg computes once at exit.
 #include <ebla/kernels/qdot.hpp>
 #include <ebla/solvers/cg.hpp>
@@ -40,6 +40,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -304,6 +305,16 @@ void make_setup(double qdot_tolerance) {
 
 // ---- the solves ----------------------------------------------------------------------------
 
+// ms per iteration of ebla::cg's iteration loop alone (CgResult::iteration_seconds: no input
+// checks, no set-up, no true residual at exit), one entry per repetition
+std::map<std::string, std::vector<double>> loop_ms;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
 void hpccg_reference(benchmark::State& state) {
   const auto& s = *setup;
   std::vector<double> x(s.csr.size());
@@ -332,6 +343,7 @@ void ebla_cg(benchmark::State& state, const char* name, const Op& A, bool approx
   }
   iteration_count[name] = res.iterations;
   final_residual[name] = res.recursive_residual;
+  loop_ms[name].push_back(1e3 * res.iteration_seconds / res.iterations);
   state.counters["iterations"] = res.iterations;
   state.counters["n"] = static_cast<double>(A.size());
 }
@@ -420,85 +432,6 @@ void part_hpccg_waxpby3(benchmark::State& state) {
     benchmark::DoNotOptimize(r.data());
   }
 }
-// ebla::cg's vector updates of one iteration, as cg.cpp writes them: x += alpha p and
-// r -= alpha q in one parallel_reduce that also sums r^T r for the stopping test, then
-// p = r + beta p. Variants: the reduction with a block-local accumulator, and without the
-// reduction (parallel_for) plus a separate KokkosBlas::dot(r, r).
-struct UpdateVectors {
-  ebla::Vector x, r, p, q;
-  UpdateVectors() {
-    const std::size_t n = setup->csr.size();
-    x = ebla::Vector("x", n);
-    r = ebla::Vector("r", n);
-    p = ebla::Vector("p", n);
-    Kokkos::deep_copy(r, setup->r);
-    Kokkos::deep_copy(p, setup->p);
-    q = setup->q;
-  }
-};
-void update_p(const UpdateVectors& v, double beta) {
-  const auto r = v.r, p = v.p;
-  Kokkos::parallel_for(
-      "p", Kokkos::RangePolicy<exec>(0, p.extent(0)), KOKKOS_LAMBDA(const std::size_t i) { p(i) = r(i) + beta * p(i); });
-}
-void part_ebla_updates(benchmark::State& state) {  // as cg.cpp
-  UpdateVectors v;
-  const auto x = v.x, r = v.r, p = v.p, q = v.q;
-  for (auto _ : state) {
-    const double alpha = 1e-3;
-    double rr = 0;
-    Kokkos::parallel_reduce(
-        "x_r_rr", Kokkos::RangePolicy<exec>(0, x.extent(0)),
-        KOKKOS_LAMBDA(const std::size_t i, double& sum) {
-          x(i) += alpha * p(i);
-          r(i) -= alpha * q(i);
-          sum += r(i) * r(i);
-        },
-        rr);
-    benchmark::DoNotOptimize(rr);
-    update_p(v, 0.5);
-  }
-}
-void part_updates_blocked_sum(benchmark::State& state) {
-  UpdateVectors v;
-  const auto x = v.x, r = v.r, p = v.p, q = v.q;
-  const std::size_t n = x.extent(0), block = 1024;
-  for (auto _ : state) {
-    const double alpha = 1e-3;
-    double rr = 0;
-    Kokkos::parallel_reduce(
-        "x_r_rr_blocked", Kokkos::RangePolicy<exec>(0, (n + block - 1) / block),
-        KOKKOS_LAMBDA(const std::size_t b, double& sum) {
-          const std::size_t end = (b + 1) * block < n ? (b + 1) * block : n;
-          double s = 0;  // a local: the stores to x and r cannot alias it
-          for (std::size_t i = b * block; i < end; ++i) {
-            x(i) += alpha * p(i);
-            const double ri = r(i) - alpha * q(i);
-            r(i) = ri;
-            s += ri * ri;
-          }
-          sum += s;
-        },
-        rr);
-    benchmark::DoNotOptimize(rr);
-    update_p(v, 0.5);
-  }
-}
-void part_updates_unfused_dot(benchmark::State& state) {
-  UpdateVectors v;
-  const auto x = v.x, r = v.r, p = v.p, q = v.q;
-  for (auto _ : state) {
-    const double alpha = 1e-3;
-    Kokkos::parallel_for(
-        "x_r", Kokkos::RangePolicy<exec>(0, x.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
-          x(i) += alpha * p(i);
-          r(i) -= alpha * q(i);
-        });
-    benchmark::DoNotOptimize(KokkosBlas::dot(r, r));
-    update_p(v, 0.5);
-  }
-}
-// once per solve in ebla::cg: the double-double ||b - A x|| at exit
 void part_true_residual_csr(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(setup->csr.residual_norm(setup->p, setup->problem.b));
 }
@@ -535,9 +468,6 @@ PART(part_ebla_dot_exact);
 PART(part_ebla_qdot_pq);
 PART(part_ebla_qdot_rr);
 PART(part_hpccg_waxpby3);
-PART(part_ebla_updates);
-PART(part_updates_blocked_sum);
-PART(part_updates_unfused_dot);
 PART(part_true_residual_csr);
 PART(part_true_residual_stencil);
 
@@ -572,15 +502,15 @@ int main(int argc, char** argv) {
     std::printf("\nHPCCG %d^3 (n = %zu, %zu nonzeros), tau: CSR %.3e, stencil %.3e; ACG %s; medians\n", grid,
                 setup->csr.size(), setup->csr.nonzeros(), setup->tau_csr, setup->tau_stencil,
                 setup->acg.to_string().c_str());
-    std::printf("%-18s %10s %6s %10s %12s\n", "solve", "total ms", "iters", "ms/iter", "final ||r||");
+    std::printf("%-18s %10s %6s %10s %10s %12s\n", "solve", "total ms", "iters", "ms/iter", "loop/iter", "final ||r||");
     auto per_iter = [&](const char* name) {
       const int it = iteration_count[name];
       return m.count(name) && it > 0 ? m[name] / it : 0.0;
     };
     for (const char* name : {"hpccg_reference", "cg_csr_exact", "cg_stencil_exact", "acg_csr_qdot", "acg_stencil_qdot"})
       if (m.count(name))
-        std::printf("%-18s %10.1f %6d %10.2f %12.3e\n", name, m[name], iteration_count[name], per_iter(name),
-                    final_residual[name]);
+        std::printf("%-18s %10.1f %6d %10.2f %10.2f %12.3e\n", name, m[name], iteration_count[name], per_iter(name),
+                    loop_ms.count(name) ? median(loop_ms[name]) : per_iter(name), final_residual[name]);
     auto ratio = [&](const char* label, const char* a, const char* b, bool total) {
       if (m.count(a) && m.count(b) && m[b] > 0)
         std::printf("%-32s %6.2f\n", label, total ? m[a] / m[b] : per_iter(a) / per_iter(b));
@@ -588,28 +518,15 @@ int main(int argc, char** argv) {
     std::printf("\n");
     ratio("cg_csr / hpccg_reference (iter)", "cg_csr_exact", "hpccg_reference", false);
     ratio("cg_stencil / hpccg_reference", "cg_stencil_exact", "hpccg_reference", false);
+    if (m.count("hpccg_reference") && loop_ms.count("cg_csr_exact"))
+      std::printf("%-32s %6.2f\n", "cg_csr loop / hpccg_reference", median(loop_ms["cg_csr_exact"]) / per_iter("hpccg_reference"));
     ratio("acg_csr / cg_csr (total)", "acg_csr_qdot", "cg_csr_exact", true);
     ratio("acg_stencil / cg_stencil (total)", "acg_stencil_qdot", "cg_stencil_exact", true);
 
-    // one iteration from its parts
-    auto part = [&](const char* name) { return m.count(name) ? m[name] : 0.0; };
+    // the pieces of one iteration
     std::printf("\nparts (ms per call)\n");
     for (const auto& [name, t] : m)
       if (name.rfind("part_", 0) == 0) std::printf("  %-28s %8.3f\n", name.c_str(), t);
-    if (m.count("part_csr_spmv") && m.count("part_ebla_qdot_pq")) {
-      const double upd = part("part_ebla_updates"), dot = part("part_ebla_dot_exact");
-      const double qd = part("part_ebla_qdot_pq") + part("part_ebla_qdot_rr");
-      const double tr_csr = part("part_true_residual_csr") / iterations;
-      const double tr_st = part("part_true_residual_stencil") / iterations;
-      std::printf("sum of parts per iteration (ms; ebla: updates as cg.cpp, the true residual at exit spread over %d):\n",
-                  iterations);
-      std::printf("  hpccg:       sparsemv + 2 ddot + 3 waxpby           = %7.2f\n",
-                  part("part_hpccg_sparsemv") + 2 * part("part_hpccg_ddot") + part("part_hpccg_waxpby3"));
-      std::printf("  cg csr:      spmv + 2 dot + updates + residual      = %7.2f\n", part("part_csr_spmv") + 2 * dot + upd + tr_csr);
-      std::printf("  cg stencil:  apply + 2 dot + updates + residual     = %7.2f\n", part("part_stencil_apply") + 2 * dot + upd + tr_st);
-      std::printf("  acg csr:     spmv + 2 qdot + updates + residual     = %7.2f\n", part("part_csr_spmv") + qd + upd + tr_csr);
-      std::printf("  acg stencil: apply + 2 qdot + updates + residual    = %7.2f\n", part("part_stencil_apply") + qd + upd + tr_st);
-    }
     benchmark::Shutdown();
     setup.reset();
   }

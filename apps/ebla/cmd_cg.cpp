@@ -420,7 +420,8 @@ Command add_cg(CLI::App& app) {
   add_output_options(app, c->out, me);
   app.footer(
       "Solves A x = b. Problems: --problem hpccg (default, 20 x 20 x 20; b = A 1, x0 = 0), --problem\n"
-      "laplacian --shift s (L + s I, L the graph Laplacian; b = A 1), --matrix A.mtx [--rhs b.mtx]\n"
+      "laplacian --shift s (L + s I, L the graph Laplacian; b = A x*, x* = sqrt(n) times the random\n"
+      "unit vector of --seed, since A 1 = s 1 would be an eigenvector), --matrix A.mtx [--rhs b.mtx]\n"
       "[--x0 x0.mtx], or --hdf5 in.h5 (/A, optional /b, /x0). Without --rhs (or /b), b = A 1, so the\n"
       "exact solution is the vector of ones and max |x - 1| is reported. A matrix from a file must\n"
       "be symmetric (checked unless --no-symmetry-check).\n"

@@ -28,10 +28,9 @@ namespace {
 using exec = Kokkos::DefaultExecutionSpace;
 
 // ||v|| from s~ = fl(v^T v) in double, inflated by its rounding bound: every term is
-// nonnegative, so v^T v <= s~ / (1 - gamma_n) (Higham, eq. (3.5)).
+// nonnegative, so v^T v <= s~ + gamma_n s~ / (1 - gamma_n) (Higham, eq. (3.5)).
 double norm_from_squares(double sum_squares, std::size_t n) {
-  const double g = bounds::gamma(static_cast<double>(n), 0x1p-53);
-  return std::sqrt(sum_squares / (1 - g) * (1 + 0x1p-50));
+  return std::sqrt(sum_squares + exact_squares_record(sum_squares, n).bound);
 }
 
 double exact_norm(ConstVector v) { return norm_from_squares(KokkosBlas::dot(v, v), v.extent(0)); }
@@ -141,6 +140,8 @@ CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const D
   Vector z = o.jacobi ? Vector("ebla::cg z", n) : r;
   auto precondition = [&] { if (o.jacobi) scale(dinv, r, z); };
   std::vector<std::uint8_t>* no_map = nullptr;
+  // exact dots without preconditioning: r^T r is the sum of squares the update pass takes
+  const bool exact_rr = dots.kind == DotKind::exact && !o.jacobi;
 
   Kokkos::deep_copy(x, x0);
   A.apply(x, q);                                   // r_0 = b - A x_0
@@ -152,6 +153,7 @@ CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const D
   double c = res.rr0.value;
   double rnorm = residual_norm(o, KokkosBlas::dot(r, r), n, res.rr0);
   res.initial_residual = rnorm;
+  const auto loop_start = std::chrono::steady_clock::now();
   int k = 0;
   for (;;) {
     res.recursive_residual = rnorm;
@@ -177,7 +179,12 @@ CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const D
     it.alpha = c / it.pq.value;                    // alpha_k = c_k / qdot(p_k, q_k) (line 7)
     const double rr = update_x_r(it.alpha, p, q, x, r);  // x_{k+1}, r_{k+1} (lines 8-9)
     precondition();                                // z_{k+1} = M^-1 r_{k+1}
-    it.rr = dot(dots, r, z, o.record_levels ? &it.rr_levels : no_map);  // c_{k+1} (line 10)
+    if (exact_rr) {                                // c_{k+1} (line 10): exact, from the update pass
+      it.rr = exact_squares_record(rr, n);
+      if (o.record_levels) it.rr_levels.assign(n, 0);
+    } else {
+      it.rr = dot(dots, r, z, o.record_levels ? &it.rr_levels : no_map);
+    }
     it.beta = it.rr.value / c;                     // beta_k = c_{k+1} / c_k (line 11)
     update_p(z, it.beta, p);                       // p_{k+1} = z_{k+1} + beta_k p_k (line 12)
     c = it.rr.value;
@@ -188,6 +195,7 @@ CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const D
     if (o.progress) o.progress(k, rnorm);
   }
   res.iterations = k;
+  res.iteration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
   res.true_residual = A.residual_norm(x, b);
   res.seconds = seconds();
   return res;

@@ -90,17 +90,27 @@ DotRecord record_of(const QdotResult& r, std::size_t n) {
 }
 
 DotRecord exact_dot(ConstVector x, ConstVector y) {
-  DotRecord d;
-  d.value = KokkosBlas::dot(x, y);
-  const double g = bounds::gamma(static_cast<double>(x.extent(0)), 0x1p-53);
-  // x^T x = |x|^T|x| <= value / (1 - gamma_n); for x != y, |x|^T|y| is not known
-  // (times 1 + 2^-50 for the rounding of this expression itself)
-  d.bound = x.data() == y.data() ? g * d.value / (1 - g) * (1 + 0x1p-50) : std::numeric_limits<double>::quiet_NaN();
+  const double value = KokkosBlas::dot(x, y);
+  if (x.data() == y.data()) return exact_squares_record(value, x.extent(0));
+  DotRecord d;  // for x != y, |x|^T|y| is not known
+  d.value = value;
+  d.bound = std::numeric_limits<double>::quiet_NaN();
   d.fraction = {1.0};
   return d;
 }
 
 }  // namespace
+
+DotRecord exact_squares_record(double s, std::size_t n) {
+  DotRecord d;
+  d.value = s;
+  // v^T v = |v|^T|v| <= s / (1 - gamma_n), so |s - v^T v| <= gamma_n s / (1 - gamma_n)
+  // (times 1 + 2^-50 for the rounding of this expression itself)
+  const double g = bounds::gamma(static_cast<double>(n), 0x1p-53);
+  d.bound = g * s / (1 - g) * (1 + 0x1p-50);
+  d.fraction = {1.0};
+  return d;
+}
 
 DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, std::vector<std::uint8_t>* levels) {
   if (x.extent(0) != y.extent(0))

@@ -6,7 +6,8 @@
 // A is any operator of operators.hpp (symmetric positive definite), dots a DotPolicy.
 // Cost per iteration: one operator application, two dot products under the policy
 // (p^T q and r^T r; r^T z with Jacobi), two passes of vector updates (the one that
-// updates r also sums r_i^2 for the stopping test), and with Jacobi one division by the
+// updates r also sums r_i^2 for the stopping test, and for exact dots without Jacobi that
+// sum is r^T r, so only p^T q takes a pass of its own), and with Jacobi one division by the
 // diagonal.
 //
 // Stopping test. The loop stops when the recursive residual satisfies ||r_k|| <= tau
@@ -79,7 +80,8 @@ struct CgResult {
   double b_norm = 0;
   DotRecord rr0;                     ///< c_0 (line 4)
   std::vector<CgIteration> history;  ///< one entry per iteration
-  double seconds = 0;
+  double seconds = 0;                ///< the whole call
+  double iteration_seconds = 0;      ///< the iterations only (no set-up, no true residual)
 };
 
 /// Throws InvalidArgument (naming the function and value) for: sizes of A, b, x0 that

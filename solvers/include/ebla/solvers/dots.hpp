@@ -49,6 +49,10 @@ struct DotRecord {
   double seconds = 0;
 };
 
+/// The record of an exact sum of squares v^T v = s computed in double over n terms (any
+/// order): bound gamma_n s / (1 - gamma_n) (all terms are nonnegative), fraction {1}.
+DotRecord exact_squares_record(double s, std::size_t n);
+
 /// value = x^T y under the policy. If `levels` is not null, it receives for each
 /// component the ladder index it was computed at (255 for a zero product, which has no
 /// bin): seed 002's Fig. 5 maps. Throws InvalidArgument on a length mismatch.
