@@ -30,39 +30,13 @@ namespace {
 
 using detail::Hdf5State;
 
-// Silences HDF5's automatic printing of error stacks for the lifetime of the object:
-// failures become exceptions carrying the innermost message instead.
-class QuietErrors {
-public:
-  QuietErrors() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-  QuietErrors(const QuietErrors&) = delete;
-  QuietErrors& operator=(const QuietErrors&) = delete;
-
-private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
-
-// The description of the most specific entry of the current error stack. Must be read
-// right after the failing call: the next API call clears the stack.
-std::string innermost_error() {
-  std::string text;
-  auto take_first = [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
-    if (n == 0 && e->desc != nullptr) *static_cast<std::string*>(out) = e->desc;
-    return 0;
-  };
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, take_first, &text);
-  return text.empty() ? "unknown HDF5 error" : text;
-}
+using QuietErrors = detail::Hdf5QuietErrors;
+using detail::hdf5_innermost_error;
 
 std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
 [[noreturn]] void throw_hdf5(const Hdf5State& st, const std::string& what) {
-  const std::string hdf5 = innermost_error();
+  const std::string hdf5 = hdf5_innermost_error();
   throw Hdf5Error("ebla::Hdf5Writer: " + in_quotes(st.path) + ": " + what + " (" + hdf5 + ")");
 }
 
@@ -305,7 +279,7 @@ Hdf5Writer::Hdf5Writer(const std::string& path) : state_(std::make_shared<Hdf5St
   state_->file = H5Fcreate(state_->temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (state_->file < 0) {
     const int err = errno;
-    const std::string hdf5 = innermost_error();
+    const std::string hdf5 = hdf5_innermost_error();
     const std::string reason = err != 0 ? std::strerror(err) : hdf5;
     throw_invalid(function, "cannot create " + in_quotes(path) + " (written as " + in_quotes(state_->temporary) +
                                 " until committed): " + reason);
@@ -342,9 +316,9 @@ void Hdf5Writer::commit() {
   {
     QuietErrors quiet;
     const herr_t flushed = H5Fflush(st.file, H5F_SCOPE_LOCAL);
-    const std::string flush_error = flushed < 0 ? innermost_error() : "";
+    const std::string flush_error = flushed < 0 ? hdf5_innermost_error() : "";
     const herr_t closed = H5Fclose(st.file);
-    const std::string close_error = closed < 0 ? innermost_error() : "";
+    const std::string close_error = closed < 0 ? hdf5_innermost_error() : "";
     st.file = H5I_INVALID_HID;
     if (flushed < 0 || closed < 0) {
       remove_quietly(st.temporary);
@@ -373,5 +347,31 @@ const std::string& Hdf5Writer::temporary_path() const {
   static const std::string none;
   return state_ ? state_->temporary : none;
 }
+
+namespace detail {
+
+struct Hdf5QuietErrors::Saved {
+  H5E_auto2_t func = nullptr;
+  void* data = nullptr;
+};
+
+Hdf5QuietErrors::Hdf5QuietErrors() : saved_(std::make_unique<Saved>()) {
+  H5Eget_auto2(H5E_DEFAULT, &saved_->func, &saved_->data);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+Hdf5QuietErrors::~Hdf5QuietErrors() { H5Eset_auto2(H5E_DEFAULT, saved_->func, saved_->data); }
+
+std::string hdf5_innermost_error() {
+  std::string text;
+  auto take_first = [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
+    if (n == 0 && e->desc != nullptr) *static_cast<std::string*>(out) = e->desc;
+    return 0;
+  };
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, take_first, &text);
+  return text.empty() ? "unknown HDF5 error" : text;
+}
+
+}  // namespace detail
 
 }  // namespace ebla

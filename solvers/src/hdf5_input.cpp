@@ -3,6 +3,7 @@
 #include <ebla/solvers/io.hpp>
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/hdf5.hpp>
 
 #include <hdf5.h>
 
@@ -26,33 +27,8 @@ using RowMap = CsrMatrix::row_map_type::non_const_type;
 using Entries = CsrMatrix::index_type::non_const_type;
 using Values = CsrMatrix::values_type::non_const_type;
 
-// Silences HDF5's automatic printing of error stacks while reading (as the writer in
-// core/src/hdf5.cpp does): failures become exceptions with the innermost message.
-class QuietErrors {
-public:
-  QuietErrors() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-  QuietErrors(const QuietErrors&) = delete;
-  QuietErrors& operator=(const QuietErrors&) = delete;
-
-private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
-
-// The most specific entry of the current error stack (read right after the failing call).
-std::string innermost_error() {
-  std::string text;
-  auto take_first = [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
-    if (n == 0 && e->desc != nullptr) *static_cast<std::string*>(out) = e->desc;
-    return 0;
-  };
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, take_first, &text);
-  return text.empty() ? "unknown HDF5 error" : text;
-}
+using QuietErrors = detail::Hdf5QuietErrors;  // (core/hdf5.hpp)
+using detail::hdf5_innermost_error;
 
 // An HDF5 identifier closed by its own close function on scope exit.
 class Id {
@@ -88,7 +64,7 @@ struct Source {
     throw_invalid(function, path + ": " + object + ": " + what);
   }
   [[noreturn]] void fail_hdf5(const std::string& object, const std::string& what) const {
-    const std::string hdf5 = innermost_error();
+    const std::string hdf5 = hdf5_innermost_error();
     fail(object, what + " (" + hdf5 + ")");
   }
 };
@@ -97,7 +73,7 @@ Id open_file(const Source& src) {
   std::error_code ec;
   if (!std::filesystem::exists(src.path, ec)) throw_invalid(src.function, src.path + ": no such file");
   const hid_t f = H5Fopen(src.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) throw_invalid(src.function, src.path + ": cannot open as an HDF5 file (" + innermost_error() + ")");
+  if (f < 0) throw_invalid(src.function, src.path + ": cannot open as an HDF5 file (" + hdf5_innermost_error() + ")");
   return Id(f, H5Fclose);
 }
 

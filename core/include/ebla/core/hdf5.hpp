@@ -48,7 +48,25 @@ public:
 
 namespace detail {
 struct Hdf5State;  // the open file, shared by the writer and its handles
-}
+
+/// While alive, HDF5 does not print its error stacks to stderr (ebla's readers and writer
+/// turn failures into exceptions carrying hdf5_innermost_error() instead).
+class Hdf5QuietErrors {
+public:
+  Hdf5QuietErrors();
+  ~Hdf5QuietErrors();
+  Hdf5QuietErrors(const Hdf5QuietErrors&) = delete;
+  Hdf5QuietErrors& operator=(const Hdf5QuietErrors&) = delete;
+
+private:
+  struct Saved;  // the previous automatic error handler
+  std::unique_ptr<Saved> saved_;
+};
+
+/// The description of the most specific entry of HDF5's current error stack. Must be read
+/// right after the failing call: the next API call clears the stack.
+std::string hdf5_innermost_error();
+}  // namespace detail
 
 /// A group or dataset of a file being written: something that carries attributes.
 class Hdf5Object {
