@@ -55,7 +55,8 @@ Norm parse_norm(const std::string& s) {
 StopTest parse_stop(const std::string& s) {
   if (s == "exact") return StopTest::exact_norm;
   if (s == "certified") return StopTest::certified;
-  throw_invalid(option_name(me, "--stop"), "unknown stopping test '" + s + "' (known: exact, certified)");
+  if (s == "approximate") return StopTest::approximate;
+  throw_invalid(option_name(me, "--stop"), "unknown stopping test '" + s + "' (known: exact, certified, approximate)");
 }
 
 CgConfig make_config(const CgCli& c) {
@@ -74,8 +75,8 @@ CgConfig make_config(const CgCli& c) {
   cfg.solver.max_iterations = c.max_iter;
   cfg.solver.jacobi = c.jacobi;
   cfg.solver.record_levels = c.out.levels;
-  if (cfg.solver.jacobi && cfg.solver.stop == StopTest::certified)
-    throw_invalid(option_name(me, "--stop certified"),
+  if (cfg.solver.jacobi && cfg.solver.stop != StopTest::exact_norm)
+    throw_invalid(option_name(me, "--stop " + c.stop),
                   "needs r^T r, which Jacobi-preconditioned CG does not compute: drop --jacobi or use --stop exact");
   return cfg;
 }
@@ -117,15 +118,21 @@ bool converged(const CgRun& r) { return r.result.status == SolverStatus::converg
 
 // ---- text ---------------------------------------------------------------------------
 
+// The --stop value of a stopping test.
+const char* stop_name(StopTest s) { return s == StopTest::exact_norm ? "exact" : to_string(s); }
+
 void print_problem(const Problem& p, const CgConfig& c) {
   const CgOptions& o = c.solver;
   std::printf("ebla cg: %s\n", p.description.c_str());
   std::printf("  n = %zu, nnz = %zu, operator %s, b = %s, x0 = %s\n", p.n, p.nnz, p.operator_name.c_str(),
               p.b_source.c_str(), p.x0_source.c_str());
   std::printf("  stopping rule: %s <= %s (%s), %s, at most %d iterations%s\n",
-              o.stop == StopTest::exact_norm ? "||r||" : "sqrt(c + bound(c))", tolerance_text(o.tolerance).c_str(),
-              o.norm == Norm::absolute ? "absolute" : "relative to ||b||",
-              o.stop == StopTest::exact_norm ? "exact norm" : "certified qdot bound", o.max_iterations,
+              o.stop == StopTest::exact_norm ? "||r||" : o.stop == StopTest::certified ? "sqrt(c + bound(c))" : "sqrt(c)",
+              tolerance_text(o.tolerance).c_str(), o.norm == Norm::absolute ? "absolute" : "relative to ||b||",
+              o.stop == StopTest::exact_norm  ? "exact norm"
+              : o.stop == StopTest::certified ? "certified qdot bound"
+                                              : "approximate c_k as in Algorithm 4.1 (not certified)",
+              o.max_iterations,
               o.jacobi ? ", Jacobi preconditioner" : "");
 }
 
@@ -164,7 +171,7 @@ JsonObject problem_json(const Problem& p, const CgConfig& c) {
   add_problem_json(j, p);
   j.field("b", p.b_source).field("x0", p.x0_source);
   j.field("tolerance", c.solver.tolerance).field("norm", to_string(c.solver.norm));
-  j.field("stop", c.solver.stop == StopTest::exact_norm ? "exact" : "certified");
+  j.field("stop", stop_name(c.solver.stop));
   j.field("max_iterations", c.solver.max_iterations).field("jacobi", c.solver.jacobi);
   return j;
 }
@@ -187,7 +194,7 @@ JsonObject run_json(const Problem& p, const CgConfig& c, const CgRun& run) {
 void write_parameters(const Hdf5Object& g, const Problem& p, const CgConfig& c) {
   write_problem_attributes(g, p, me);
   g.attribute("tolerance", c.solver.tolerance).attribute("norm", to_string(c.solver.norm));
-  g.attribute("stop", c.solver.stop == StopTest::exact_norm ? "exact" : "certified");
+  g.attribute("stop", stop_name(c.solver.stop));
   g.attribute("max_iterations", c.solver.max_iterations).attribute("jacobi", std::int64_t{c.solver.jacobi});
 }
 
@@ -413,7 +420,8 @@ Command add_cg(CLI::App& app) {
   app.add_option("--norm", c->norm, "absolute: ||r|| <= tau; relative: ||r|| <= tau ||b||")->capture_default_str();
   app.add_option("--stop", c->stop,
                  "exact: ||r|| from a double dot product (the same rule as exact CG); certified: "
-                 "qdot(r, r) + its bound <= tau^2")
+                 "qdot(r, r) + its bound <= tau^2; approximate: sqrt(qdot(r, r)) <= tau as the seed's "
+                 "Algorithm 4.1 (reproduction only: guarantees nothing)")
       ->capture_default_str();
   app.add_option("--max-iter", c->max_iter, "Maximum number of iterations")->capture_default_str();
   app.add_flag("--jacobi", c->jacobi, "Precondition with diag(A)^-1");

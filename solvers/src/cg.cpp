@@ -13,7 +13,14 @@
 namespace ebla {
 
 const char* to_string(Norm n) { return n == Norm::absolute ? "absolute" : "relative"; }
-const char* to_string(StopTest s) { return s == StopTest::exact_norm ? "exact_norm" : "certified"; }
+const char* to_string(StopTest s) {
+  switch (s) {
+    case StopTest::exact_norm: return "exact_norm";
+    case StopTest::certified: return "certified";
+    case StopTest::approximate: return "approximate";
+  }
+  return "?";
+}
 const char* to_string(SolverStatus s) {
   switch (s) {
     case SolverStatus::converged: return "converged";
@@ -100,17 +107,22 @@ void validate(std::size_t n, ConstVector b, ConstVector x0, const CgOptions& o) 
   if (x0.extent(0) != n) throw_invalid(f, "x0 has " + std::to_string(x0.extent(0)) + " entries, A " + std::to_string(n) + " rows");
   if (!(o.tolerance > 0) || !std::isfinite(o.tolerance)) throw_invalid(f, "tolerance " + std::to_string(o.tolerance) + " must be positive and finite");
   if (o.max_iterations < 0) throw_invalid(f, "max_iterations " + std::to_string(o.max_iterations) + " is negative");
-  if (o.stop == StopTest::certified && o.jacobi)
-    throw_invalid(f, "the certified stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with Jacobi");
+  if (o.stop != StopTest::exact_norm && o.jacobi)
+    throw_invalid(f, std::string("the ") + to_string(o.stop) +
+                         " stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with Jacobi");
   if (!finite_vector(b)) throw_invalid(f, "b has a NaN or infinite entry");
   if (!finite_vector(x0)) throw_invalid(f, "x0 has a NaN or infinite entry");
 }
 
-// The stopping test's ||r||: from fl(r^T r) in double, or sqrt(c + bound(c)) from the
-// certified dot product.
+// The stopping test's ||r||: from fl(r^T r) in double, sqrt(c + bound(c)) from the
+// certified dot product, or Algorithm 4.1's sqrt(c).
 double residual_norm(const CgOptions& o, double sum_squares, std::size_t n, const DotRecord& rr) {
-  if (o.stop == StopTest::exact_norm) return norm_from_squares(sum_squares, n);
-  return std::sqrt(std::max(rr.value + rr.bound, 0.0));
+  switch (o.stop) {
+    case StopTest::exact_norm: return norm_from_squares(sum_squares, n);
+    case StopTest::certified: return std::sqrt(std::max(rr.value + rr.bound, 0.0));
+    case StopTest::approximate: break;
+  }
+  return std::sqrt(std::max(rr.value, 0.0));  // Algorithm 4.1's ||r_k||: not certified
 }
 
 CgResult stop(CgResult res, SolverStatus status, std::string reason) {
@@ -159,7 +171,9 @@ CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const D
     res.recursive_residual = rnorm;
     if (rnorm <= res.tolerance_used) {             // line 5
       res = stop(std::move(res), SolverStatus::converged,
-                 std::string(o.stop == StopTest::exact_norm ? "||r|| <= tau" : "sqrt(c + bound) <= tau"));
+                 std::string(o.stop == StopTest::exact_norm  ? "||r|| <= tau"
+                             : o.stop == StopTest::certified ? "sqrt(c + bound) <= tau"
+                                                             : "sqrt(c) <= tau (approximate)"));
       break;
     }
     if (k >= o.max_iterations) {

@@ -155,6 +155,28 @@ TEST(Cg, CertifiedStoppingGuaranteesTheResidual) {
   }
 }
 
+// StopTest::approximate is Algorithm 4.1's literal test, sqrt(c_k) <= tau: with exact dots
+// it stops with the exact norm; with qdot it stops exactly when the approximate c_k says so.
+TEST(Cg, ApproximateStoppingIsTheSeedsLiteralTest) {
+  StencilOperator S(12, 12, 3);
+  const std::size_t n = S.size();
+  Vector b("b", n), x0("x0", n);
+  S.apply(vec(std::vector<double>(n, 1.0)), b);
+  CgOptions exact, approximate;
+  approximate.stop = StopTest::approximate;
+  const CgResult e = cg(S, b, x0, DotPolicy::exact(), exact);
+  const CgResult a = cg(S, b, x0, DotPolicy::exact(), approximate);
+  EXPECT_EQ(a.iterations, e.iterations);
+  EXPECT_NE(a.stop_reason.find("approximate"), std::string::npos) << a.stop_reason;
+  const CgResult q = cg(S, b, x0, qdot_policy(1e-2, QdotPolicy::paper), approximate);
+  ASSERT_EQ(q.status, SolverStatus::converged);
+  ASSERT_GE(q.history.size(), 2u);
+  EXPECT_LE(std::sqrt(q.history.back().rr.value), approximate.tolerance);
+  EXPECT_GT(std::sqrt(q.history[q.history.size() - 2].rr.value), approximate.tolerance);
+  approximate.jacobi = true;
+  EXPECT_THROW(cg(S, b, x0, DotPolicy::exact(), approximate), InvalidArgument);
+}
+
 // With a tolerance of 1 the budget policy may change dot products by 100%: ACG is allowed
 // to diverge, and must say so rather than report convergence.
 TEST(Cg, ALooseQdotToleranceCanStallButNeverFakesConvergence) {

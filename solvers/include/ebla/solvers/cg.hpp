@@ -20,7 +20,9 @@
 // quantity seed 002 section 4.2 compares). The sum of squares rides along in the pass
 // that updates r, so it costs no extra pass. StopTest::certified instead stops when
 // c_k + bound(c_k) <= tau^2 (qdot's certified bound guarantees ||r_k|| <= tau then; it
-// stops later when the bound is loose).
+// stops later when the bound is loose). StopTest::approximate stops when
+// sqrt(c_k) <= tau, as Algorithm 4.1 and HPCCG compute ||r||: it is there to reproduce the
+// seed's runs and guarantees nothing (c_k can be far below r^T r at a loose tolerance).
 //
 // At exit the true residual ||b - A x|| is computed in double-double (operators.hpp).
 //
@@ -40,7 +42,7 @@
 namespace ebla {
 
 enum class Norm : std::uint8_t { absolute, relative };  ///< tau, or tau ||b||
-enum class StopTest : std::uint8_t { exact_norm, certified };
+enum class StopTest : std::uint8_t { exact_norm, certified, approximate };
 enum class SolverStatus : std::uint8_t { converged, max_iterations, breakdown };
 
 const char* to_string(Norm);
