@@ -28,3 +28,18 @@ for policy in paper budget; do
     tail -n 2 "$out/$name.txt"
   done
 done
+
+# The figures: Fig. 4 (precision per iteration at the largest tolerance that kept CG's
+# iterations), Fig. 5 (the maps on the 100 x 100 mesh at tolerance 1, as in the seed),
+# Figs. 6-7 (APM), all for the paper policy.
+plot="/usr/bin/python3 apps/plot_solvers.py"
+if /usr/bin/python3 -c "import h5py, matplotlib" 2>/dev/null; then
+  for grid in 100x100x1 1000x1000x1 100x100x10 1000x1000x10; do
+    $plot cg "$out/cg_${grid}_paper.h5" --out "$out/fig4_cg_${grid}.png"
+  done
+  "$ebla" cg --nx 100 --ny 100 --nz 1 --operator stencil --tol 1e-8 --qdot-policy paper --qdot-tol 1 \
+    --levels --progress 0 -o "$out/cg_100x100x1_levels.h5" > /dev/null
+  $plot levels "$out/cg_100x100x1_levels.h5" --out "$out/fig5_cg_levels.png"
+  $plot power "$out/power_1e4_paper.h5" --out "$out/fig6_power_1e4.png"
+  $plot power "$out/power_1e5_paper.h5" --out "$out/fig7_power_1e5.png"
+fi

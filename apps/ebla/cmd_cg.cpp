@@ -284,7 +284,10 @@ Sweep sweep(const Problem& p, const CgConfig& c) {
   std::vector<bool> same;
   for (double tol : s.tolerances) {
     s.runs.push_back(solve(p, c, c.dots.at(tol), "[" + tolerance_text(tol) + "] ", every));
-    same.push_back(s.runs.back().result.iterations == s.reference.result.iterations);
+    // the same count means something only when both converged (not both stopped at the limit)
+    const CgResult& r = s.runs.back().result;
+    same.push_back(r.status == SolverStatus::converged && s.reference.result.status == SolverStatus::converged &&
+                   r.iterations == s.reference.result.iterations);
     if (c.out.progress > 0)
       spdlog::info("sweep: qdot tolerance {}: {}", tolerance_text(tol), status_text(s.runs.back().result));
   }
@@ -319,7 +322,8 @@ void print_sweep(const Problem& p, const CgConfig& c, const Sweep& s) {
     t.add(row);
   }
   t.print();
-  std::printf("\nlargest tolerance with the iteration count of exact CG: %s\n", largest_text(s.largest_same).c_str());
+  std::printf("\nlargest tolerance with the iteration count of exact CG: %s%s\n", largest_text(s.largest_same).c_str(),
+              s.reference.result.status == SolverStatus::converged ? "" : " (exact CG itself did not converge)");
 }
 
 void print_sweep_json(const Problem& p, const CgConfig& c, const Sweep& s, int code) {

@@ -243,7 +243,9 @@ Sweep sweep(const Problem& p, const PowerConfig& c) {
     s.runs.push_back(solve(p, c, c.dots.at(tol), "[" + tolerance_text(tol) + "] ", every));
     const PowerResult& r = s.runs.back().result;
     s.error.push_back(std::fabs(r.eigenvalue - s.reference.result.eigenvalue));
-    same.push_back(r.iterations == s.reference.result.iterations);
+    // the same count means something only when both converged (not both stopped at the limit)
+    same.push_back(r.status == SolverStatus::converged && s.reference.result.status == SolverStatus::converged &&
+                   r.iterations == s.reference.result.iterations);
     within.push_back(s.error.back() <= c.solver.tolerance);
     if (c.out.progress > 0) spdlog::info("sweep: qdot tolerance {}: {}", tolerance_text(tol), status_text(r));
   }
@@ -273,8 +275,9 @@ void print_sweep(const Problem& p, const PowerConfig& c, const Sweep& s) {
     t.add(row);
   }
   t.print();
-  std::printf("\nlargest tolerance with the iteration count of the double-precision power method: %s\n",
-              largest_text(s.largest_same).c_str());
+  std::printf("\nlargest tolerance with the iteration count of the double-precision power method: %s%s\n",
+              largest_text(s.largest_same).c_str(),
+              s.reference.result.status == SolverStatus::converged ? "" : " (PM itself did not converge)");
   std::printf("largest tolerance with |lambda - lambda_PM| <= %s: %s\n", tolerance_text(c.solver.tolerance).c_str(),
               largest_text(s.largest_within).c_str());
 }
