@@ -261,13 +261,9 @@ TEST(Cg, IndefiniteMatrixBreaksDown) {
 TEST(Cg, RejectsBadInputNamingTheValue) {
   DenseOperator D(dense_view({{2, 1}, {1, 2}}));
   auto expect_message = [](auto&& call, const std::string& needle) {
-    try {
-      call();
-      ADD_FAILURE() << "no exception for " << needle;
-    } catch (const InvalidArgument& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("ebla::cg"), std::string::npos) << e.what();
-    }
+    const std::string e = error_of(call);
+    EXPECT_TRUE(contains(e, needle));
+    EXPECT_TRUE(contains(e, "ebla::cg"));
   };
   CgOptions o;
   expect_message([&] { cg(D, vec({1, 2, 3}), vec({0, 0}), DotPolicy::exact(), o); }, "b has 3");

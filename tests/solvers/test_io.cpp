@@ -6,6 +6,8 @@
 
 #include <ebla/core/error.hpp>
 
+#include "util.hpp"
+
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
@@ -24,6 +26,9 @@
 namespace fs = std::filesystem;
 
 namespace {
+
+using ebla::test::contains;
+using ebla::test::error_of;
 
 // ---- helpers -------------------------------------------------------------------------
 
@@ -84,20 +89,6 @@ ebla::Vector make_vector(const std::vector<double>& x) {
   return v;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ebla::InvalidArgument& e) {
-    return e.what();
-  }
-  return "(no InvalidArgument thrown)";
-}
-
-::testing::AssertionResult contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
-}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);

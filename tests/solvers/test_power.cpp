@@ -116,13 +116,9 @@ TEST(PowerMethod, BreaksDownWhenTheIterateFallsIntoTheNullSpace) {
 TEST(PowerMethod, RejectsBadInputNamingTheValue) {
   DenseOperator D(dense_view({{2, 0}, {0, 1}}));
   auto expect_message = [](auto&& call, const std::string& needle) {
-    try {
-      call();
-      ADD_FAILURE() << "no exception for " << needle;
-    } catch (const InvalidArgument& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("ebla::power_method"), std::string::npos) << e.what();
-    }
+    const std::string e = error_of(call);
+    EXPECT_TRUE(contains(e, needle));
+    EXPECT_TRUE(contains(e, "ebla::power_method"));
   };
   PowerOptions o;
   expect_message([&] { power_method(D, vec({0, 0}), DotPolicy::exact(), o); }, "zero vector");

@@ -5,6 +5,8 @@
 
 #include <ebla/core/error.hpp>
 
+#include "util.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +20,9 @@
 #include <vector>
 
 namespace {
+
+using ebla::test::contains;
+using ebla::test::error_of;
 
 // ---- host copies and small builders -----------------------------------------------
 
@@ -66,20 +71,6 @@ ebla::CsrMatrix make_csr(int rows, int cols, const std::vector<std::size_t>& ptr
   return ebla::CsrMatrix("test", rows, cols, col.size(), v, p, c);
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ebla::InvalidArgument& e) {
-    return e.what();
-  }
-  return "(no InvalidArgument thrown)";
-}
-
-::testing::AssertionResult contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
-}
 
 // ---- HPCCG -------------------------------------------------------------------------
 

@@ -1,10 +1,14 @@
 // Small helpers for the solver tests: matrices from dense arrays, vectors from lists.
 #pragma once
 
+#include <ebla/core/error.hpp>
 #include <ebla/solvers/operators.hpp>
+
+#include <gtest/gtest.h>
 
 #include <cstddef>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace ebla::test {
@@ -71,6 +75,22 @@ inline std::vector<std::vector<double>> stencil_dense(int nx, int ny, int nz) {
       if (std::abs(ix - jx) <= 1 && std::abs(iy - jy) <= 1 && std::abs(iz - jz) <= 1) a[i][j] = i == j ? 27 : -1;
     }
   return a;
+}
+
+/// The message of the InvalidArgument that f throws ("(no InvalidArgument thrown)" if none).
+template <class F>
+inline std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ebla::InvalidArgument& e) {
+    return e.what();
+  }
+  return "(no InvalidArgument thrown)";
+}
+
+inline ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
 }
 
 }  // namespace ebla::test
