@@ -1,7 +1,7 @@
 #include <ebla/solvers/operators.hpp>
 
 #include <ebla/core/error.hpp>
-#include <ebla/kernels/qdot_views.hpp>  // two_sum
+#include <ebla/core/exact.hpp>
 
 #include <KokkosBlas2_gemv.hpp>
 #include <KokkosSparse_spmv.hpp>
@@ -14,6 +14,7 @@ namespace ebla {
 
 namespace {
 
+using detail::two_prod;
 using detail::two_sum;
 
 // A double-double accumulator: hi + lo carries a sum with about 106 significant bits.
@@ -25,9 +26,9 @@ struct DoubleDouble {
     hi = s;
     lo += e;
   }
-  KOKKOS_INLINE_FUNCTION void add_product(double a, double b) {  // TwoProduct: a b = p + e exactly
-    const double p = a * b;
-    const double e = std::fma(a, b, -p);
+  KOKKOS_INLINE_FUNCTION void add_product(double a, double b) {  // a b = p + e exactly
+    double p, e;
+    two_prod(a, b, p, e);
     add(p);
     lo += e;
   }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <ebla/core/bits.hpp>
+#include <ebla/core/exact.hpp>
 #include <ebla/kernels/qdot.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -68,17 +69,6 @@ KOKKOS_INLINE_FUNCTION double round_significand(double x, std::int64_t k) {
   return bit_cast<double>((bits & keep) | ((r | (bits & binary64::sign_mask)) & ~keep));
 }
 
-/// |v| by clearing the sign bit.
-KOKKOS_INLINE_FUNCTION double magnitude(double v) {
-  return bit_cast<double>(bit_cast<std::uint64_t>(v) & binary64::abs_mask);
-}
-
-/// TwoSum (Knuth): s + e == a + b exactly, s = fl(a + b).
-KOKKOS_INLINE_FUNCTION void two_sum(double a, double b, double& s, double& e) {
-  s = a + b;
-  const double z = s - a;
-  e = (a - (s - z)) + (b - z);
-}
 
 /// The ladder as the kernels see it (plain data).
 struct QdotKernelLevels {
