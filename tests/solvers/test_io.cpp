@@ -29,65 +29,12 @@ namespace {
 
 using ebla::test::contains;
 using ebla::test::error_of;
+using ebla::test::HostCsr;
+using ebla::test::make_csr;
+using ebla::test::to_host;
 
 // ---- helpers -------------------------------------------------------------------------
 
-struct HostCsr {
-  int rows = 0, cols = 0;
-  std::vector<std::size_t> ptr;
-  std::vector<int> col;
-  std::vector<double> val;
-  bool operator==(const HostCsr& o) const {
-    return rows == o.rows && cols == o.cols && ptr == o.ptr && col == o.col && val == o.val;
-  }
-};
-
-std::ostream& operator<<(std::ostream& os, const HostCsr& A) {
-  os << A.rows << " x " << A.cols << ":";
-  for (std::size_t i = 0; i + 1 < A.ptr.size(); ++i)
-    for (std::size_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) os << " (" << i << ", " << A.col[k] << ") " << A.val[k];
-  return os;
-}
-
-HostCsr to_host(const ebla::CsrMatrix& A) {
-  const auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
-  const auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
-  const auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
-  return HostCsr{A.numRows(), A.numCols(), std::vector<std::size_t>(p.data(), p.data() + p.extent(0)),
-                 std::vector<int>(c.data(), c.data() + c.extent(0)),
-                 std::vector<double>(v.data(), v.data() + v.extent(0))};
-}
-
-std::vector<double> to_host(ebla::ConstVector x) {
-  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
-  return std::vector<double>(h.data(), h.data() + h.extent(0));
-}
-
-ebla::CsrMatrix make_csr(const HostCsr& h) {
-  ebla::CsrMatrix::row_map_type::non_const_type p("ptr", h.ptr.size());
-  ebla::CsrMatrix::index_type::non_const_type c("col", h.col.size());
-  ebla::CsrMatrix::values_type::non_const_type v("val", h.val.size());
-  auto hp = Kokkos::create_mirror_view(p);
-  auto hc = Kokkos::create_mirror_view(c);
-  auto hv = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < h.ptr.size(); ++i) hp(i) = h.ptr[i];
-  for (std::size_t k = 0; k < h.col.size(); ++k) {
-    hc(k) = h.col[k];
-    hv(k) = h.val[k];
-  }
-  Kokkos::deep_copy(p, hp);
-  Kokkos::deep_copy(c, hc);
-  Kokkos::deep_copy(v, hv);
-  return ebla::CsrMatrix("test", h.rows, h.cols, h.col.size(), v, p, c);
-}
-
-ebla::Vector make_vector(const std::vector<double>& x) {
-  ebla::Vector v("v", x.size());
-  auto h = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < x.size(); ++i) h(i) = x[i];
-  Kokkos::deep_copy(v, h);
-  return v;
-}
 
 
 std::string read_text(const std::string& path) {
@@ -181,7 +128,7 @@ TEST_F(MatrixMarket, WritersRejectNonFiniteValuesAndUnwritablePaths) {
   EXPECT_TRUE(contains(error_of([&] { ebla::write_matrix_market(file("nan.mtx"), make_csr(A), false); }),
                        "entry (2, 2) (0-based) is not finite"));
   const std::vector<double> x{1, std::numeric_limits<double>::infinity()};
-  EXPECT_TRUE(contains(error_of([&] { ebla::write_matrix_market_vector(file("inf.mtx"), make_vector(x)); }),
+  EXPECT_TRUE(contains(error_of([&] { ebla::write_matrix_market_vector(file("inf.mtx"), ebla::test::vec(x)); }),
                        "entry 1 (0-based) is not finite"));
   EXPECT_TRUE(listing().empty());
   const std::string nowhere = file("no/such/dir/A.mtx");
@@ -315,10 +262,10 @@ TEST_F(MatrixMarket, MissingFile) {
 TEST_F(MatrixMarket, VectorRoundTrip) {
   const std::vector<double> x{0.1, -1.0 / 3, 1e308, -2.5e-310, 0, 42};
   const std::string path = file("x.mtx");
-  ebla::write_matrix_market_vector(path, make_vector(x));
+  ebla::write_matrix_market_vector(path, ebla::test::vec(x));
   EXPECT_EQ(to_host(ebla::read_matrix_market_vector(path)), x);
   EXPECT_EQ(read_text(path).rfind("%%MatrixMarket matrix array real general\n% written by ebla\n6 1\n0.1\n", 0), 0u);
-  ebla::write_matrix_market_vector(path, make_vector({}));
+  ebla::write_matrix_market_vector(path, ebla::test::vec({}));
   EXPECT_TRUE(to_host(ebla::read_matrix_market_vector(path)).empty());
   EXPECT_EQ(listing(), std::vector<std::string>{"x.mtx"});
 }

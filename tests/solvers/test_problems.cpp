@@ -23,54 +23,14 @@ namespace {
 
 using ebla::test::contains;
 using ebla::test::error_of;
+using ebla::test::HostCsr;
+using ebla::test::to_host;
 
-// ---- host copies and small builders -----------------------------------------------
-
-struct HostCsr {
-  int rows = 0, cols = 0;
-  std::vector<std::size_t> ptr;
-  std::vector<int> col;
-  std::vector<double> val;
-  std::size_t length(std::size_t i) const { return ptr[i + 1] - ptr[i]; }
-};
-
-HostCsr to_host(const ebla::CsrMatrix& A) {
-  const auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
-  const auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
-  const auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
-  HostCsr h;
-  h.rows = A.numRows();
-  h.cols = A.numCols();
-  h.ptr.assign(p.data(), p.data() + p.extent(0));
-  h.col.assign(c.data(), c.data() + c.extent(0));
-  h.val.assign(v.data(), v.data() + v.extent(0));
-  return h;
+// A CSR matrix from its arrays.
+ebla::CsrMatrix make_csr_of(int rows, int cols, std::vector<std::size_t> ptr, std::vector<int> col,
+                            std::vector<double> val) {
+  return ebla::test::make_csr(HostCsr{rows, cols, std::move(ptr), std::move(col), std::move(val)});
 }
-
-std::vector<double> to_host(ebla::ConstVector x) {
-  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
-  return std::vector<double>(h.data(), h.data() + h.extent(0));
-}
-
-ebla::CsrMatrix make_csr(int rows, int cols, const std::vector<std::size_t>& ptr, const std::vector<int>& col,
-                         const std::vector<double>& val) {
-  ebla::CsrMatrix::row_map_type::non_const_type p("ptr", ptr.size());
-  ebla::CsrMatrix::index_type::non_const_type c("col", col.size());
-  ebla::CsrMatrix::values_type::non_const_type v("val", val.size());
-  auto hp = Kokkos::create_mirror_view(p);
-  auto hc = Kokkos::create_mirror_view(c);
-  auto hv = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < ptr.size(); ++i) hp(i) = ptr[i];
-  for (std::size_t k = 0; k < col.size(); ++k) {
-    hc(k) = col[k];
-    hv(k) = val[k];
-  }
-  Kokkos::deep_copy(p, hp);
-  Kokkos::deep_copy(c, hc);
-  Kokkos::deep_copy(v, hv);
-  return ebla::CsrMatrix("test", rows, cols, col.size(), v, p, c);
-}
-
 
 // ---- HPCCG -------------------------------------------------------------------------
 
@@ -388,40 +348,40 @@ TEST(ProblemsRandomUnitVector, ReproducibleAndSeedDependent) {
 
 TEST(ProblemsCheckSymmetric, AcceptsSymmetricMatricesInAnyStorageOrder) {
   // [[2, 1, 0], [1, 0, 5], [0, 5, 3]], row 0 stored backwards, row 2's 3 split in two
-  EXPECT_NO_THROW(ebla::check_symmetric(make_csr(3, 3, {0, 2, 4, 7}, {1, 0, 0, 2, 2, 1, 2}, {1, 2, 1, 5, 1, 5, 2}),
+  EXPECT_NO_THROW(ebla::check_symmetric(make_csr_of(3, 3, {0, 2, 4, 7}, {1, 0, 0, 2, 2, 1, 2}, {1, 2, 1, 5, 1, 5, 2}),
                                         "unsorted"));
   // duplicates summed: A(0, 1) = 1 + 2 = 3 = A(1, 0)
-  EXPECT_NO_THROW(ebla::check_symmetric(make_csr(2, 2, {0, 2, 3}, {1, 1, 0}, {1, 2, 3}), "duplicates"));
-  EXPECT_NO_THROW(ebla::check_symmetric(make_csr(0, 0, {0}, {}, {}), "empty"));
+  EXPECT_NO_THROW(ebla::check_symmetric(make_csr_of(2, 2, {0, 2, 3}, {1, 1, 0}, {1, 2, 3}), "duplicates"));
+  EXPECT_NO_THROW(ebla::check_symmetric(make_csr_of(0, 0, {0}, {}, {}), "empty"));
   EXPECT_NO_THROW(ebla::check_symmetric(ebla::CsrMatrix(), "default"));
 }
 
 TEST(ProblemsCheckSymmetric, RejectsAValueDifference) {
-  const auto A = make_csr(3, 3, {0, 2, 4, 5}, {0, 1, 0, 1, 2}, {4, 2, 3, 4, 4});
+  const auto A = make_csr_of(3, 3, {0, 2, 4, 5}, {0, 1, 0, 1, 2}, {4, 2, 3, 4, 4});
   const std::string e = error_of([&] { ebla::check_symmetric(A, "values.mtx"); });
   EXPECT_TRUE(contains(e, "ebla::check_symmetric: values.mtx: not symmetric"));
   EXPECT_TRUE(contains(e, "A(0, 1) = 2 but A(1, 0) = 3"));
 }
 
 TEST(ProblemsCheckSymmetric, RejectsAPatternDifference) {
-  const auto A = make_csr(3, 3, {0, 2, 3, 4}, {0, 2, 1, 2}, {1, -1, 1, 1});
+  const auto A = make_csr_of(3, 3, {0, 2, 3, 4}, {0, 2, 1, 2}, {1, -1, 1, 1});
   const std::string e = error_of([&] { ebla::check_symmetric(A, "pattern.h5"); });
   EXPECT_TRUE(contains(e, "pattern.h5"));
   EXPECT_TRUE(contains(e, "A(0, 2) = -1 is stored but A(2, 0) is not"));
   // the missing entry in the upper triangle: reported from the lower one
-  const auto B = make_csr(3, 3, {0, 1, 2, 4}, {0, 1, 0, 2}, {1, 1, 7, 1});
+  const auto B = make_csr_of(3, 3, {0, 1, 2, 4}, {0, 1, 0, 2}, {1, 1, 7, 1});
   EXPECT_TRUE(contains(error_of([&] { ebla::check_symmetric(B, "B"); }), "A(2, 0) = 7 is stored but A(0, 2) is not"));
   // a cancelling duplicate is not a zero entry: the pattern differs
-  const auto C = make_csr(2, 2, {0, 1, 3}, {0, 0, 0}, {1, 1, -1});
+  const auto C = make_csr_of(2, 2, {0, 1, 3}, {0, 0, 0}, {1, 1, -1});
   EXPECT_TRUE(contains(error_of([&] { ebla::check_symmetric(C, "C"); }), "A(1, 0) = 0 is stored but A(0, 1) is not"));
 }
 
 TEST(ProblemsCheckSymmetric, RejectsNonSquareAndBadColumns) {
-  const auto A = make_csr(2, 3, {0, 1, 2}, {0, 1}, {1, 1});
+  const auto A = make_csr_of(2, 3, {0, 1, 2}, {0, 1}, {1, 1});
   EXPECT_TRUE(contains(error_of([&] { ebla::check_symmetric(A, "wide"); }), "wide: the matrix is 2 x 3, not square"));
-  const auto B = make_csr(2, 2, {0, 1, 2}, {0, 2}, {1, 1});
+  const auto B = make_csr_of(2, 2, {0, 1, 2}, {0, 2}, {1, 1});
   EXPECT_TRUE(contains(error_of([&] { ebla::check_symmetric(B, "B"); }), "column index 2 (entry 1) is outside [0, 2)"));
-  const auto C = make_csr(2, 2, {0, 1, 2}, {-1, 1}, {1, 1});
+  const auto C = make_csr_of(2, 2, {0, 1, 2}, {-1, 1}, {1, 1});
   EXPECT_TRUE(contains(error_of([&] { ebla::check_symmetric(C, "C"); }), "column index -1"));
 }
 

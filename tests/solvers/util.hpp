@@ -8,38 +8,69 @@
 
 #include <cstddef>
 #include <cstdlib>
+#include <ostream>
 #include <string>
 #include <vector>
 
 namespace ebla::test {
 
-/// CSR matrix of the nonzeros of a dense row-major matrix (columns ascending).
-inline CsrMatrix csr_from_dense(const std::vector<std::vector<double>>& a, std::size_t ncols = 0) {
-  const std::size_t n = a.size();
-  if (ncols == 0) ncols = n;
-  std::vector<std::size_t> rows{0};
-  std::vector<int> cols;
-  std::vector<double> vals;
-  for (const auto& row : a) {
-    for (std::size_t j = 0; j < row.size(); ++j)
-      if (row[j] != 0) {
-        cols.push_back(static_cast<int>(j));
-        vals.push_back(row[j]);
-      }
-    rows.push_back(cols.size());
+/// A CSR matrix as host vectors (to build test matrices and to compare results).
+struct HostCsr {
+  int rows = 0, cols = 0;
+  std::vector<std::size_t> ptr;
+  std::vector<int> col;
+  std::vector<double> val;
+  std::size_t length(std::size_t i) const { return ptr[i + 1] - ptr[i]; }
+  bool operator==(const HostCsr& o) const {
+    return rows == o.rows && cols == o.cols && ptr == o.ptr && col == o.col && val == o.val;
   }
-  Kokkos::View<std::size_t*> r("rows", n + 1);
-  Kokkos::View<int*> c("cols", cols.size());
-  Kokkos::View<double*> v("vals", vals.size());
-  auto hr = Kokkos::create_mirror_view(r);
+};
+
+inline std::ostream& operator<<(std::ostream& os, const HostCsr& A) {
+  os << A.rows << " x " << A.cols << ":";
+  for (std::size_t i = 0; i + 1 < A.ptr.size(); ++i)
+    for (std::size_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) os << " (" << i << ", " << A.col[k] << ") " << A.val[k];
+  return os;
+}
+
+inline HostCsr to_host(const CsrMatrix& A) {
+  const auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
+  const auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
+  const auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
+  return HostCsr{A.numRows(), A.numCols(), std::vector<std::size_t>(p.data(), p.data() + p.extent(0)),
+                 std::vector<int>(c.data(), c.data() + c.extent(0)),
+                 std::vector<double>(v.data(), v.data() + v.extent(0))};
+}
+
+inline std::vector<double> to_host(ConstVector x) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  return std::vector<double>(h.data(), h.data() + h.extent(0));
+}
+
+inline CsrMatrix make_csr(const HostCsr& h) {
+  CsrMatrix::row_map_type::non_const_type p("ptr", h.ptr.size());
+  CsrMatrix::index_type::non_const_type c("col", h.col.size());
+  CsrMatrix::values_type::non_const_type v("val", h.val.size());
+  auto hp = Kokkos::create_mirror_view(p);
   auto hc = Kokkos::create_mirror_view(c);
   auto hv = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i <= n; ++i) hr(i) = rows[i];
-  for (std::size_t k = 0; k < cols.size(); ++k) hc(k) = cols[k], hv(k) = vals[k];
-  Kokkos::deep_copy(r, hr);
+  for (std::size_t i = 0; i < h.ptr.size(); ++i) hp(i) = h.ptr[i];
+  for (std::size_t k = 0; k < h.col.size(); ++k) hc(k) = h.col[k], hv(k) = h.val[k];
+  Kokkos::deep_copy(p, hp);
   Kokkos::deep_copy(c, hc);
   Kokkos::deep_copy(v, hv);
-  return CsrMatrix("A", static_cast<int>(n), static_cast<int>(ncols), static_cast<std::size_t>(vals.size()), v, r, c);
+  return CsrMatrix("test", h.rows, h.cols, h.col.size(), v, p, c);
+}
+
+/// CSR matrix of the nonzeros of a dense row-major matrix (columns ascending).
+inline CsrMatrix csr_from_dense(const std::vector<std::vector<double>>& a, std::size_t ncols = 0) {
+  HostCsr h{static_cast<int>(a.size()), static_cast<int>(ncols ? ncols : a.size()), {0}, {}, {}};
+  for (const auto& row : a) {
+    for (std::size_t j = 0; j < row.size(); ++j)
+      if (row[j] != 0) h.col.push_back(static_cast<int>(j)), h.val.push_back(row[j]);
+    h.ptr.push_back(h.col.size());
+  }
+  return make_csr(h);
 }
 
 inline Kokkos::View<double**, Kokkos::LayoutRight> dense_view(const std::vector<std::vector<double>>& a) {
@@ -59,10 +90,7 @@ inline Vector vec(const std::vector<double>& v) {
   return x;
 }
 
-inline std::vector<double> host(ConstVector x) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
-  return std::vector<double>(h.data(), h.data() + h.extent(0));
-}
+inline std::vector<double> host(ConstVector x) { return to_host(x); }
 
 /// The 27-point HPCCG matrix built entry by entry (independent of StencilOperator).
 inline std::vector<std::vector<double>> stencil_dense(int nx, int ny, int nz) {
