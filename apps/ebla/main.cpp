@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
       ebla::cli::add_cg);
   add("power", "The power method with exact, qdot or fixed-format dot products (seed 002, Algorithm 4.2)",
       ebla::cli::add_power);
+  add("mac", "d = a*b + c by MAC, FMA and mixed-precision FMA with their deterministic and probabilistic "
+             "bounds (seed 000, section 4.1, Fig. 5)", ebla::cli::add_mac);
 
   try {
     app.parse(argc, argv);
