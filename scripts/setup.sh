@@ -8,6 +8,9 @@ EBLA_PACKAGES=(
   libcli11-dev libspdlog-dev                             # the ebla command
   libgtest-dev libbenchmark-dev                          # tests and benchmarks
   libhdf5-dev libopenblas-dev                            # I/O and the BLAS
+  libdnnl-dev ocl-icd-opencl-dev                         # oneDNN matmul (bfloat16 GEMM); its CMake
+                                                         # config needs OpenCL's headers and library
+  hdf5-tools                                             # h5dump, for the CLI tests of result files
   python3-matplotlib python3-h5py                        # apps/plot_qdot.py (figures from ebla qdot)
 )
 

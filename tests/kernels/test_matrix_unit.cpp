@@ -16,6 +16,7 @@
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
 #include <ebla/core/rounding.hpp>
+#include <ebla/kernels/gemm.hpp>
 #include <ebla/kernels/matrix_unit.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -637,6 +638,52 @@ TEST(MatrixUnitOracle, MatchesOnBinary32AccumulationPresetsAndVariants) {
   }
   EXPECT_EQ(inexact, 0u) << "the oracle's sums must be exact";
   tally.report("binary32_accumulation");
+}
+
+/// The binary64 shortcut of FMA-chain units (detail::fma_step) against the integer emulation
+/// (detail::unit_operation) on random and edge operands: every accumulation format of t <= 24,
+/// both roundings, gradual underflow and FTZ, inputs of several formats.
+TEST(MatrixUnitOracle, FmaStepMatchesTheIntegerEmulation) {
+  std::mt19937_64 rng(20261123);
+  const std::vector<Format> accumulations = {
+      ebla::formats::binary32(), ebla::formats::binary16(), ebla::formats::bfloat16(),
+      ebla::formats::tf32(), ebla::make_format(12, -20, 20), ebla::unbounded_range(ebla::formats::binary16())};
+  long compared = 0, shortcut = 0;
+  for (const Format& acc : accumulations)
+    for (Rounding mode : {Rounding::nearest_even, Rounding::toward_zero})
+      for (bool gradual : {true, false}) {
+        MatrixUnit u;
+        u.input = ebla::formats::fp8_e5m2().t <= acc.t && acc.emin <= -14 && acc.emax >= 15
+                      ? ebla::formats::fp8_e5m2()
+                      : ebla::make_format(3, acc.emin, acc.emax);
+        u.accumulation = acc;
+        u.rounding = mode;
+        u.output_subnormals = gradual;
+        if (!ebla::detail::is_fma_chain(u)) {  // FTZ needs room below emin to round first
+          EXPECT_TRUE(!gradual && acc.emin - 64 < -1022) << ebla::to_string(u);
+          continue;
+        }
+        const ebla::detail::PreparedUnit p = ebla::detail::prepare(u);
+        for (int trial = 0; trial < 100000; ++trial) {
+          const int span = std::min(acc.emax, 40);
+          const double a = random_value(rng, u.input, u.input.emin - 2, u.input.emax);
+          const double b = random_value(rng, u.input, u.input.emin - 2, u.input.emax);
+          // addends near the product (cancellation), tiny, huge, or zero
+          double c = random_value(rng, acc, std::max(acc.emin - 24, -1000), span);
+          if (trial % 4 == 0) c = ebla::round_to(-a * b * (1 + std::ldexp(1.0, -20)), acc, Rounding::toward_zero);
+          if (trial % 13 == 0) c = -a * b;
+          const double slow = ebla::detail::unit_operation(p, &a, &b, c);
+          double fast = c;
+          if (!ebla::detail::fma_step(p, a, b, fast)) continue;
+          ++shortcut;
+          ++compared;
+          ASSERT_TRUE(same(fast, slow))
+              << ebla::to_string(u) << ": a = " << hex(a) << ", b = " << hex(b) << ", c = " << hex(c)
+              << ": shortcut " << hex(fast) << ", emulation " << hex(slow);
+        }
+      }
+  std::cout << "fma_step: " << compared << " operations compared\n";
+  EXPECT_GT(shortcut, 2000000);
 }
 
 // ===========================================================================================

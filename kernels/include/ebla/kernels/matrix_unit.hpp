@@ -44,6 +44,7 @@
 
 #include <ebla/core/bits.hpp>
 #include <ebla/core/error.hpp>
+#include <ebla/core/exact.hpp>
 #include <ebla/core/format.hpp>
 #include <ebla/core/rounding.hpp>
 
@@ -423,7 +424,19 @@ struct PreparedUnit {
   RoundingTarget product;       ///< products, when they are rounded
   RoundingConstants input_rc;   ///< round_to constants of the input format
   RoundingConstants addend_rc;  ///< round_to constants of the accumulation format
+  /// The unit is one fused multiply-add per product (b = 1, exact products, nothing dropped in
+  /// alignment) into a format of t <= 51 bits: fma_step applies.
+  bool fma_chain = false;
+  RoundingConstants fma_rc;  ///< the accumulation format; without FTZ's flush: emin lowered
 };
+
+/// Whether fma_step can carry out the unit's operations.
+KOKKOS_INLINE_FUNCTION bool is_fma_chain(const MatrixUnit& u) {
+  const bool lowered = u.output_subnormals || u.accumulation.emin - 64 >= -1022;
+  return u.block == 1 && u.exact_products && u.extra_bits == MatrixUnit::unbounded &&
+         u.addend == AddendJoin::with_products && u.input.t <= 26 && u.accumulation.t <= 51 &&
+         lowered;
+}
 
 KOKKOS_INLINE_FUNCTION PreparedUnit prepare(const MatrixUnit& u) {
   PreparedUnit p;
@@ -432,7 +445,38 @@ KOKKOS_INLINE_FUNCTION PreparedUnit prepare(const MatrixUnit& u) {
   p.product = rounding_target(u.product, Rounding::nearest_even, true);
   p.input_rc = rounding_constants(u.input);
   p.addend_rc = rounding_constants(u.accumulation);
+  p.fma_chain = is_fma_chain(u);
+  Format f = u.accumulation;
+  if (!u.output_subnormals) f.emin -= 64;  // FTZ rounds with an unbounded exponent first
+  p.fma_rc = rounding_constants(f);
   return p;
+}
+
+/// One operation of an fma_chain unit, fl(c + a b), when it can be done in binary64: the
+/// product is exact (checked), TwoSum gives c + a b = hi + lo exactly, hi is rounded to odd
+/// and then once to the accumulation format; rounding to odd at 53 bits and then to t <= 51
+/// bits is correct for nearest and toward zero (Boldo & Melquiond, IEEE Trans. Computers
+/// 57(4), 2008). Returns false, leaving `s` alone, when the product or the sum is not exact
+/// in binary64 (tiny or huge operands, infinities, NaN): then unit_operation is used.
+KOKKOS_INLINE_FUNCTION bool fma_step(const PreparedUnit& p, double a, double b, double& s) {
+  const double prod = a * b;
+  const double mag = magnitude(prod);
+  const bool exact_product = (mag >= 0x1p-1022 || a == 0 || b == 0) && mag <= 0x1p1020 &&
+                             ::fma(a, b, -prod) == 0;
+  if (!exact_product || !(magnitude(s) <= 0x1p1020)) return false;
+  double hi, lo;
+  two_sum(prod, s, hi, lo);  // exact: no overflow below 2^1021
+  if (lo != 0 && (bit_cast<std::uint64_t>(hi) & 1) == 0) {  // round to odd
+    const bool away = (lo > 0) == (hi > 0);
+    hi = bit_cast<double>(bit_cast<std::uint64_t>(hi) + (away ? 1 : ~std::uint64_t{0}));
+  }
+  double r = p.unit.rounding == Rounding::nearest_even
+                 ? round_to<Rounding::nearest_even>(hi, p.fma_rc)
+                 : round_to<Rounding::toward_zero>(hi, p.fma_rc);
+  if (!p.unit.output_subnormals && bit_cast<std::uint64_t>(magnitude(r)) < p.addend_rc.fmin)
+    r = bit_cast<double>(bit_cast<std::uint64_t>(r) & binary64::sign_mask);  // FTZ
+  s = r;
+  return true;
 }
 
 /// x with subnormals read as zero (keeping the sign) if the unit has no subnormal inputs.
@@ -519,7 +563,8 @@ KOKKOS_INLINE_FUNCTION double unit_dot_prepared(const PreparedUnit& p, const Row
       ab[l] = inside ? prepare_input(p, a(k0 + l)) : 0.0;
       bb[l] = inside ? prepare_input(p, b(k0 + l)) : 0.0;
     }
-    s = unit_operation(p, ab, bb, s);  // C_ij = fl_unit(C_ij + A_ik B_kj)
+    if (!(p.fma_chain && fma_step(p, ab[0], bb[0], s)))
+      s = unit_operation(p, ab, bb, s);  // C_ij = fl_unit(C_ij + A_ik B_kj)
   }
   return s;
 }
