@@ -14,6 +14,10 @@
 #include <sstream>
 #include <utility>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace ebla {
 
 namespace {
@@ -47,9 +51,35 @@ bool contains_format(const Format& outer, const Format& inner) {
 
 int pairs_of(int p) { return p * (p + 1) / 2; }
 
+/// Asks the kernel to back a large, untouched allocation with huge pages: the first touch of
+/// fresh memory costs one page fault per 4 KiB otherwise, which dominates the O(n^2) passes
+/// of a large product. Advice only: nothing changes where it is not taken.
+void advise_huge_pages(void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t huge = std::uintptr_t{1} << 21;
+  if (bytes < 8 * huge) return;
+  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(data) + huge - 1) & ~(huge - 1);
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(huge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
 /// A matrix whose every entry is written before it is read.
 HostMatrix uninitialised(const char* label, std::int64_t rows, std::int64_t cols) {
-  return HostMatrix(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), rows, cols);
+  HostMatrix M(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), rows, cols);
+  advise_huge_pages(M.data(), M.size() * sizeof(double));
+  return M;
+}
+
+/// The same for a vector of T (the words as an engine stores them, its binary32 results).
+template <class T>
+Kokkos::View<T*, Kokkos::HostSpace> uninitialised_vector(const char* label, std::size_t n) {
+  Kokkos::View<T*, Kokkos::HostSpace> v(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), n);
+  advise_huge_pages(v.data(), n * sizeof(T));
+  return v;
 }
 
 /// x 2^-e: one multiplication when 2^-e is a normal binary64 number, else ldexp; either way
@@ -302,6 +332,59 @@ void add_line_norms(const HostMatrix& W, bool by_row, LineNorms& norms) {
     norms.one[l] = std::max(norms.one[l], inflate(one[l], 2.0 * static_cast<double>(rows + cols)));
 }
 
+/// The words and residuals of (4.5)-(4.6) for p = P, row by row, and the words' line norms.
+template <int P>
+void split_rows(const ConstHostMatrix& X, bool by_row, const Format& input,
+                const std::vector<double>& scale, Words& out) {
+  const std::int64_t rows = X.extent(0), cols = X.extent(1);
+  const RoundingConstants rc = rounding_constants(input);
+  double up[P], down[P];  // u^-w and u^w
+  for (int w = 0; w < P; ++w) {
+    up[w] = pow2(w * input.t);
+    down[w] = pow2(-w * input.t);
+  }
+  std::vector<double> one(static_cast<std::size_t>(P) * scale.size(), 0.0);  // per word, line
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double* x = &X(i, 0);
+    double* rho = &out.rho(i, 0);
+    double* word[P];
+    for (int w = 0; w < P; ++w) word[w] = &out.w[static_cast<std::size_t>(w)](i, 0);
+    double row_one[P] = {}, row_max = 0;
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const std::size_t line = static_cast<std::size_t>(by_row ? i : j);
+      double r = x[j] * scale[line];  // lambda x: exact above 2^-1022
+      double slack = 0, max = 0;
+      for (int w = 0; w < P; ++w) {
+        const double y = r * up[w];                                // r / u^w
+        const double v = round_to<Rounding::nearest_even>(y, rc);  // (4.5)
+        word[w][j] = v;
+        r = (y - v) * down[w];  // y - v is exact (docs/gemm.md) but after a saturated
+        slack += 2 * binary64_u * std::fabs(r);  // word; an ulp covers that case
+        const double a = std::fabs(v);
+        max = std::max(max, a);
+        if (by_row)
+          row_one[w] += a;
+        else
+          one[static_cast<std::size_t>(w) * scale.size() + line] += a;
+      }
+      // |rho|, and the subnormal roundings of the scalings (half an ulp of 2^-1074 each)
+      rho[j] = std::fabs(r) + slack * (1 + 4 * binary64_u) + (P + 2) * tiny;
+      if (by_row)
+        row_max = std::max(row_max, max);
+      else
+        out.norms.max[line] = std::max(out.norms.max[line], max);
+    }
+    if (by_row) {
+      out.norms.max[static_cast<std::size_t>(i)] = row_max;
+      for (int w = 0; w < P; ++w) one[static_cast<std::size_t>(w) * scale.size() + static_cast<std::size_t>(i)] = row_one[w];
+    }
+  }
+  const double terms = 2.0 * static_cast<double>(rows + cols);
+  for (int w = 0; w < P; ++w)
+    for (std::size_t l = 0; l < scale.size(); ++l)
+      out.norms.one[l] = std::max(out.norms.one[l], inflate(one[static_cast<std::size_t>(w) * scale.size() + l], terms));
+}
+
 Words split_words(const ConstHostMatrix& X, bool by_row, const GemmConfig& s, double theta,
                   const char* name, const char* function) {
   const std::int64_t rows = X.extent(0), cols = X.extent(1);
@@ -321,49 +404,40 @@ Words split_words(const ConstHostMatrix& X, bool by_row, const GemmConfig& s, do
     add_line_norms(out.w[0], by_row, out.norms);
     return out;
   }
-  const RoundingConstants rc = rounding_constants(s.input);
-  const int t = s.input.t;
-  std::vector<double> scale(static_cast<std::size_t>(lines));  // 2^e, |e| <= 1000
-  for (std::size_t l = 0; l < scale.size(); ++l) scale[l] = pow2(out.exps[l]);
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < cols; ++j) {
-      double r = X(i, j) * scale[static_cast<std::size_t>(by_row ? i : j)];  // lambda x: exact
-      double slack = 0;                                                     // above 2^-1022
-      for (int w = 0; w < s.words; ++w) {
-        const double y = r * pow2(w * t);                             // r / u^w
-        const double word = round_to<Rounding::nearest_even>(y, rc);  // (4.5)
-        out.w[static_cast<std::size_t>(w)](i, j) = word;
-        r = (y - word) * pow2(-w * t);  // y - word is exact (docs/gemm.md) but after a
-        slack += 2 * binary64_u * std::fabs(r);  // saturated word; an ulp covers that case
-      }
-      // |rho|, and the subnormal roundings of the ldexps (half an ulp of 2^-1074 each)
-      out.rho(i, j) = std::fabs(r) + slack * (1 + 4 * binary64_u) + (s.words + 2) * tiny;
-    }
-  for (const HostMatrix& W : out.w) add_line_norms(W, by_row, out.norms);
+  std::vector<double> scale(lines);  // 2^e, |e| <= 1000
+  for (std::size_t l = 0; l < lines; ++l) scale[l] = pow2(out.exps[l]);
+  switch (s.words) {
+    case 1: split_rows<1>(X, by_row, s.input, scale, out); break;
+    case 2: split_rows<2>(X, by_row, s.input, scale, out); break;
+    default: split_rows<3>(X, by_row, s.input, scale, out); break;
+  }
   return out;
 }
 
 // ---- the products ---------------------------------------------------------------------------
 
-std::vector<float> as_floats(const HostMatrix& X) {
-  std::vector<float> f(X.size());
-  for (std::size_t l = 0; l < f.size(); ++l) f[l] = static_cast<float>(X.data()[l]);  // exact
+using FloatVector = Kokkos::View<float*, Kokkos::HostSpace>;
+using Bf16Vector = Kokkos::View<std::uint16_t*, Kokkos::HostSpace>;
+
+FloatVector as_floats(const HostMatrix& X) {
+  FloatVector f = uninitialised_vector<float>("words_f32", X.size());
+  for (std::size_t l = 0; l < f.size(); ++l) f(l) = static_cast<float>(X.data()[l]);  // exact
   return f;
 }
 
-std::vector<std::uint16_t> as_bfloat16(const HostMatrix& X) {
-  std::vector<std::uint16_t> b(X.size());
+Bf16Vector as_bfloat16(const HostMatrix& X) {
+  Bf16Vector b = uninitialised_vector<std::uint16_t>("words_bf16", X.size());
   for (std::size_t l = 0; l < b.size(); ++l) {
     const float f = static_cast<float>(X.data()[l]);  // exact: a bfloat16 value
-    b[l] = static_cast<std::uint16_t>(bit_cast<std::uint32_t>(f) >> 16);
+    b(l) = static_cast<std::uint16_t>(bit_cast<std::uint32_t>(f) >> 16);
   }
   return b;
 }
 
 /// The words of A and B in the engine's own storage.
 struct EngineWords {
-  std::vector<std::vector<float>> fa, fb;
-  std::vector<std::vector<std::uint16_t>> ha, hb;
+  std::vector<FloatVector> fa, fb;
+  std::vector<Bf16Vector> ha, hb;
 };
 
 EngineWords engine_words(const GemmConfig& s, const Words& a, const Words& b) {
@@ -402,14 +476,14 @@ void add_word_product(const GemmConfig& s, const Words& a, const Words& b, const
       host::dgemm(m, n, k, X.data(), Y.data(), S.data());
       break;
     case GemmEngine::sgemm: {
-      std::vector<float> c(static_cast<std::size_t>(m * n));
+      const FloatVector c = uninitialised_vector<float>("P", static_cast<std::size_t>(m * n));
       host::sgemm(m, n, k, e.fa[static_cast<std::size_t>(v)].data(),
                   e.fb[static_cast<std::size_t>(w)].data(), c.data());
       add(c.data());
       break;
     }
     case GemmEngine::onednn_bf16: {
-      std::vector<float> c(static_cast<std::size_t>(m * n));
+      const FloatVector c = uninitialised_vector<float>("P", static_cast<std::size_t>(m * n));
       host::bf16_gemm(m, n, k, e.ha[static_cast<std::size_t>(v)].data(),
                       e.hb[static_cast<std::size_t>(w)].data(), c.data());
       add(c.data());
