@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <utility>
 
@@ -274,7 +275,18 @@ struct Words {
   std::vector<int> exps;      ///< scaling exponents, per row of A or per column of B
   LineNorms norms;            ///< of the words, per row of A or column of B
   double inf_norm = 0;        ///< ||X||_inf of the matrix as given
+  std::vector<HostMatrix> rho_after;  ///< |residual| after 1, 2, .. words (the last is rho)
 };
+
+/// The first p words of a split into more (views, no copies); the line norms stay those of
+/// all the words, an upper bound.
+Words first_words(const Words& all, int p) {
+  Words out = all;
+  out.w.resize(static_cast<std::size_t>(p));
+  out.rho = all.rho_after[static_cast<std::size_t>(p - 1)];
+  out.rho_after.resize(static_cast<std::size_t>(p));
+  return out;
+}
 
 /// theta of (3.2).
 double theta_of(const GemmConfig& s, std::int64_t k) {
@@ -346,7 +358,8 @@ void split_rows(const ConstHostMatrix& X, bool by_row, const Format& input,
   std::vector<double> one(static_cast<std::size_t>(P) * scale.size(), 0.0);  // per word, line
   for (std::int64_t i = 0; i < rows; ++i) {
     const double* x = &X(i, 0);
-    double* rho = &out.rho(i, 0);
+    double* rho[P];
+    for (int w = 0; w < P; ++w) rho[w] = &out.rho_after[static_cast<std::size_t>(w)](i, 0);
     double* word[P];
     for (int w = 0; w < P; ++w) word[w] = &out.w[static_cast<std::size_t>(w)](i, 0);
     double row_one[P] = {}, row_max = 0;
@@ -366,9 +379,10 @@ void split_rows(const ConstHostMatrix& X, bool by_row, const Format& input,
           row_one[w] += a;
         else
           one[static_cast<std::size_t>(w) * scale.size() + line] += a;
+        // |rho| after w + 1 words, and the subnormal roundings of the scalings (half an ulp
+        // of 2^-1074 each)
+        rho[w][j] = std::fabs(r) + slack * (1 + 4 * binary64_u) + (w + 3) * tiny;
       }
-      // |rho|, and the subnormal roundings of the scalings (half an ulp of 2^-1074 each)
-      rho[j] = std::fabs(r) + slack * (1 + 4 * binary64_u) + (P + 2) * tiny;
       if (by_row)
         row_max = std::max(row_max, max);
       else
@@ -396,11 +410,12 @@ Words split_words(const ConstHostMatrix& X, bool by_row, const GemmConfig& s, do
     for (std::size_t l = 0; l < lines; ++l) out.exps[l] = scale_exponent(max[l], theta);
   out.norms = LineNorms{std::vector<double>(lines, 0.0), std::vector<double>(lines, 0.0)};
   for (int w = 0; w < s.words; ++w) out.w.push_back(uninitialised("word", rows, cols));
-  out.rho = uninitialised("rho", rows, cols);
+  for (int w = 0; w < s.words; ++w) out.rho_after.push_back(uninitialised("rho", rows, cols));
+  out.rho = out.rho_after.back();
   if (s.input.t == 53 && s.input.emin == -1022 && s.input.subnormals && !s.scaling) {  // binary64
     Kokkos::deep_copy(out.w[0], X);
     for (int w = 1; w < s.words; ++w) Kokkos::deep_copy(out.w[static_cast<std::size_t>(w)], 0.0);
-    Kokkos::deep_copy(out.rho, 0.0);
+    for (const HostMatrix& r : out.rho_after) Kokkos::deep_copy(r, 0.0);
     add_line_norms(out.w[0], by_row, out.norms);
     return out;
   }
@@ -626,8 +641,13 @@ struct OverflowCheck {
   bool fits(double magnitude) const { return (1 + g) * (magnitude + NG) < Fmax; }
 };
 
+/// A split of A and B that several configs share (gemm_select): the words of `words` > p.
+struct SharedSplit {
+  Words a, b;
+};
+
 Prepared prepare(const ConstHostMatrix& A, const ConstHostMatrix& B, const GemmConfig& config,
-                 const char* function) {
+                 const char* function, const SharedSplit* shared = nullptr) {
   validate(config, function);
   if (A.extent(1) != B.extent(0))
     throw_invalid(function, "A is " + std::to_string(A.extent(0)) + " x " +
@@ -639,8 +659,13 @@ Prepared prepare(const ConstHostMatrix& A, const ConstHostMatrix& B, const GemmC
   P.k = A.extent(1);
   P.n = B.extent(1);
   P.theta = theta_of(P.s, P.k);
-  P.a = split_words(A, true, P.s, P.theta, "A", function);
-  P.b = split_words(B, false, P.s, P.theta, "B", function);
+  if (shared) {
+    P.a = first_words(shared->a, P.s.words);
+    P.b = first_words(shared->b, P.s.words);
+  } else {
+    P.a = split_words(A, true, P.s, P.theta, "A", function);
+    P.b = split_words(B, false, P.s, P.theta, "B", function);
+  }
   P.model = accumulation_model(P.s, P.k);
   P.g = growth_minus_one(P.model.delta, P.model.depth);
   P.g_prob = P.g;
@@ -995,10 +1020,36 @@ GemmPlan gemm_select(const ConstHostMatrix& A, const ConstHostMatrix& B, const G
   plan.tolerance = options.tolerance;
   const double scale = inf_norm(A) * inf_norm(B);
   int chosen = -1, smallest = -1;
+  // candidates with the same words (format, subnormals, scaling, theta) share one split into
+  // as many words as the most of them use
+  std::map<std::string, SharedSplit> splits;
+  auto key_of = [&](const GemmConfig& c) {
+    validate(c, function);
+    const GemmConfig s = settled(c);
+    std::ostringstream key;
+    const Format& f = s.input;
+    key << f.t << ' ' << f.emin << ' ' << f.emax << ' ' << f.subnormals << ' '
+        << static_cast<int>(f.specials) << ' ' << static_cast<int>(f.overflow) << ' ' << s.scaling
+        << ' ' << std::hexfloat << theta_of(s, static_cast<std::int64_t>(A.extent(1)));
+    return key.str();
+  };
+  std::map<std::string, int> most;
+  for (const GemmConfig& c : candidates) {
+    int& p = most[key_of(c)];
+    p = std::max(p, c.words);
+  }
   for (const GemmConfig& c : candidates) {
     GemmCandidateReport rep;
     rep.config = c;
-    const double bound = normwise(prepare(A, B, c, function));
+    const std::string key = key_of(c);
+    auto it = splits.find(key);
+    if (it == splits.end()) {
+      GemmConfig widest = c;
+      widest.words = most[key];
+      const Prepared P = prepare(A, B, widest, function);
+      it = splits.emplace(key, SharedSplit{P.a, P.b}).first;
+    }
+    const double bound = normwise(prepare(A, B, c, function, &it->second));
     rep.relative_bound = scale > 0 ? bound / scale : (bound > 0 ? inf : 0);
     rep.seconds = cost.seconds(c, A.extent(0), A.extent(1), B.extent(1));
     plan.candidates.push_back(rep);
