@@ -253,6 +253,7 @@ AccumulationModel accumulation_model(const GemmConfig& config, std::int64_t k) {
     m.depth += 1;
     m.steps += q * b;
     m.G = std::max(m.G, u.product.u() * u.product.fmin());
+    m.Fmax = std::min(m.Fmax, u.product.fmax());  // a product beyond it would saturate or overflow
   }
   m.unbiased = nearest && truncation == 0;
   if (k == 0) m.depth = m.steps = 0;
