@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
       ebla::cli::add_power);
   add("mac", "d = a*b + c by MAC, FMA and mixed-precision FMA with their deterministic and probabilistic "
              "bounds (seed 000, section 4.1, Fig. 5)", ebla::cli::add_mac);
+  add("gemm", "Mixed-precision GEMM (Model 1) with certified bounds: one run, the choice for a tolerance, "
+              "or the experiments of seed 001 (Figs. 5.1, 5.2) and seed 000 (Fig. 6)", ebla::cli::add_gemm);
 
   try {
     app.parse(argc, argv);

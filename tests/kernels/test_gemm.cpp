@@ -1361,9 +1361,15 @@ TEST(GemmSelect, MeetsAToleranceWithTheCheapestCandidate) {
     if (cand.relative_bound <= 1e-3) cheapest = std::min(cheapest, cand.seconds);
   }
   EXPECT_EQ(plan.seconds, cheapest);
-  // and the bound holds on the product it makes
+  // the choice carries normwise bounds only (GemmOptions::componentwise is false by default);
+  // with entrywise bounds asked for, they hold on the product it makes
+  EXPECT_EQ(r.bound.size(), 0u);
+  GemmConfig with_entrywise = plan.config;
+  with_entrywise.componentwise = true;
+  const GemmResult re = ebla::gemm(A, B, with_entrywise);
+  EXPECT_EQ(re.normwise_bound, r.normwise_bound);
   BoundTally t;
-  check_bounds(A, B, r.config, r, "U(-1,1)", t);
+  check_bounds(A, B, re.config, re, "U(-1,1)", t);
   t.report("select_choice");
 }
 

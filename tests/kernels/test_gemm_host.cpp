@@ -61,7 +61,7 @@ const std::vector<Shape> shapes = {
     {7, 1, 5},    {1, 1, 1000}, {3, 5, 7},    {17, 31, 13},   {64, 64, 64},  {65, 33, 129}, {100, 1, 300},
     {1, 200, 77}, {2, 3, 5001}, {33, 1031, 2}, {128, 96, 1024}, {1024, 40, 70}, {1100, 17, 33}};
 
-// The engines, each with the format its inputs are rounded to and its accumulation's u.
+// The engines under test.
 enum class Engine { dgemm, sgemm, bf16 };
 const char* name(Engine e) {
   switch (e) {

@@ -192,7 +192,8 @@ struct GemmOptions {
   std::vector<GemmConfig> candidates;  ///< empty: default_gemm_candidates()
   bool scaling = true, subnormals = true;  ///< applied to the default candidates
   double failure = 0.01;
-  bool componentwise = true;
+  bool componentwise = false;  ///< the chosen config's; true adds the cost of the entrywise
+                               ///< bounds (binary64 products of absolute values) to every candidate
 };
 
 /// One candidate as gemm_select saw it.

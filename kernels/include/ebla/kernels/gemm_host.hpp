@@ -42,11 +42,19 @@
 //  - Infinities and NaN propagate as IEEE 754 says (inf * 0 = NaN); with an odd k, the padding
 //    of the last bfloat16 pair contributes +0 (an infinity there stays an infinity).
 //
-// Performance: OpenBLAS and oneDNN (OpenMP) use every core by default (OPENBLAS_NUM_THREADS,
-// OMP_NUM_THREADS). bf16_gemm keeps oneDNN's engine, stream and one matmul primitive per
-// shape (the 8 most recently used); for m >= 1024 it reorders B into the layout the primitive
-// chooses (format_tag::any) before each call, which was measured to pay only there
-// (apps/bench/bench_gemm.cpp compares both ways). Calls to bf16_gemm are serialised.
+// Performance: OpenBLAS (pthreads) and oneDNN (OpenMP) use every core by default
+// (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS). bf16_gemm keeps oneDNN's engine, stream and one
+// matmul primitive per shape (the 8 most recently used); for m >= 1024 it first reorders B
+// into the layout the primitive chooses (format_tag::any), included in its time. Measured
+// here (best of 15), that gains 0-8% for m >= 1024 (2048^3: 5%) and loses 3-7% below (256^3,
+// 512^3, 64 x 2048 x 2048), where the primitive's own packing of B costs less; bench_gemm
+// compares both ways.
+// Calls to bf16_gemm are serialised. A program that alternates between the two libraries
+// pays for their idle threads: OpenBLAS's spin (sched_yield) for about 2^28 cycles after each
+// call and libgomp's for a while too, taking a core from the other library (here, 1024^3:
+// bf16_gemm right after sgemm 11.8 ms instead of 5.2, sgemm right after bf16_gemm 19.8 ms
+// instead of 12.9). OPENBLAS_THREAD_TIMEOUT=4 and OMP_WAIT_POLICY=passive in the
+// environment remove both (5.1 and 11.1 ms); they are read when the libraries load.
 #pragma once
 
 #include <cstdint>
@@ -63,11 +71,13 @@ struct GemmEngines {
 const GemmEngines& gemm_engines();
 
 /// Row-major, no transposes, contiguous: C (m x n) = A (m x k) B (k x n). k may be 0 (C = 0).
-/// m, n, k >= 0; pointers may be null when the corresponding size product is 0.
+/// m, n, k >= 0; pointers may be null when the corresponding size product is 0. A negative
+/// size, a null pointer to data that exists, or (BLAS: 32-bit sizes) a size above INT_MAX
+/// throws ebla::InvalidArgument naming the function.
 void dgemm(std::int64_t m, std::int64_t n, std::int64_t k, const double* A, const double* B, double* C);   // BLAS dgemm (the baseline)
 void sgemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* A, const float* B, float* C);      // BLAS sgemm
 /// A, B: bfloat16 bit patterns (the high 16 bits of the binary32 value); C binary32. Through oneDNN's matmul primitive
-/// (src bf16, weights bf16, dst f32). Throws ebla::InvalidArgument (core/include/ebla/core/error.hpp; use ebla::throw_invalid) naming ebla::host::bf16_gemm if !gemm_engines().onednn_bf16.
+/// (src bf16, weights bf16, dst f32). Throws ebla::InvalidArgument naming ebla::host::bf16_gemm if !gemm_engines().onednn_bf16.
 void bf16_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* A, const std::uint16_t* B, float* C);
 
 namespace detail {
