@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <utility>
 
@@ -68,19 +69,66 @@ void advise_huge_pages(void* data, std::size_t bytes) {
 #endif
 }
 
+/// Scratch matrices of 1 MiB or more are kept after use and handed out again: a fresh
+/// allocation costs a page fault and a cleared page per page, which otherwise dominates the
+/// O(n^2) passes of a large product. A kept matrix is reused only when nothing else holds it
+/// (use_count 1); at most 64 are kept, and all are released at Kokkos::finalize.
+struct ScratchPool {
+  std::mutex mutex;
+  std::vector<HostMatrix> kept;
+};
+
+ScratchPool& scratch_pool() {
+  static ScratchPool* pool = [] {
+    auto* p = new ScratchPool;  // lives as long as the process; its views go at finalize
+    Kokkos::push_finalize_hook([p] {
+      const std::lock_guard<std::mutex> lock(p->mutex);
+      p->kept.clear();
+    });
+    return p;
+  }();
+  return *pool;
+}
+
 /// A matrix whose every entry is written before it is read.
 HostMatrix uninitialised(const char* label, std::int64_t rows, std::int64_t cols) {
+  const bool large = static_cast<double>(rows) * static_cast<double>(cols) * sizeof(double) >= (1 << 20);
+  ScratchPool& pool = scratch_pool();
+  if (large) {
+    const std::lock_guard<std::mutex> lock(pool.mutex);
+    for (const HostMatrix& M : pool.kept)
+      if (M.use_count() == 1 && static_cast<std::int64_t>(M.extent(0)) == rows &&
+          static_cast<std::int64_t>(M.extent(1)) == cols)
+        return M;
+  }
   HostMatrix M(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), rows, cols);
   advise_huge_pages(M.data(), M.size() * sizeof(double));
+  if (large) {
+    const std::lock_guard<std::mutex> lock(pool.mutex);
+    if (pool.kept.size() >= 64) {  // forget the oldest one that is free
+      const auto free = std::find_if(pool.kept.begin(), pool.kept.end(),
+                                     [](const HostMatrix& K) { return K.use_count() == 1; });
+      if (free != pool.kept.end()) pool.kept.erase(free);
+    }
+    if (pool.kept.size() < 64) pool.kept.push_back(M);
+  }
   return M;
 }
 
-/// The same for a vector of T (the words as an engine stores them, its binary32 results).
+/// n values of T in a scratch matrix (the words as an engine stores them, its binary32 results).
 template <class T>
-Kokkos::View<T*, Kokkos::HostSpace> uninitialised_vector(const char* label, std::size_t n) {
-  Kokkos::View<T*, Kokkos::HostSpace> v(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), n);
-  advise_huge_pages(v.data(), n * sizeof(T));
-  return v;
+struct ScratchVector {
+  HostMatrix owner;
+  std::size_t n = 0;
+  T* data() const { return reinterpret_cast<T*>(owner.data()); }
+  T& operator()(std::size_t i) const { return data()[i]; }
+  std::size_t size() const { return n; }
+};
+
+template <class T>
+ScratchVector<T> uninitialised_vector(const char* label, std::size_t n) {
+  const auto doubles = static_cast<std::int64_t>((n * sizeof(T) + sizeof(double) - 1) / sizeof(double));
+  return ScratchVector<T>{uninitialised(label, 1, doubles), n};
 }
 
 /// x 2^-e: one multiplication when 2^-e is a normal binary64 number, else ldexp; either way
@@ -326,19 +374,25 @@ std::vector<double> line_maxima(const ConstHostMatrix& X, bool by_row, const cha
   std::vector<double> max(static_cast<std::size_t>(by_row ? rows : cols), 0.0);
   inf_norm = 0;
   for (std::int64_t i = 0; i < rows; ++i) {
-    double row = 0;
+    const double* x = &X(i, 0);
+    double sum = 0, row_max = 0;
     for (std::int64_t j = 0; j < cols; ++j) {
-      const double a = std::fabs(X(i, j));
-      if (!(a <= std::numeric_limits<double>::max())) {
-        std::ostringstream msg;
-        msg << name << "(" << i << ", " << j << ") = " << X(i, j) << " is not finite";
-        throw_invalid(function, msg.str());
-      }
-      double& m = max[static_cast<std::size_t>(by_row ? i : j)];
-      m = std::max(m, a);
-      row += a;
+      const double a = std::fabs(x[j]);
+      sum += a;  // in order: ||X||_inf as the plain sum gives it
+      if (by_row)
+        row_max = std::max(row_max, a);
+      else
+        max[static_cast<std::size_t>(j)] = std::max(max[static_cast<std::size_t>(j)], a);
     }
-    inf_norm = std::max(inf_norm, row);
+    if (!(sum <= std::numeric_limits<double>::max()))  // inf, NaN, or an overflowing row
+      for (std::int64_t j = 0; j < cols; ++j)
+        if (!std::isfinite(x[j])) {
+          std::ostringstream msg;
+          msg << name << "(" << i << ", " << j << ") = " << x[j] << " is not finite";
+          throw_invalid(function, msg.str());
+        }
+    if (by_row) max[static_cast<std::size_t>(i)] = row_max;
+    inf_norm = std::max(inf_norm, sum);
   }
   return max;
 }
@@ -375,7 +429,7 @@ void split_rows(const ConstHostMatrix& X, bool by_row, const Format& input,
     for (int w = 0; w < P; ++w) rho[w] = &out.rho_after[static_cast<std::size_t>(w)](i, 0);
     double* word[P];
     for (int w = 0; w < P; ++w) word[w] = &out.w[static_cast<std::size_t>(w)](i, 0);
-    double row_one[P] = {}, row_max = 0;
+    double row_one[P][4] = {}, row_max = 0;  // four partial sums: no chain of dependent adds
     for (std::int64_t j = 0; j < cols; ++j) {
       const std::size_t line = static_cast<std::size_t>(by_row ? i : j);
       double r = x[j] * scale[line];  // lambda x: exact above 2^-1022
@@ -389,7 +443,7 @@ void split_rows(const ConstHostMatrix& X, bool by_row, const Format& input,
         const double a = std::fabs(v);
         max = std::max(max, a);
         if (by_row)
-          row_one[w] += a;
+          row_one[w][j & 3] += a;
         else
           one[static_cast<std::size_t>(w) * scale.size() + line] += a;
         // |rho| after w + 1 words, and the subnormal roundings of the scalings (half an ulp
@@ -403,7 +457,9 @@ void split_rows(const ConstHostMatrix& X, bool by_row, const Format& input,
     }
     if (by_row) {
       out.norms.max[static_cast<std::size_t>(i)] = row_max;
-      for (int w = 0; w < P; ++w) one[static_cast<std::size_t>(w) * scale.size() + static_cast<std::size_t>(i)] = row_one[w];
+      for (int w = 0; w < P; ++w)
+        one[static_cast<std::size_t>(w) * scale.size() + static_cast<std::size_t>(i)] =
+            (row_one[w][0] + row_one[w][1]) + (row_one[w][2] + row_one[w][3]);
     }
   }
   const double terms = 2.0 * static_cast<double>(rows + cols);
@@ -444,8 +500,8 @@ Words split_words(const ConstHostMatrix& X, bool by_row, const GemmConfig& s, do
 
 // ---- the products ---------------------------------------------------------------------------
 
-using FloatVector = Kokkos::View<float*, Kokkos::HostSpace>;
-using Bf16Vector = Kokkos::View<std::uint16_t*, Kokkos::HostSpace>;
+using FloatVector = ScratchVector<float>;
+using Bf16Vector = ScratchVector<std::uint16_t>;
 
 FloatVector as_floats(const HostMatrix& X) {
   FloatVector f = uninitialised_vector<float>("words_f32", X.size());
@@ -736,23 +792,26 @@ double normwise(const Prepared& P) {
   for (std::int64_t i = 0; i < P.m; ++i) {
     for (std::int64_t j = 0; check && j < P.n; ++j)
       if (overflow(static_cast<std::size_t>(i), static_cast<std::size_t>(j))) return inf;
-    double R = 0, W = 0;
+    double R[4] = {}, W[4] = {};  // four partial sums each
     for (std::int64_t l = 0; l < P.k; ++l) {
       const std::size_t L = static_cast<std::size_t>(l);
-      R += P.a.rho(i, l) * yv[L];
+      double r = P.a.rho(i, l) * yv[L], acc_w = 0;
       for (int v = 0; v < p; ++v) {
         const double x = std::fabs(P.a.w[static_cast<std::size_t>(v)](i, l)) * pow2(-v * t);
-        R += x * rv[L];  // Xtil' |rho_y|
+        r += x * rv[L];  // Xtil' |rho_y|
         for (int w = 0; w < p; ++w) {
           const double term = x * bw[static_cast<std::size_t>(w)][L] * pow2(-w * t);
           if (v + w < p)
-            W += term;
+            acc_w += term;
           else
-            R += term;
+            r += term;
         }
       }
+      R[l & 3] += r;
+      W[l & 3] += acc_w;
     }
-    const double row = inflate(R, terms) + acc * inflate(W, terms) + under;
+    const double row = inflate((R[0] + R[1]) + (R[2] + R[3]), terms) +
+                       acc * inflate((W[0] + W[1]) + (W[2] + W[3]), terms) + under;
     worst = std::max(worst, inflate(std::ldexp(row, -P.a.exps[static_cast<std::size_t>(i)]), 4));
   }
   // the absolute margins of the entrywise bounds, n of them per row
