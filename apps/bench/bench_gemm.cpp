@@ -12,13 +12,14 @@
 // assembly, and the certified normwise bound; no entrywise bounds): bfloat16 / binary16 words
 // on oneDNN and SGEMM with p = 1 and 3, binary64 on DGEMM, and `ebla_tol1e-6`, the plan
 // gemm_select picks for a certified relative normwise bound of 1e-6 (chosen before timing;
-// the choice is printed).
+// the choice is printed). The emulated_* rows time the bit-exact emulation of two units.
 //
 // Run with OPENBLAS_THREAD_TIMEOUT=4 OMP_WAIT_POLICY=passive (scripts/bench.sh does): OpenBLAS's
 // and oneDNN's idle threads otherwise spin for a while after each call and take a core from the
 // other library, which slows runs that alternate between them.
 #include <ebla/kernels/gemm.hpp>
 #include <ebla/kernels/gemm_host.hpp>
+#include <ebla/kernels/matrix_unit.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
@@ -156,6 +157,25 @@ void ebla_bf16_sgemm(benchmark::State& state) { ebla_with(state, config("bfloat1
 void ebla_fp16_sgemm(benchmark::State& state) { ebla_with(state, config("binary16", 1, ebla::GemmEngine::sgemm)); }
 void ebla_dgemm(benchmark::State& state) { ebla_with(state, config("binary64", 1, ebla::GemmEngine::dgemm)); }
 
+// The generic emulation (ebla::unit_gemm, integer arithmetic on significands, Kokkos kernel):
+// its rate in products per second for an FMA chain (the binary64 shortcut) and for an
+// H100-like block unit (b = 16, multi-operand addition with truncated alignment).
+void emulated_with(benchmark::State& state, const char* unit_name) {
+  const std::int64_t n = state.range(0);
+  const auto& d = matrices(n);
+  const ebla::ConstHostMatrix A(d.a64.data(), n, n), B(d.b64.data(), n, n);
+  ebla::HostMatrix C("C", n, n);
+  ebla::MatrixUnit unit = ebla::matrix_unit_by_name(unit_name);
+  unit.input = ebla::formats::bfloat16();
+  unit.input_subnormals = true;
+  for (auto _ : state) ebla::unit_gemm(unit, A, B, C);
+  state.counters["products/s"] = benchmark::Counter(
+      static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n),
+      benchmark::Counter::kIsIterationInvariantRate);
+}
+void emulated_fma_binary32(benchmark::State& state) { emulated_with(state, "fma_binary32"); }
+void emulated_h100(benchmark::State& state) { emulated_with(state, "h100_bf16"); }
+
 std::map<std::int64_t, std::string> chosen;  // n -> what gemm_select chose for 1e-6
 
 void ebla_tol(benchmark::State& state) {
@@ -224,6 +244,8 @@ BENCHMARK(ebla_fp16_sgemm)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMil
 BENCHMARK(ebla_bf16x3_onednn)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(ebla_dgemm)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(ebla_tol)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(emulated_fma_binary32)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(emulated_h100)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);

@@ -1033,12 +1033,15 @@ const GemmCostModel& GemmCostModel::measured() {
     Kokkos::deep_copy(Y, 1.25);
     c.emulated = best_seconds(2, [&] { unit_gemm(units::fma_binary32(), X, Y, Z); }) /
                  static_cast<double>(e * e * e);
+    // splitting, per element of A and B and per word: the words, the residuals, the norms and
+    // the normwise bound's passes (a warm-up call first: fresh memory costs page faults)
     GemmConfig one;
     one.componentwise = false;
-    HostMatrix big("big", s, s);
+    const std::int64_t h = 512;
+    HostMatrix big("big", h, h);
     Kokkos::deep_copy(big, 0.3);
-    const double theta = theta_of(settled(one), s);
-    c.split = best_seconds(2, [&] { split_words(big, true, settled(one), theta, "A", "ebla::GemmCostModel"); }) / static_cast<double>(s * s);
+    c.split = best_seconds(4, [&] { normwise(prepare(big, big, one, "ebla::GemmCostModel")); }) /
+              static_cast<double>(2 * h * h);
     return c;
   }();
   return model;
@@ -1052,8 +1055,9 @@ double GemmCostModel::seconds(const GemmConfig& config, std::int64_t m, std::int
                      : config.engine == GemmEngine::onednn_bf16 ? onednn_bf16
                                                                 : dgemm;
   double t = pairs_of(config.words) * mnk * per;
-  if (config.engine != GemmEngine::dgemm)
-    t += config.words * split * static_cast<double>(m * k + k * n);
+  // splitting (for dgemm only the checks and norms: about half of one word's cost)
+  const double words = config.engine == GemmEngine::dgemm ? 0.5 : config.words;
+  t += words * split * static_cast<double>(m * k + k * n);
   if (config.componentwise) {  // the absolute-value products of the bounds, on DGEMM
     const double blocks = config.engine == GemmEngine::dgemm
                               ? 2
