@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds ebla in Release (tuned for this CPU) and runs the
 # main job: approximate CG on HPCCG's 100 x 100 x 10 problem across qdot tolerances, then a
-# tour of the number formats, rounding, the error constants and qdot.
+# tour of the number formats, rounding, the error constants, qdot and mixed-precision GEMM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -39,3 +39,9 @@ echo "== qdot on 1e6 components of seed 002's distribution B (t = 9), tolerance 
 echo
 echo "== The budget and paper selection policies at the same tolerances (B, t = 9, n = 1e5)"
 "$ebla" qdot --experiment compare-policies --t 9
+echo
+echo "== Mixed-precision GEMM, 2048 x 2048 x 2048: the cheapest certified way to ||C - AB|| <= 1e-2 ||A|| ||B||"
+"$ebla" gemm --m 2048 --k 2048 --n 2048 --tolerance 1e-2
+echo
+echo "== Mixed-precision GEMM: three bfloat16 words through SGEMM, against the exact product"
+"$ebla" gemm --m 256 --k 256 --n 256 --input bfloat16 --words 3 --engine sgemm --reference

@@ -1007,7 +1007,7 @@ double best_seconds(int repetitions, F&& f) {
 const GemmCostModel& GemmCostModel::measured() {
   static const GemmCostModel model = [] {
     GemmCostModel c;
-    const std::int64_t s = 256;
+    const std::int64_t s = 512;  // large enough for the engines' steady rates
     const double flops = static_cast<double>(s * s * s);  // multiply-adds
     std::vector<double> a(static_cast<std::size_t>(s * s), 0.5), cd(a.size());
     std::vector<float> fa(a.size(), 0.5f), fc(a.size());
@@ -1040,7 +1040,7 @@ const GemmCostModel& GemmCostModel::measured() {
     const std::int64_t h = 512;
     HostMatrix big("big", h, h);
     Kokkos::deep_copy(big, 0.3);
-    c.split = best_seconds(4, [&] { normwise(prepare(big, big, one, "ebla::GemmCostModel")); }) /
+    c.split = best_seconds(3, [&] { normwise(prepare(big, big, one, "ebla::GemmCostModel")); }) /
               static_cast<double>(2 * h * h);
     return c;
   }();
@@ -1107,8 +1107,8 @@ GemmPlan gemm_select(const ConstHostMatrix& A, const ConstHostMatrix& B, const G
   const double scale = inf_norm(A) * inf_norm(B);
   int chosen = -1, smallest = -1;
   // candidates with the same words (format, subnormals, scaling, theta) share one split into
-  // as many words as the most of them use
-  std::map<std::string, SharedSplit> splits;
+  // as many words as the most of them use; one group's split is alive at a time, so its
+  // scratch matrices serve the next group
   auto key_of = [&](const GemmConfig& c) {
     validate(c, function);
     const GemmConfig s = settled(c);
@@ -1119,27 +1119,37 @@ GemmPlan gemm_select(const ConstHostMatrix& A, const ConstHostMatrix& B, const G
         << ' ' << std::hexfloat << theta_of(s, static_cast<std::int64_t>(A.extent(1)));
     return key.str();
   };
+  std::vector<std::string> keys;
   std::map<std::string, int> most;
   for (const GemmConfig& c : candidates) {
-    int& p = most[key_of(c)];
+    keys.push_back(key_of(c));
+    int& p = most[keys.back()];
     p = std::max(p, c.words);
   }
-  for (const GemmConfig& c : candidates) {
-    GemmCandidateReport rep;
-    rep.config = c;
-    const std::string key = key_of(c);
-    auto it = splits.find(key);
-    if (it == splits.end()) {
-      GemmConfig widest = c;
-      widest.words = most[key];
+  plan.candidates.resize(candidates.size());
+  for (const auto& [key, words] : most) {
+    GemmConfig widest;
+    std::size_t first = 0;
+    while (keys[first] != key) ++first;
+    widest = candidates[first];
+    widest.words = words;
+    SharedSplit split;
+    {
       const Prepared P = prepare(A, B, widest, function);
-      it = splits.emplace(key, SharedSplit{P.a, P.b}).first;
+      split = SharedSplit{P.a, P.b};
     }
-    const double bound = normwise(prepare(A, B, c, function, &it->second));
-    rep.relative_bound = scale > 0 ? bound / scale : (bound > 0 ? inf : 0);
-    rep.seconds = cost.seconds(c, A.extent(0), A.extent(1), B.extent(1));
-    plan.candidates.push_back(rep);
-    const int idx = static_cast<int>(plan.candidates.size()) - 1;
+    for (std::size_t i = first; i < candidates.size(); ++i) {
+      if (keys[i] != key) continue;
+      GemmCandidateReport& rep = plan.candidates[i];
+      rep.config = candidates[i];
+      const double bound = normwise(prepare(A, B, candidates[i], function, &split));
+      rep.relative_bound = scale > 0 ? bound / scale : (bound > 0 ? inf : 0);
+      rep.seconds = cost.seconds(candidates[i], A.extent(0), A.extent(1), B.extent(1));
+    }
+  }
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    const GemmCandidateReport& rep = plan.candidates[i];
+    const int idx = static_cast<int>(i);
     if (rep.relative_bound <= options.tolerance &&
         (chosen < 0 || rep.seconds < plan.candidates[static_cast<std::size_t>(chosen)].seconds))
       chosen = idx;

@@ -180,7 +180,7 @@ std::string describe(const GemmConfig& config);
 struct GemmCostModel {
   double dgemm = 0, sgemm = 0, onednn_bf16 = 0, emulated = 0;
   double split = 0;  ///< seconds per element and word of splitting (rounding, residuals)
-  /// Measured once per process on 256 x 256 products (emulated: a smaller one), then cached.
+  /// Measured once per process on 512 x 512 products (emulated: 32 x 32), then cached.
   static const GemmCostModel& measured();
   /// Modelled seconds of a config on an m x k times k x n product.
   double seconds(const GemmConfig& config, std::int64_t m, std::int64_t k, std::int64_t n) const;
