@@ -61,25 +61,6 @@ namespace {
 
 // ---- small helpers ------------------------------------------------------------------------
 
-__attribute__((format(printf, 1, 2))) std::string strf(const char* format, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
-  va_end(args);
-  return buf;
-}
-
-// Runs f; an InvalidArgument it throws is rethrown prefixed with the option.
-template <class F>
-auto under_option(const std::string& option, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const InvalidArgument& e) {
-    throw_invalid(option, e.what());
-  }
-}
-
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();

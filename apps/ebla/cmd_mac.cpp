@@ -69,16 +69,6 @@ struct Config {
 
 constexpr double max_samples = 1e7;
 
-// Runs f; an InvalidArgument it throws is rethrown prefixed with the option.
-template <class F>
-auto under_option(const std::string& option, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const InvalidArgument& e) {
-    throw_invalid(option, e.what());
-  }
-}
-
 std::int64_t parse_samples(const std::string& text) {
   const double v = parse_double(text, "ebla mac --samples");
   if (!(v > 0)) throw_invalid("ebla mac --samples", text + " is not a positive number of samples");
@@ -220,15 +210,6 @@ double median_of(std::vector<double> v) {
 }
 
 // ---- text ---------------------------------------------------------------------------------
-
-__attribute__((format(printf, 1, 2))) std::string strf(const char* format, ...) {
-  char buf[256];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
-  va_end(args);
-  return buf;
-}
 
 // Rows of cells, the first column left-aligned, the others right-aligned.
 void print_table(const std::vector<std::vector<std::string>>& rows) {

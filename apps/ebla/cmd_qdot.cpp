@@ -40,15 +40,6 @@ namespace {
 
 // ---- small helpers ------------------------------------------------------------------
 
-__attribute__((format(printf, 1, 2))) std::string strf(const char* format, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
-  va_end(args);
-  return buf;
-}
-
 std::string join(const std::vector<std::string>& items, const char* sep = ",") {
   std::string s;
   for (const auto& i : items) s += (s.empty() ? "" : sep) + i;

@@ -2,6 +2,8 @@
 // and returns the callback that runs it; a callback returns the process exit code.
 #pragma once
 
+#include <ebla/core/error.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -26,6 +28,19 @@ constexpr int exit_bad_input = 2;
 /// Parses a whole string as a double (decimal, hex float, inf, nan); throws
 /// ebla::InvalidArgument naming `what` and the string otherwise.
 double parse_double(const std::string& text, const std::string& what);
+
+/// printf into a std::string (at most 511 characters).
+__attribute__((format(printf, 1, 2))) std::string strf(const char* format, ...);
+
+/// Runs f; an ebla::InvalidArgument it throws is rethrown prefixed with the option.
+template <class F>
+auto under_option(const std::string& option, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const InvalidArgument& e) {
+    throw_invalid(option, e.what());
+  }
+}
 
 /// The command line of this process, arguments quoted where needed (for result files);
 /// recorded by main().

@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -20,6 +22,15 @@ double parse_double(const std::string& text, const std::string& what) {
   if (text.empty() || end != text.c_str() + text.size())
     throw_invalid(what, "'" + text + "' is not a number");
   return v;  // overflow to +-inf and underflow are legitimate values here
+}
+
+std::string strf(const char* format, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  return buf;
 }
 
 namespace {

@@ -154,16 +154,6 @@ bool any_given(const std::vector<const CLI::Option*>& options, const std::string
   return false;
 }
 
-// Runs f; an InvalidArgument it throws is rethrown prefixed with the option.
-template <class F>
-auto under_option(const std::string& option, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const InvalidArgument& e) {
-    throw_invalid(option, e.what());
-  }
-}
-
 }  // namespace
 
 bool ProblemCli::given(const std::string& long_name) const { return any_given(registered, long_name); }
