@@ -411,61 +411,151 @@ void add_line_norms(const HostMatrix& W, bool by_row, LineNorms& norms) {
     norms.one[l] = std::max(norms.one[l], inflate(one[l], 2.0 * static_cast<double>(rows + cols)));
 }
 
-/// The words and residuals of (4.5)-(4.6) for p = P, row by row, and the words' line norms.
-template <int P>
-void split_rows(const ConstHostMatrix& X, bool by_row, const Format& input,
+// The passes over one row of A or B, as short loops the compiler vectorises, each compiled
+// also for x86-64-v4 (AVX-512) and v3 (AVX2) and chosen at load time by the CPU (GCC's
+// target_clones); the results are the same on every path (elementwise IEEE operations, and
+// sums whose order the bounds do not depend on: inflate() covers any order).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define EBLA_HOST_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define EBLA_HOST_CLONES
+#endif
+
+/// r = x s (one scale, or one per element), slack = 0.
+EBLA_HOST_CLONES void scale_line(const double* x, const double* scale, double one_scale,
+                                 double* r, double* slack, std::int64_t n) {
+  if (scale != nullptr) {
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) {
+      r[j] = x[j] * scale[j];
+      slack[j] = 0;
+    }
+  } else {
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) {
+      r[j] = x[j] * one_scale;
+      slack[j] = 0;
+    }
+  }
+}
+
+/// One word of (4.5) for a line: word = fl(r u^-w), r = (r u^-w - word) u^w, and |rho|.
+EBLA_HOST_CLONES void word_line(double* r, double* slack, double up, double down,
+                                const RoundingConstants& rc, double* word, double* rho,
+                                double margin, std::int64_t n) {
+  const RoundingConstants c = rc;
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double y = r[j] * up;                                // r / u^w
+    const double v = round_to<Rounding::nearest_even>(y, c);  // (4.5)
+    word[j] = v;
+    const double rest = (y - v) * down;  // y - v is exact (docs/gemm.md) but after a
+    r[j] = rest;                         // saturated word; an ulp covers that case
+    slack[j] += 2 * binary64_u * std::fabs(rest);
+    rho[j] = std::fabs(rest) + slack[j] * (1 + 4 * binary64_u) + margin;
+  }
+}
+
+/// one += |v|, max = max(max, |v|), elementwise (the norms of B's columns).
+EBLA_HOST_CLONES void add_abs(const double* v, double* one, double* max, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double a = std::fabs(v[j]);
+    one[j] += a;
+    max[j] = a > max[j] ? a : max[j];
+  }
+}
+
+/// sum and max of |v| (the norms of A's rows).
+EBLA_HOST_CLONES void sum_max_abs(const double* v, std::int64_t n, double& sum, double& max) {
+  double s = 0, m = 0;
+#pragma omp simd reduction(+ : s) reduction(max : m)
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double a = std::fabs(v[j]);
+    s += a;
+    m = a > m ? a : m;
+  }
+  sum = s;
+  max = m;
+}
+
+/// sum_j |v_j| c_j (c >= 0).
+EBLA_HOST_CLONES double abs_dot(const double* v, const double* c, std::int64_t n) {
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::int64_t j = 0; j < n; ++j) s += std::fabs(v[j]) * c[j];
+  return s;
+}
+
+/// to = from as binary32 (exact for the words of formats inside binary32).
+EBLA_HOST_CLONES void to_binary32(const double* from, float* to, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j) to[j] = static_cast<float>(from[j]);
+}
+
+/// to = from as bfloat16 bit patterns (exact for the words of formats inside bfloat16).
+EBLA_HOST_CLONES void to_bfloat16(const double* from, std::uint16_t* to, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j)
+    to[j] = static_cast<std::uint16_t>(bit_cast<std::uint32_t>(static_cast<float>(from[j])) >> 16);
+}
+
+/// S = (first ? +0 : S) + P scale (from +0, as a sum does; scale a power of two).
+template <class T>
+inline __attribute__((always_inline)) void add_scaled_body(double* S, const T* P, double scale,
+                                                            bool first, std::int64_t n) {
+  if (first) {
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) S[j] = 0.0 + static_cast<double>(P[j]) * scale;
+  } else {
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) S[j] = S[j] + static_cast<double>(P[j]) * scale;
+  }
+}
+EBLA_HOST_CLONES void add_scaled(double* S, const double* P, double scale, bool first, std::int64_t n) {
+  add_scaled_body(S, P, scale, first, n);
+}
+EBLA_HOST_CLONES void add_scaled(double* S, const float* P, double scale, bool first, std::int64_t n) {
+  add_scaled_body(S, P, scale, first, n);
+}
+
+/// S_j *= f c_j, f c_j a normal power of two (exact unless S_j f c_j is subnormal).
+EBLA_HOST_CLONES void scale_by(double* S, double f, const double* c, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j) S[j] *= f * c[j];
+}
+
+/// The words and residuals of (4.5)-(4.6), line by line, and the words' line norms.
+void split_rows(const ConstHostMatrix& X, bool by_row, const Format& input, int p,
                 const std::vector<double>& scale, Words& out) {
   const std::int64_t rows = X.extent(0), cols = X.extent(1);
   const RoundingConstants rc = rounding_constants(input);
-  double up[P], down[P];  // u^-w and u^w
-  for (int w = 0; w < P; ++w) {
-    up[w] = pow2(w * input.t);
-    down[w] = pow2(-w * input.t);
-  }
-  std::vector<double> one(static_cast<std::size_t>(P) * scale.size(), 0.0);  // per word, line
+  const std::size_t lines = scale.size();
+  std::vector<double> one(static_cast<std::size_t>(p) * lines, 0.0);  // per word and line
+  std::vector<double> r(static_cast<std::size_t>(cols)), slack(r.size());
   for (std::int64_t i = 0; i < rows; ++i) {
-    const double* x = &X(i, 0);
-    double* rho[P];
-    for (int w = 0; w < P; ++w) rho[w] = &out.rho_after[static_cast<std::size_t>(w)](i, 0);
-    double* word[P];
-    for (int w = 0; w < P; ++w) word[w] = &out.w[static_cast<std::size_t>(w)](i, 0);
-    double row_one[P][4] = {}, row_max = 0;  // four partial sums: no chain of dependent adds
-    for (std::int64_t j = 0; j < cols; ++j) {
-      const std::size_t line = static_cast<std::size_t>(by_row ? i : j);
-      double r = x[j] * scale[line];  // lambda x: exact above 2^-1022
-      double slack = 0, max = 0;
-      for (int w = 0; w < P; ++w) {
-        const double y = r * up[w];                                // r / u^w
-        const double v = round_to<Rounding::nearest_even>(y, rc);  // (4.5)
-        word[w][j] = v;
-        r = (y - v) * down[w];  // y - v is exact (docs/gemm.md) but after a saturated
-        slack += 2 * binary64_u * std::fabs(r);  // word; an ulp covers that case
-        const double a = std::fabs(v);
-        max = std::max(max, a);
-        if (by_row)
-          row_one[w][j & 3] += a;
-        else
-          one[static_cast<std::size_t>(w) * scale.size() + line] += a;
-        // |rho| after w + 1 words, and the subnormal roundings of the scalings (half an ulp
-        // of 2^-1074 each)
-        rho[w][j] = std::fabs(r) + slack * (1 + 4 * binary64_u) + (w + 3) * tiny;
+    scale_line(&X(i, 0), by_row ? nullptr : scale.data(),
+               by_row ? scale[static_cast<std::size_t>(i)] : 0.0, r.data(), slack.data(), cols);
+    for (int w = 0; w < p; ++w) {
+      double* word = &out.w[static_cast<std::size_t>(w)](i, 0);
+      // |rho| after w + 1 words, and the subnormal roundings of the scalings (half an ulp of
+      // 2^-1074 each)
+      word_line(r.data(), slack.data(), pow2(w * input.t), pow2(-w * input.t), rc, word,
+                &out.rho_after[static_cast<std::size_t>(w)](i, 0), (w + 3) * tiny, cols);
+      if (by_row) {
+        double sum, max;
+        sum_max_abs(word, cols, sum, max);
+        one[static_cast<std::size_t>(w) * lines + static_cast<std::size_t>(i)] = sum;
+        out.norms.max[static_cast<std::size_t>(i)] = std::max(out.norms.max[static_cast<std::size_t>(i)], max);
+      } else {
+        add_abs(word, &one[static_cast<std::size_t>(w) * lines], out.norms.max.data(), cols);
       }
-      if (by_row)
-        row_max = std::max(row_max, max);
-      else
-        out.norms.max[line] = std::max(out.norms.max[line], max);
-    }
-    if (by_row) {
-      out.norms.max[static_cast<std::size_t>(i)] = row_max;
-      for (int w = 0; w < P; ++w)
-        one[static_cast<std::size_t>(w) * scale.size() + static_cast<std::size_t>(i)] =
-            (row_one[w][0] + row_one[w][1]) + (row_one[w][2] + row_one[w][3]);
     }
   }
   const double terms = 2.0 * static_cast<double>(rows + cols);
-  for (int w = 0; w < P; ++w)
-    for (std::size_t l = 0; l < scale.size(); ++l)
-      out.norms.one[l] = std::max(out.norms.one[l], inflate(one[static_cast<std::size_t>(w) * scale.size() + l], terms));
+  for (int w = 0; w < p; ++w)
+    for (std::size_t l = 0; l < lines; ++l)
+      out.norms.one[l] = std::max(out.norms.one[l], inflate(one[static_cast<std::size_t>(w) * lines + l], terms));
 }
 
 Words split_words(const ConstHostMatrix& X, bool by_row, const GemmConfig& s, double theta,
@@ -490,11 +580,7 @@ Words split_words(const ConstHostMatrix& X, bool by_row, const GemmConfig& s, do
   }
   std::vector<double> scale(lines);  // 2^e, |e| <= 1000
   for (std::size_t l = 0; l < lines; ++l) scale[l] = pow2(out.exps[l]);
-  switch (s.words) {
-    case 1: split_rows<1>(X, by_row, s.input, scale, out); break;
-    case 2: split_rows<2>(X, by_row, s.input, scale, out); break;
-    default: split_rows<3>(X, by_row, s.input, scale, out); break;
-  }
+  split_rows(X, by_row, s.input, s.words, scale, out);
   return out;
 }
 
@@ -505,16 +591,13 @@ using Bf16Vector = ScratchVector<std::uint16_t>;
 
 FloatVector as_floats(const HostMatrix& X) {
   FloatVector f = uninitialised_vector<float>("words_f32", X.size());
-  for (std::size_t l = 0; l < f.size(); ++l) f(l) = static_cast<float>(X.data()[l]);  // exact
+  to_binary32(X.data(), f.data(), static_cast<std::int64_t>(X.size()));
   return f;
 }
 
 Bf16Vector as_bfloat16(const HostMatrix& X) {
   Bf16Vector b = uninitialised_vector<std::uint16_t>("words_bf16", X.size());
-  for (std::size_t l = 0; l < b.size(); ++l) {
-    const float f = static_cast<float>(X.data()[l]);  // exact: a bfloat16 value
-    b(l) = static_cast<std::uint16_t>(bit_cast<std::uint32_t>(f) >> 16);
-  }
+  to_bfloat16(X.data(), b.data(), static_cast<std::int64_t>(X.size()));
   return b;
 }
 
@@ -545,10 +628,7 @@ void add_word_product(const GemmConfig& s, const Words& a, const Words& b, const
   const HostMatrix& Y = b.w[static_cast<std::size_t>(w)];
   const std::int64_t m = X.extent(0), k = X.extent(1), n = Y.extent(1);
   const double scale = pow2(-(v + w) * s.input.t);  // exact
-  auto add = [&](const auto* P) {
-    for (std::size_t l = 0; l < S.size(); ++l)
-      S.data()[l] = (first ? 0.0 : S.data()[l]) + P[l] * scale;  // from +0, as a sum does
-  };
+  auto add = [&](const auto* P) { add_scaled(S.data(), P, scale, first, static_cast<std::int64_t>(S.size())); };
   switch (s.engine) {
     case GemmEngine::emulated: {
       HostMatrix P("P", m, n);  // the unit adds to C: from zero
@@ -586,9 +666,17 @@ HostMatrix product(const GemmConfig& s, const Words& a, const Words& b) {
   for (int level = s.words - 1; level >= 0; --level)
     for (int v = 0; v <= level; ++v, first = false) add_word_product(s, a, b, e, v, level - v, first, S);
   if (!s.scaling) return S;
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j)
-      S(i, j) = unscale(S(i, j), a.exps[static_cast<std::size_t>(i)] + b.exps[static_cast<std::size_t>(j)]);
+  std::vector<double> col(static_cast<std::size_t>(n));  // 2^-e_j
+  for (std::size_t j = 0; j < col.size(); ++j) col[j] = pow2(-b.exps[j]);
+  const auto [low, high] = std::minmax_element(b.exps.begin(), b.exps.end());
+  for (std::int64_t i = 0; i < m; ++i) {
+    const int e = a.exps[static_cast<std::size_t>(i)];
+    if (std::abs(e + *low) <= 1022 && std::abs(e + *high) <= 1022) {  // 2^-(e_i + e_j) normal
+      scale_by(&S(i, 0), pow2(-e), col.data(), n);
+      continue;
+    }
+    for (std::int64_t j = 0; j < n; ++j) S(i, j) = unscale(S(i, j), e + b.exps[static_cast<std::size_t>(j)]);
+  }
   return S;
 }
 
@@ -766,11 +854,7 @@ double normwise(const Prepared& P) {
   // B's side: sum_j mu_j^-1 |M_lj| for M = rho_y and every word Y^(w)
   auto row_sums = [&](const HostMatrix& M) {
     std::vector<double> r(static_cast<std::size_t>(P.k));
-    for (std::int64_t l = 0; l < P.k; ++l) {
-      double sum = 0;
-      for (std::int64_t j = 0; j < P.n; ++j) sum += std::fabs(M(l, j)) * mu_inv[static_cast<std::size_t>(j)];
-      r[static_cast<std::size_t>(l)] = sum;
-    }
+    for (std::int64_t l = 0; l < P.k; ++l) r[static_cast<std::size_t>(l)] = P.n > 0 ? abs_dot(&M(l, 0), mu_inv.data(), P.n) : 0.0;
     return r;
   };
   const std::vector<double> rv = row_sums(P.b.rho);
@@ -779,6 +863,13 @@ double normwise(const Prepared& P) {
   std::vector<double> yv = rv;  // rows of Ytil mu^-1
   for (int w = 0; w < p; ++w)
     for (std::size_t l = 0; l < yv.size(); ++l) yv[l] += bw[static_cast<std::size_t>(w)][l] * pow2(-w * t);
+  // per word v of A: the weights of |X^(v)| in R (|rho_y| and the neglected pairs) and in W
+  std::vector<std::vector<double>> cR(static_cast<std::size_t>(p), rv), cW(static_cast<std::size_t>(p), std::vector<double>(rv.size(), 0.0));
+  for (int v = 0; v < p; ++v)
+    for (int w = 0; w < p; ++w) {
+      std::vector<double>& c = v + w < p ? cW[static_cast<std::size_t>(v)] : cR[static_cast<std::size_t>(v)];
+      for (std::size_t l = 0; l < c.size(); ++l) c[l] += bw[static_cast<std::size_t>(w)][l] * pow2(-w * t);
+    }
   // A's side, one pass: R_i and W_i of gemm.hpp summed over j with the weights mu_j^-1
   const double terms = static_cast<double>(P.n) + static_cast<double>(P.k) * (p * p + 4);
   const double acc = P.g + P.c * (1 + P.g);
@@ -792,26 +883,16 @@ double normwise(const Prepared& P) {
   for (std::int64_t i = 0; i < P.m; ++i) {
     for (std::int64_t j = 0; check && j < P.n; ++j)
       if (overflow(static_cast<std::size_t>(i), static_cast<std::size_t>(j))) return inf;
-    double R[4] = {}, W[4] = {};  // four partial sums each
-    for (std::int64_t l = 0; l < P.k; ++l) {
-      const std::size_t L = static_cast<std::size_t>(l);
-      double r = P.a.rho(i, l) * yv[L], acc_w = 0;
+    double R = 0, W = 0;
+    if (P.k > 0) {
+      R = abs_dot(&P.a.rho(i, 0), yv.data(), P.k);
       for (int v = 0; v < p; ++v) {
-        const double x = std::fabs(P.a.w[static_cast<std::size_t>(v)](i, l)) * pow2(-v * t);
-        r += x * rv[L];  // Xtil' |rho_y|
-        for (int w = 0; w < p; ++w) {
-          const double term = x * bw[static_cast<std::size_t>(w)][L] * pow2(-w * t);
-          if (v + w < p)
-            acc_w += term;
-          else
-            r += term;
-        }
+        const double* x = &P.a.w[static_cast<std::size_t>(v)](i, 0);
+        R += abs_dot(x, cR[static_cast<std::size_t>(v)].data(), P.k) * pow2(-v * t);
+        W += abs_dot(x, cW[static_cast<std::size_t>(v)].data(), P.k) * pow2(-v * t);
       }
-      R[l & 3] += r;
-      W[l & 3] += acc_w;
     }
-    const double row = inflate((R[0] + R[1]) + (R[2] + R[3]), terms) +
-                       acc * inflate((W[0] + W[1]) + (W[2] + W[3]), terms) + under;
+    const double row = inflate(R, terms) + acc * inflate(W, terms) + under;
     worst = std::max(worst, inflate(std::ldexp(row, -P.a.exps[static_cast<std::size_t>(i)]), 4));
   }
   // the absolute margins of the entrywise bounds, n of them per row
