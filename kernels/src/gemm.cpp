@@ -6,8 +6,10 @@
 #include <ebla/core/rounding.hpp>
 #include <ebla/kernels/gemm.hpp>
 #include <ebla/kernels/gemm_host.hpp>
+#include <ebla/kernels/quantize_host.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -411,18 +413,15 @@ void add_line_norms(const HostMatrix& W, bool by_row, LineNorms& norms) {
     norms.one[l] = std::max(norms.one[l], inflate(one[l], 2.0 * static_cast<double>(rows + cols)));
 }
 
-// The passes over one row of A or B, as short loops the compiler vectorises, each compiled
-// also for x86-64-v4 (AVX-512) and v3 (AVX2) and chosen at load time by the CPU (GCC's
-// target_clones); the results are the same on every path (elementwise IEEE operations, and
-// sums whose order the bounds do not depend on: inflate() covers any order).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define EBLA_HOST_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define EBLA_HOST_CLONES
-#endif
+// The passes over one row of A or B: short loops the compiler vectorises (`omp simd`), forced
+// inline into one set of functions per instruction set of quantize_host.hpp (baseline x86-64,
+// AVX2, AVX-512), chosen at run time from what the CPU runs (detail::gemm_host_isa, which
+// tests can set). Every set gives the same words, residuals and products (elementwise IEEE
+// operations); sums may be ordered differently, which the bounds allow for (inflate()).
+#define EBLA_INLINE [[gnu::always_inline]] inline
 
 /// r = x s (one scale, or one per element), slack = 0.
-EBLA_HOST_CLONES void scale_line(const double* x, const double* scale, double one_scale,
+EBLA_INLINE void scale_line_body(const double* x, const double* scale, double one_scale,
                                  double* r, double* slack, std::int64_t n) {
   if (scale != nullptr) {
 #pragma omp simd
@@ -440,7 +439,7 @@ EBLA_HOST_CLONES void scale_line(const double* x, const double* scale, double on
 }
 
 /// One word of (4.5) for a line: word = fl(r u^-w), r = (r u^-w - word) u^w, and |rho|.
-EBLA_HOST_CLONES void word_line(double* r, double* slack, double up, double down,
+EBLA_INLINE void word_line_body(double* r, double* slack, double up, double down,
                                 const RoundingConstants& rc, double* word, double* rho,
                                 double margin, std::int64_t n) {
   const RoundingConstants c = rc;
@@ -457,7 +456,7 @@ EBLA_HOST_CLONES void word_line(double* r, double* slack, double up, double down
 }
 
 /// one += |v|, max = max(max, |v|), elementwise (the norms of B's columns).
-EBLA_HOST_CLONES void add_abs(const double* v, double* one, double* max, std::int64_t n) {
+EBLA_INLINE void add_abs_body(const double* v, double* one, double* max, std::int64_t n) {
 #pragma omp simd
   for (std::int64_t j = 0; j < n; ++j) {
     const double a = std::fabs(v[j]);
@@ -467,7 +466,7 @@ EBLA_HOST_CLONES void add_abs(const double* v, double* one, double* max, std::in
 }
 
 /// sum and max of |v| (the norms of A's rows).
-EBLA_HOST_CLONES void sum_max_abs(const double* v, std::int64_t n, double& sum, double& max) {
+EBLA_INLINE void sum_max_abs_body(const double* v, std::int64_t n, double& sum, double& max) {
   double s = 0, m = 0;
 #pragma omp simd reduction(+ : s) reduction(max : m)
   for (std::int64_t j = 0; j < n; ++j) {
@@ -480,7 +479,7 @@ EBLA_HOST_CLONES void sum_max_abs(const double* v, std::int64_t n, double& sum, 
 }
 
 /// sum_j |v_j| c_j (c >= 0).
-EBLA_HOST_CLONES double abs_dot(const double* v, const double* c, std::int64_t n) {
+EBLA_INLINE double abs_dot_body(const double* v, const double* c, std::int64_t n) {
   double s = 0;
 #pragma omp simd reduction(+ : s)
   for (std::int64_t j = 0; j < n; ++j) s += std::fabs(v[j]) * c[j];
@@ -488,13 +487,13 @@ EBLA_HOST_CLONES double abs_dot(const double* v, const double* c, std::int64_t n
 }
 
 /// to = from as binary32 (exact for the words of formats inside binary32).
-EBLA_HOST_CLONES void to_binary32(const double* from, float* to, std::int64_t n) {
+EBLA_INLINE void to_binary32_body(const double* from, float* to, std::int64_t n) {
 #pragma omp simd
   for (std::int64_t j = 0; j < n; ++j) to[j] = static_cast<float>(from[j]);
 }
 
 /// to = from as bfloat16 bit patterns (exact for the words of formats inside bfloat16).
-EBLA_HOST_CLONES void to_bfloat16(const double* from, std::uint16_t* to, std::int64_t n) {
+EBLA_INLINE void to_bfloat16_body(const double* from, std::uint16_t* to, std::int64_t n) {
 #pragma omp simd
   for (std::int64_t j = 0; j < n; ++j)
     to[j] = static_cast<std::uint16_t>(bit_cast<std::uint32_t>(static_cast<float>(from[j])) >> 16);
@@ -502,8 +501,7 @@ EBLA_HOST_CLONES void to_bfloat16(const double* from, std::uint16_t* to, std::in
 
 /// S = (first ? +0 : S) + P scale (from +0, as a sum does; scale a power of two).
 template <class T>
-inline __attribute__((always_inline)) void add_scaled_body(double* S, const T* P, double scale,
-                                                            bool first, std::int64_t n) {
+EBLA_INLINE void add_scaled_body(double* S, const T* P, double scale, bool first, std::int64_t n) {
   if (first) {
 #pragma omp simd
     for (std::int64_t j = 0; j < n; ++j) S[j] = 0.0 + static_cast<double>(P[j]) * scale;
@@ -512,17 +510,81 @@ inline __attribute__((always_inline)) void add_scaled_body(double* S, const T* P
     for (std::int64_t j = 0; j < n; ++j) S[j] = S[j] + static_cast<double>(P[j]) * scale;
   }
 }
-EBLA_HOST_CLONES void add_scaled(double* S, const double* P, double scale, bool first, std::int64_t n) {
-  add_scaled_body(S, P, scale, first, n);
-}
-EBLA_HOST_CLONES void add_scaled(double* S, const float* P, double scale, bool first, std::int64_t n) {
-  add_scaled_body(S, P, scale, first, n);
-}
 
 /// S_j *= f c_j, f c_j a normal power of two (exact unless S_j f c_j is subnormal).
-EBLA_HOST_CLONES void scale_by(double* S, double f, const double* c, std::int64_t n) {
+EBLA_INLINE void scale_by_body(double* S, double f, const double* c, std::int64_t n) {
 #pragma omp simd
   for (std::int64_t j = 0; j < n; ++j) S[j] *= f * c[j];
+}
+
+/// The line kernels of one instruction set.
+struct LineKernels {
+  void (*scale_line)(const double*, const double*, double, double*, double*, std::int64_t);
+  void (*word_line)(double*, double*, double, double, const RoundingConstants&, double*, double*,
+                    double, std::int64_t);
+  void (*add_abs)(const double*, double*, double*, std::int64_t);
+  void (*sum_max_abs)(const double*, std::int64_t, double&, double&);
+  double (*abs_dot)(const double*, const double*, std::int64_t);
+  void (*to_binary32)(const double*, float*, std::int64_t);
+  void (*to_bfloat16)(const double*, std::uint16_t*, std::int64_t);
+  void (*add_scaled64)(double*, const double*, double, bool, std::int64_t);
+  void (*add_scaled32)(double*, const float*, double, bool, std::int64_t);
+  void (*scale_by)(double*, double, const double*, std::int64_t);
+};
+
+// One namespace of wrappers per instruction set, each compiled for it.
+#define EBLA_LINE_KERNELS(NS, TARGET)                                                            \
+  namespace NS {                                                                                 \
+  TARGET void scale_line(const double* x, const double* s, double o, double* r, double* sl,      \
+                         std::int64_t n) { scale_line_body(x, s, o, r, sl, n); }                 \
+  TARGET void word_line(double* r, double* sl, double up, double down,                           \
+                        const RoundingConstants& rc, double* w, double* rho, double m,           \
+                        std::int64_t n) { word_line_body(r, sl, up, down, rc, w, rho, m, n); }   \
+  TARGET void add_abs(const double* v, double* one, double* max, std::int64_t n) {               \
+    add_abs_body(v, one, max, n);                                                                \
+  }                                                                                              \
+  TARGET void sum_max_abs(const double* v, std::int64_t n, double& s, double& m) {               \
+    sum_max_abs_body(v, n, s, m);                                                                \
+  }                                                                                              \
+  TARGET double abs_dot(const double* v, const double* c, std::int64_t n) {                      \
+    return abs_dot_body(v, c, n);                                                                \
+  }                                                                                              \
+  TARGET void to_binary32(const double* f, float* t, std::int64_t n) { to_binary32_body(f, t, n); } \
+  TARGET void to_bfloat16(const double* f, std::uint16_t* t, std::int64_t n) {                   \
+    to_bfloat16_body(f, t, n);                                                                   \
+  }                                                                                              \
+  TARGET void add_scaled64(double* S, const double* P, double sc, bool first, std::int64_t n) {  \
+    add_scaled_body(S, P, sc, first, n);                                                         \
+  }                                                                                              \
+  TARGET void add_scaled32(double* S, const float* P, double sc, bool first, std::int64_t n) {   \
+    add_scaled_body(S, P, sc, first, n);                                                         \
+  }                                                                                              \
+  TARGET void scale_by(double* S, double f, const double* c, std::int64_t n) {                   \
+    scale_by_body(S, f, c, n);                                                                   \
+  }                                                                                              \
+  constexpr LineKernels kernels{scale_line,  word_line,   add_abs,      sum_max_abs,  abs_dot,   \
+                                to_binary32, to_bfloat16, add_scaled64, add_scaled32, scale_by}; \
+  }
+
+EBLA_LINE_KERNELS(line_baseline, )
+#if defined(__x86_64__) && defined(__GNUC__)
+EBLA_LINE_KERNELS(line_avx2, __attribute__((target("avx2,bmi,bmi2,fma"))))
+EBLA_LINE_KERNELS(line_avx512, __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))))
+#else
+namespace line_avx2 { constexpr LineKernels kernels = line_baseline::kernels; }
+namespace line_avx512 { constexpr LineKernels kernels = line_baseline::kernels; }
+#endif
+
+std::atomic<int> line_isa{-1};  // -1: not chosen yet
+
+/// The kernels of detail::gemm_host_isa().
+const LineKernels& line() {
+  switch (detail::gemm_host_isa()) {
+    case detail::HostIsa::avx512: return line_avx512::kernels;
+    case detail::HostIsa::avx2: return line_avx2::kernels;
+    case detail::HostIsa::baseline: break;
+  }
+  return line_baseline::kernels;
 }
 
 /// The words and residuals of (4.5)-(4.6), line by line, and the words' line norms.
@@ -534,21 +596,21 @@ void split_rows(const ConstHostMatrix& X, bool by_row, const Format& input, int 
   std::vector<double> one(static_cast<std::size_t>(p) * lines, 0.0);  // per word and line
   std::vector<double> r(static_cast<std::size_t>(cols)), slack(r.size());
   for (std::int64_t i = 0; i < rows; ++i) {
-    scale_line(&X(i, 0), by_row ? nullptr : scale.data(),
+    line().scale_line(&X(i, 0), by_row ? nullptr : scale.data(),
                by_row ? scale[static_cast<std::size_t>(i)] : 0.0, r.data(), slack.data(), cols);
     for (int w = 0; w < p; ++w) {
       double* word = &out.w[static_cast<std::size_t>(w)](i, 0);
       // |rho| after w + 1 words, and the subnormal roundings of the scalings (half an ulp of
       // 2^-1074 each)
-      word_line(r.data(), slack.data(), pow2(w * input.t), pow2(-w * input.t), rc, word,
+      line().word_line(r.data(), slack.data(), pow2(w * input.t), pow2(-w * input.t), rc, word,
                 &out.rho_after[static_cast<std::size_t>(w)](i, 0), (w + 3) * tiny, cols);
       if (by_row) {
         double sum, max;
-        sum_max_abs(word, cols, sum, max);
+        line().sum_max_abs(word, cols, sum, max);
         one[static_cast<std::size_t>(w) * lines + static_cast<std::size_t>(i)] = sum;
         out.norms.max[static_cast<std::size_t>(i)] = std::max(out.norms.max[static_cast<std::size_t>(i)], max);
       } else {
-        add_abs(word, &one[static_cast<std::size_t>(w) * lines], out.norms.max.data(), cols);
+        line().add_abs(word, &one[static_cast<std::size_t>(w) * lines], out.norms.max.data(), cols);
       }
     }
   }
@@ -591,13 +653,13 @@ using Bf16Vector = ScratchVector<std::uint16_t>;
 
 FloatVector as_floats(const HostMatrix& X) {
   FloatVector f = uninitialised_vector<float>("words_f32", X.size());
-  to_binary32(X.data(), f.data(), static_cast<std::int64_t>(X.size()));
+  line().to_binary32(X.data(), f.data(), static_cast<std::int64_t>(X.size()));
   return f;
 }
 
 Bf16Vector as_bfloat16(const HostMatrix& X) {
   Bf16Vector b = uninitialised_vector<std::uint16_t>("words_bf16", X.size());
-  to_bfloat16(X.data(), b.data(), static_cast<std::int64_t>(X.size()));
+  line().to_bfloat16(X.data(), b.data(), static_cast<std::int64_t>(X.size()));
   return b;
 }
 
@@ -628,12 +690,12 @@ void add_word_product(const GemmConfig& s, const Words& a, const Words& b, const
   const HostMatrix& Y = b.w[static_cast<std::size_t>(w)];
   const std::int64_t m = X.extent(0), k = X.extent(1), n = Y.extent(1);
   const double scale = pow2(-(v + w) * s.input.t);  // exact
-  auto add = [&](const auto* P) { add_scaled(S.data(), P, scale, first, static_cast<std::int64_t>(S.size())); };
+  const auto size = static_cast<std::int64_t>(S.size());
   switch (s.engine) {
     case GemmEngine::emulated: {
       HostMatrix P("P", m, n);  // the unit adds to C: from zero
       unit_gemm(s.unit, X, Y, P);
-      add(P.data());
+      line().add_scaled64(S.data(), P.data(), scale, first, size);
       break;
     }
     case GemmEngine::dgemm:  // one word, no scaling: straight into S
@@ -643,14 +705,14 @@ void add_word_product(const GemmConfig& s, const Words& a, const Words& b, const
       const FloatVector c = uninitialised_vector<float>("P", static_cast<std::size_t>(m * n));
       host::sgemm(m, n, k, e.fa[static_cast<std::size_t>(v)].data(),
                   e.fb[static_cast<std::size_t>(w)].data(), c.data());
-      add(c.data());
+      line().add_scaled32(S.data(), c.data(), scale, first, size);
       break;
     }
     case GemmEngine::onednn_bf16: {
       const FloatVector c = uninitialised_vector<float>("P", static_cast<std::size_t>(m * n));
       host::bf16_gemm(m, n, k, e.ha[static_cast<std::size_t>(v)].data(),
                       e.hb[static_cast<std::size_t>(w)].data(), c.data());
-      add(c.data());
+      line().add_scaled32(S.data(), c.data(), scale, first, size);
       break;
     }
   }
@@ -672,7 +734,7 @@ HostMatrix product(const GemmConfig& s, const Words& a, const Words& b) {
   for (std::int64_t i = 0; i < m; ++i) {
     const int e = a.exps[static_cast<std::size_t>(i)];
     if (std::abs(e + *low) <= 1022 && std::abs(e + *high) <= 1022) {  // 2^-(e_i + e_j) normal
-      scale_by(&S(i, 0), pow2(-e), col.data(), n);
+      line().scale_by(&S(i, 0), pow2(-e), col.data(), n);
       continue;
     }
     for (std::int64_t j = 0; j < n; ++j) S(i, j) = unscale(S(i, j), e + b.exps[static_cast<std::size_t>(j)]);
@@ -854,7 +916,7 @@ double normwise(const Prepared& P) {
   // B's side: sum_j mu_j^-1 |M_lj| for M = rho_y and every word Y^(w)
   auto row_sums = [&](const HostMatrix& M) {
     std::vector<double> r(static_cast<std::size_t>(P.k));
-    for (std::int64_t l = 0; l < P.k; ++l) r[static_cast<std::size_t>(l)] = P.n > 0 ? abs_dot(&M(l, 0), mu_inv.data(), P.n) : 0.0;
+    for (std::int64_t l = 0; l < P.k; ++l) r[static_cast<std::size_t>(l)] = P.n > 0 ? line().abs_dot(&M(l, 0), mu_inv.data(), P.n) : 0.0;
     return r;
   };
   const std::vector<double> rv = row_sums(P.b.rho);
@@ -885,11 +947,11 @@ double normwise(const Prepared& P) {
       if (overflow(static_cast<std::size_t>(i), static_cast<std::size_t>(j))) return inf;
     double R = 0, W = 0;
     if (P.k > 0) {
-      R = abs_dot(&P.a.rho(i, 0), yv.data(), P.k);
+      R = line().abs_dot(&P.a.rho(i, 0), yv.data(), P.k);
       for (int v = 0; v < p; ++v) {
         const double* x = &P.a.w[static_cast<std::size_t>(v)](i, 0);
-        R += abs_dot(x, cR[static_cast<std::size_t>(v)].data(), P.k) * pow2(-v * t);
-        W += abs_dot(x, cW[static_cast<std::size_t>(v)].data(), P.k) * pow2(-v * t);
+        R += line().abs_dot(x, cR[static_cast<std::size_t>(v)].data(), P.k) * pow2(-v * t);
+        W += line().abs_dot(x, cW[static_cast<std::size_t>(v)].data(), P.k) * pow2(-v * t);
       }
     }
     const double row = inflate(R, terms) + acc * inflate(W, terms) + under;
@@ -1246,5 +1308,22 @@ GemmPlan gemm_select(const ConstHostMatrix& A, const ConstHostMatrix& B, const G
   plan.seconds = pick.seconds;
   return plan;
 }
+
+namespace detail {
+
+HostIsa gemm_host_isa() {
+  const int isa = line_isa.load();
+  return isa < 0 ? best_host_isa() : static_cast<HostIsa>(isa);
+}
+
+void set_gemm_host_isa(HostIsa isa) {
+  const std::vector<HostIsa> ok = supported_host_isas();
+  if (std::find(ok.begin(), ok.end(), isa) == ok.end())
+    throw_invalid("ebla::detail::set_gemm_host_isa",
+                  std::string("this CPU does not run ") + to_string(isa));
+  line_isa.store(static_cast<int>(isa));
+}
+
+}  // namespace detail
 
 }  // namespace ebla

@@ -1610,3 +1610,59 @@ TEST(GemmValidation, RejectsBadInputNamingFunctionAndValue) {
 }
 
 }  // namespace
+
+// ===========================================================================================
+// 10. The host passes compiled for each instruction set give the same C and words, and bounds
+//     that differ only by the order of their sums.
+
+TEST(GemmHostIsa, EveryInstructionSetGivesTheSameProductAndBounds) {
+  const auto isas = ebla::detail::supported_host_isas();
+  const ebla::detail::HostIsa best = ebla::detail::gemm_host_isa();
+  std::mt19937_64 rng(4242);
+  std::size_t entries = 0;
+  std::vector<GemmConfig> configs;
+  for (int p = 1; p <= 3; ++p)
+    for (bool scaling : {true, false}) {
+      configs.push_back(emulated(ebla::units::fma_binary32(), formats::binary16(), p, scaling));
+      configs.push_back(emulated(ebla::units::fma_binary32(), formats::fp8_e4m3(), p, scaling, false));
+      configs.push_back(on_engine(GemmEngine::sgemm, formats::bfloat16(), p, scaling));
+      if (ebla::host::gemm_engines().onednn_bf16)
+        configs.push_back(on_engine(GemmEngine::onednn_bf16, formats::bfloat16(), p, scaling));
+    }
+  configs.push_back(on_engine(GemmEngine::dgemm, formats::binary64(), 1));
+  // equal, or (finite) within the reordering of binary64 sums
+  auto close = [](double a, double b) { return a == b || std::fabs(a - b) <= 1e-12 * std::fabs(b); };
+  for (GemmConfig& c : configs) {
+    c.componentwise = true;
+    // odd sizes: every vector loop has a remainder
+    const auto [A, B] = random_pair(rng, 7, 37, 13, Data::wide, 10, c);
+    ebla::detail::set_gemm_host_isa(ebla::detail::HostIsa::baseline);
+    const GemmResult base = ebla::gemm(A, B, c);
+    for (const auto isa : isas) {
+      ebla::detail::set_gemm_host_isa(isa);
+      const GemmResult r = ebla::gemm(A, B, c);
+      ASSERT_EQ(r.C.size(), base.C.size());
+      for (std::size_t l = 0; l < r.C.size(); ++l, ++entries) {
+        ASSERT_TRUE(same(r.C.data()[l], base.C.data()[l]))
+            << what(c) << " on " << ebla::detail::to_string(isa) << ": entry " << l;
+        EXPECT_TRUE(close(r.bound.data()[l], base.bound.data()[l]))
+            << r.bound.data()[l] << " vs " << base.bound.data()[l];
+      }
+      EXPECT_TRUE(close(r.normwise_bound, base.normwise_bound))
+          << what(c) << " on " << ebla::detail::to_string(isa) << ": " << r.normwise_bound
+          << " vs " << base.normwise_bound;
+      EXPECT_EQ(r.norm_a, base.norm_a);
+      EXPECT_EQ(r.norm_b, base.norm_b);
+    }
+  }
+  ebla::detail::set_gemm_host_isa(best);
+  EXPECT_THROW(
+      {
+        if (isas.size() < 3) ebla::detail::set_gemm_host_isa(ebla::detail::HostIsa::avx512);
+        else throw ebla::InvalidArgument("every set is supported here");
+      },
+      ebla::InvalidArgument);
+  std::cout << "[ counts   ] host_isa: " << isas.size() << " instruction sets, " << entries
+            << " entries compared\n";
+  EXPECT_GT(entries, 1000u);
+}

@@ -77,6 +77,7 @@
 
 #include <ebla/core/format.hpp>
 #include <ebla/kernels/matrix_unit.hpp>
+#include <ebla/kernels/quantize_host.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -228,6 +229,14 @@ GemmResult gemm(const ConstHostMatrix& A, const ConstHostMatrix& B, const GemmPl
 /// A B with every entry correctly rounded to binary64 (exact products, exact sums, one
 /// rounding): the reference of the experiments and of GemmConfig::reference. O(m n k).
 HostMatrix exact_gemm(const ConstHostMatrix& A, const ConstHostMatrix& B);
+
+namespace detail {
+/// The instruction set of gemm's host passes (split, conversions, assembly, normwise bound):
+/// by default the best this CPU runs (quantize_host.hpp). Every set gives the same C; tests
+/// set each in turn. set_gemm_host_isa throws InvalidArgument for a set the CPU lacks.
+HostIsa gemm_host_isa();
+void set_gemm_host_isa(HostIsa isa);
+}  // namespace detail
 
 /// The format with f's precision and specials and the widest exponent range binary64 allows
 /// (emin -1022, emax 1023): seed 001's "unbounded range" comparison runs.
