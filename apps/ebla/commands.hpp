@@ -21,6 +21,8 @@ Command add_cg(CLI::App& app);
 Command add_power(CLI::App& app);
 Command add_mac(CLI::App& app);
 Command add_gemm(CLI::App& app);
+Command add_probe(CLI::App& app);
+Command add_weakform(CLI::App& app);
 
 /// Exit code for bad input (unknown names, malformed numbers, invalid options).
 constexpr int exit_bad_input = 2;

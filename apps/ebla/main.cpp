@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
              "bounds (seed 000, section 4.1, Fig. 5)", ebla::cli::add_mac);
   add("gemm", "Mixed-precision GEMM (Model 1) with certified bounds: one run, the choice for a tolerance, "
               "or the experiments of seed 001 (Figs. 5.1, 5.2) and seed 000 (Fig. 6)", ebla::cli::add_gemm);
+  add("probe", "The tests of seed 003 on a matrix-multiply unit: a preset, or this CPU's VDPBF16PS (avx512_bf16_hw)", ebla::cli::add_probe);
+  add("weakform", "The weak-form kernel A += B C layer by layer with its layer-wise error bounds (seed 004)", ebla::cli::add_weakform);
 
   try {
     app.parse(argc, argv);

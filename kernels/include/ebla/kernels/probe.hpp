@@ -1,0 +1,123 @@
+// Probes of a dot-product device: the tests of seed 003 (Fasi, Higham, Mikaitis, Pranesh) that
+// find how a matrix-multiply unit computes
+//
+//   d = c + a_1 b_1 + ... + a_b b_b
+//
+// from its results alone, generalised to any input precision t and accumulation precision T.
+//
+//   DotDevice dev = unit_device("v100_fp16", units::v100_fp16());   // the emulation, or
+//   DotDevice hw = avx512_bf16_device();                             // this CPU's VDPBF16PS
+//   ProbeFindings f = probe(dev);
+//   for (const ProbeRow& row : probe_table(f)) ...                   // one row per property
+//   std::vector<std::string> d = probe_differences(f, units::v100_fp16());  // empty: agree
+//
+// What is probed (docs/probes.md has every test and its expected outcomes):
+//  - products: exact, or rounded back to the input format;
+//  - extra alignment bits: the largest k such that an addend 2^-(T-1+k) next to 1 still
+//    changes the result, and whether every position of the largest addend gives the same
+//    result (the permutation test: alignment to the largest addend);
+//  - the rounding of the sum: to nearest, toward zero, up or down;
+//  - normalisation at the end (one rounding) or after each addition;
+//  - subnormal inputs, subnormal addend c and subnormal results kept or flushed;
+//  - overflow: infinity, saturation at fmax, or NaN;
+//  - monotonicity: whether raising c can lower d.
+#pragma once
+
+#include <cstdint>
+#include <ebla/core/format.hpp>
+#include <ebla/core/rounding.hpp>
+#include <ebla/kernels/matrix_unit.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ebla {
+
+/// A device computing one block d = c + sum_{i<block} a_i b_i. The probes pass a_i, b_i
+/// exactly representable in `input` and c in `accumulation`; `run` returns d as a double.
+struct DotDevice {
+  std::string name;
+  int block = 1;
+  Format input{};
+  Format accumulation{};
+  std::function<double(const double* a, const double* b, double c)> run;
+};
+
+/// A matrix unit as a device, through ebla::unit_dot with k = block (validates the unit).
+DotDevice unit_device(const std::string& name, const MatrixUnit& unit);
+
+/// Whether this CPU executes VDPBF16PS (AVX512_BF16 with AVX512F).
+bool avx512_bf16_available();
+/// This CPU's VDPBF16PS, lane 0: b = 2, bfloat16 inputs, binary32 accumulation. Throws
+/// std::runtime_error if the CPU lacks the instruction (check avx512_bf16_available() first),
+/// and InvalidArgument if an operand is not a bfloat16 (a, b) or binary32 (c) value.
+DotDevice avx512_bf16_device();
+/// Whether this CPU has AMX-BF16 (TDPBF16PS). ebla has no AMX device: with AMX present the
+/// probe still reports it as not probed.
+bool amx_bf16_available();
+
+/// A yes / no answer of a probe, or that the device cannot show it (formats out of reach).
+enum class ProbeAnswer : std::uint8_t { yes, no, not_testable };
+
+/// What the probes found.
+struct ProbeFindings {
+  std::string device;
+  int block = 1;
+  Format input{}, accumulation{};
+
+  enum class Products : std::uint8_t { exact, rounded_to_input, other };
+  Products products = Products::exact;
+  double product_result = 0;  ///< -(1 - 2^(1-t)) + (1 - 2^-t)^2 as the device gives it
+
+  /// Alignment bits kept below the accumulation precision: the last k of 1..extra_bits_tested
+  /// for which 2^-(T-1+k) next to 1 is kept, or MatrixUnit::unbounded if all were kept.
+  int extra_bits = 0;
+  int extra_bits_tested = 0;
+  /// The permutation test: the same result wherever the largest addend is (yes).
+  ProbeAnswer largest_first = ProbeAnswer::yes;
+  std::vector<double> permutation_results;  ///< one per position of the largest addend
+
+  bool rounding_known = false;
+  Rounding rounding = Rounding::nearest_even;
+  std::string rounding_test;  ///< "paper" (2 + 0.75 ulp) or "carry" (1 + 1.5 ulp + 1)
+  double rounding_positive = 0, rounding_negative = 0;
+
+  /// yes: one rounding at the end (every order of 1, -1, 2^-(T+2) gives one value); no:
+  /// rounding after each addition; not_testable for b = 1.
+  ProbeAnswer normalised_at_end = ProbeAnswer::not_testable;
+  double normalisation_min = 0, normalisation_max = 0;
+
+  ProbeAnswer input_subnormals = ProbeAnswer::not_testable;   ///< a, b kept (yes) or DAZ
+  ProbeAnswer addend_subnormals = ProbeAnswer::not_testable;  ///< c kept (yes) or DAZ
+  ProbeAnswer output_subnormals = ProbeAnswer::not_testable;  ///< kept (yes) or FTZ
+  double input_subnormal_result = 0, addend_subnormal_result = 0, output_subnormal_result = 0;
+
+  enum class OverflowResult : std::uint8_t { infinity, saturation, nan, other, not_testable };
+  OverflowResult overflow = OverflowResult::not_testable;
+  double overflow_positive = 0, overflow_negative = 0;
+
+  /// no: some c' < c gave a larger d (example below); yes: no violation in the tests run.
+  ProbeAnswer monotonic = ProbeAnswer::yes;
+  int monotonic_tests = 0;
+  double monotonic_c_low = 0, monotonic_d_low = 0, monotonic_d_high = 0;
+};
+
+/// Runs every probe on the device. Throws InvalidArgument for a device without `run`, a
+/// block outside 1..64, or formats of fewer than 3 bits of precision.
+ProbeFindings probe(const DotDevice& device);
+
+/// One row of the findings table: a property, what was found, and the test that shows it.
+struct ProbeRow {
+  std::string property, finding, evidence;
+};
+std::vector<ProbeRow> probe_table(const ProbeFindings& f);
+
+/// The properties on which the findings contradict a unit's parameters (empty: they agree);
+/// each entry names the property, the finding and what the unit says.
+std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixUnit& unit);
+
+const char* to_string(ProbeAnswer a);
+const char* to_string(ProbeFindings::Products p);
+const char* to_string(ProbeFindings::OverflowResult o);
+
+}  // namespace ebla

@@ -1,0 +1,600 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ebla/core/bits.hpp>
+#include <ebla/core/error.hpp>
+#include <ebla/kernels/probe.hpp>
+#include <set>
+#include <stdexcept>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define EBLA_PROBE_X86 1
+#else
+#define EBLA_PROBE_X86 0
+#endif
+
+namespace ebla {
+
+namespace {
+
+__attribute__((format(printf, 1, 2))) std::string text(const char* format, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  return buf;
+}
+
+std::string hexf(double x) { return text("%a", x); }
+
+double p2(int e) { return std::ldexp(1.0, e); }
+
+/// Bitwise equality (distinguishes -0 from +0; NaN equals NaN).
+bool same(double x, double y) {
+  return bit_cast<std::uint64_t>(x) == bit_cast<std::uint64_t>(y) ||
+         (std::isnan(x) && std::isnan(y));
+}
+
+/// 2^k as a product x y of two normal numbers of the input format, if there is one.
+bool split_pow2(const Format& in, int k, double& x, double& y) {
+  const int ka = std::max(in.emin, std::min(in.emax, k - k / 2));
+  const int kb = k - ka;
+  if (kb < in.emin || kb > in.emax) return false;
+  x = p2(ka);
+  y = p2(kb);
+  return true;
+}
+
+/// A nonzero value v as a product x y of normal input numbers: v 1 if v is one, else a split
+/// power of two.
+bool as_product(const Format& in, double v, double& x, double& y) {
+  if (round_to(v, in, Rounding::nearest_even) == v && std::fabs(v) >= in.fmin()) {
+    x = v;
+    y = 1;
+    return true;
+  }
+  int e = 0;
+  if (std::fabs(std::frexp(v, &e)) != 0.5 || !split_pow2(in, e - 1, x, y)) return false;
+  x = std::copysign(x, v);
+  return true;
+}
+
+/// The device on one block: a term in slot 0 is c, a term in slot i >= 1 is the product
+/// a_{i-1} b_{i-1}; empty slots are 0 (c) and 0 * 0.
+class Block {
+ public:
+  explicit Block(const DotDevice& d) : dev_(d), a_(d.block, 0.0), b_(d.block, 0.0) {}
+
+  /// Places v in a slot; false if v cannot be a product of input numbers.
+  bool put(int slot, double v) {
+    if (slot == 0) {
+      c_ = v;
+      return true;
+    }
+    if (v == 0) {
+      a_[slot - 1] = b_[slot - 1] = 0;
+      return true;
+    }
+    return as_product(dev_.input, v, a_[slot - 1], b_[slot - 1]);
+  }
+  double run() const { return dev_.run(a_.data(), b_.data(), c_); }
+  void clear() {
+    std::fill(a_.begin(), a_.end(), 0.0);
+    std::fill(b_.begin(), b_.end(), 0.0);
+    c_ = 0;
+  }
+
+ private:
+  const DotDevice& dev_;
+  std::vector<double> a_, b_;
+  double c_ = 0;
+};
+
+/// d = c + (the one product v), the other products zero.
+double run_two(const DotDevice& d, double c, double v) {
+  Block blk(d);
+  if (!blk.put(1, v)) throw_invalid("ebla::probe", hexf(v) + " is not a product of input numbers");
+  blk.put(0, c);
+  return blk.run();
+}
+
+// ---- the probes --------------------------------------------------------------------------
+
+void probe_products(const DotDevice& d, ProbeFindings& f) {
+  // seed 003: (1 - 2^-t)^2 = 1 - 2^(1-t) + 2^-2t; c cancels its rounded value, so that the
+  // last term shows even when T < 2t
+  const int t = d.input.t;
+  const double x = 1 - p2(-t);
+  std::vector<double> a(d.block, 0.0);
+  a[0] = x;
+  f.product_result = d.run(a.data(), a.data(), -(1 - p2(1 - t)));
+  f.products = same(f.product_result, p2(-2 * t)) ? ProbeFindings::Products::exact
+               : f.product_result == 0            ? ProbeFindings::Products::rounded_to_input
+                                                  : ProbeFindings::Products::other;
+}
+
+/// Whether 2^-(T-1+k) next to 1 (the product 1 * 1) changes the result: up (1 + tiny),
+/// toward zero or down (1 - tiny), or to nearest (1 - (half + tiny) against 1 - half).
+bool alignment_keeps(const DotDevice& d, int k) {
+  const int T = d.accumulation.t;
+  const double tiny = p2(-(T - 1 + k));
+  const double one = run_two(d, 0, 1);
+  if (!same(run_two(d, tiny, 1), one) || !same(run_two(d, -tiny, 1), one)) return true;
+  if (k < 2) return false;
+  const double base = k == 2 ? p2(-T) : p2(-(T + 1));
+  return !same(run_two(d, -(base + tiny), 1), run_two(d, -base, 1));
+}
+
+void probe_alignment(const DotDevice& d, ProbeFindings& f) {
+  const int T = d.accumulation.t;
+  f.extra_bits_tested = std::max(0, std::min(T + 1, -d.accumulation.emin - T + 1));
+  f.extra_bits = 0;
+  for (int k = 1; k <= f.extra_bits_tested && alignment_keeps(d, k); ++k) f.extra_bits = k;
+  if (f.extra_bits_tested > 0 && f.extra_bits == f.extra_bits_tested)
+    f.extra_bits = MatrixUnit::unbounded;
+
+  // seed 003's permutation test: 1 and b addends 2^-T, the 1 in every position
+  Block blk(d);
+  f.permutation_results.clear();
+  for (int pos = 0; pos <= d.block; ++pos) {
+    bool ok = true;
+    for (int slot = 0; slot <= d.block; ++slot) ok = ok && blk.put(slot, slot == pos ? 1 : p2(-T));
+    if (!ok) {
+      f.largest_first = ProbeAnswer::not_testable;
+      f.permutation_results.clear();
+      return;
+    }
+    f.permutation_results.push_back(blk.run());
+  }
+  const double first = f.permutation_results[0];
+  f.largest_first = std::all_of(f.permutation_results.begin(), f.permutation_results.end(),
+                                [&](double r) { return same(r, first); })
+                        ? ProbeAnswer::yes
+                        : ProbeAnswer::no;
+}
+
+void probe_rounding(const DotDevice& d, ProbeFindings& f) {
+  const int T = d.accumulation.t;
+  double lo, hi;
+  // the paper's test (2 + 0.75 ulp) needs two bits below the last of 2 kept in alignment;
+  // else 1 + (1 + 3 2^(1-T)) = 2 + 1.5 ulp, whose bits no adder drops (the carry is kept)
+  if (f.extra_bits == MatrixUnit::unbounded || f.extra_bits >= 2) {
+    f.rounding_test = "paper";
+    const double small = p2(1 - T) + p2(-T);
+    f.rounding_positive = run_two(d, small, 2);
+    f.rounding_negative = run_two(d, -small, -2);
+    lo = 2, hi = 2 + p2(2 - T);
+  } else {
+    f.rounding_test = "carry";
+    const double c = 1 + 3 * p2(1 - T);
+    f.rounding_positive = run_two(d, c, 1);
+    f.rounding_negative = run_two(d, -c, -1);
+    lo = 2 + p2(2 - T), hi = 2 + p2(3 - T);
+  }
+  const double pos = f.rounding_positive, neg = f.rounding_negative;
+  f.rounding_known = true;
+  if (pos == hi && neg == -hi)
+    f.rounding = Rounding::nearest_even;
+  else if (pos == lo && neg == -lo)
+    f.rounding = Rounding::toward_zero;
+  else if (pos == hi && neg == -lo)
+    f.rounding = Rounding::upward;
+  else if (pos == lo && neg == -hi)
+    f.rounding = Rounding::downward;
+  else
+    f.rounding_known = false;
+}
+
+void probe_normalisation(const DotDevice& d, ProbeFindings& f) {
+  // 1 + (-1) + 2^-(T+2) in every order over representative slots: one rounding at the end
+  // gives one value whatever the order (2^-(T+2), or 0 if alignment drops it); a rounding
+  // after each addition gives 2^-(T+2) when 1 - 1 comes first and loses it (0, or 2^(1-T)
+  // rounding up) when it is added to 1 before -1
+  if (d.block < 2) {
+    f.normalised_at_end = ProbeAnswer::not_testable;
+    return;
+  }
+  const int T = d.accumulation.t;
+  std::set<int> slots = {0, 1, 2, 3, 4, d.block - 1, d.block};
+  std::vector<int> s;
+  for (int x : slots)
+    if (x >= 0 && x <= d.block) s.push_back(x);
+  const double terms[3] = {1, -1, p2(-(T + 2))};
+  Block blk(d);
+  bool any = false;
+  for (int i : s)
+    for (int j : s)
+      for (int k : s) {
+        if (i == j || j == k || i == k) continue;
+        blk.clear();
+        if (!blk.put(i, terms[0]) || !blk.put(j, terms[1]) || !blk.put(k, terms[2])) continue;
+        const double r = blk.run();
+        if (!any) f.normalisation_min = f.normalisation_max = r;
+        any = true;
+        f.normalisation_min = std::min(f.normalisation_min, r);
+        f.normalisation_max = std::max(f.normalisation_max, r);
+      }
+  f.normalised_at_end = !any                                             ? ProbeAnswer::not_testable
+                        : same(f.normalisation_min, f.normalisation_max) ? ProbeAnswer::yes
+                                                                         : ProbeAnswer::no;
+}
+
+void probe_subnormals(const DotDevice& d, ProbeFindings& f) {
+  const Format &in = d.input, &acc = d.accumulation;
+  // inputs: a subnormal a times 4 is a normal product
+  if (in.subnormals && in.emax >= 2) {
+    std::vector<double> a(d.block, 0.0), b(d.block, 0.0);
+    a[0] = p2(in.emin - 1);
+    b[0] = 4;
+    f.input_subnormal_result = d.run(a.data(), b.data(), 0.0);
+    f.input_subnormals = same(f.input_subnormal_result, p2(in.emin + 1)) ? ProbeAnswer::yes
+                         : f.input_subnormal_result == 0                 ? ProbeAnswer::no
+                                                         : ProbeAnswer::not_testable;
+  }
+  double x, y;
+  if (split_pow2(in, acc.emin, x, y)) {
+    // c = 2^(emin-1) + b products 2^emin: (b + 1/2) 2^emin, or b 2^emin if c reads as zero;
+    // every partial sum with a product in it is normal, whatever the order (a flush of an
+    // intermediate c + 0 would look like DAZ)
+    Block blk(d);
+    for (int slot = 1; slot <= d.block; ++slot) blk.put(slot, p2(acc.emin));
+    blk.put(0, p2(acc.emin - 1));
+    f.addend_subnormal_result = blk.run();
+    const double b = d.block;
+    f.addend_subnormals =
+        same(f.addend_subnormal_result, (b + 0.5) * p2(acc.emin)) ? ProbeAnswer::yes
+        : same(f.addend_subnormal_result, b * p2(acc.emin))       ? ProbeAnswer::no
+                                                                  : ProbeAnswer::not_testable;
+    // c = 1.5 2^emin minus the product 2^emin: the subnormal 2^(emin-1), or 0 if flushed
+    f.output_subnormal_result = run_two(d, 1.5 * p2(acc.emin), -p2(acc.emin));
+    f.output_subnormals = same(f.output_subnormal_result, p2(acc.emin - 1)) ? ProbeAnswer::yes
+                          : f.output_subnormal_result == 0                  ? ProbeAnswer::no
+                                                           : ProbeAnswer::not_testable;
+  } else {
+    // products cannot reach 2^emin: c = 2^(emin-1) alone, kept only if kept in and out
+    Block blk(d);
+    blk.put(0, p2(acc.emin - 1));
+    const double r = blk.run();
+    f.addend_subnormal_result = f.output_subnormal_result = r;
+    if (same(r, p2(acc.emin - 1))) f.addend_subnormals = f.output_subnormals = ProbeAnswer::yes;
+  }
+}
+
+void probe_overflow(const DotDevice& d, ProbeFindings& f) {
+  const Format& acc = d.accumulation;
+  double x, y;
+  if (!split_pow2(d.input, acc.emax, x, y)) return;
+  f.overflow_positive = run_two(d, acc.fmax(), p2(acc.emax));
+  f.overflow_negative = run_two(d, -acc.fmax(), -p2(acc.emax));
+  using O = ProbeFindings::OverflowResult;
+  auto kind = [&](double r, double sign) {
+    if (std::isnan(r)) return O::nan;
+    if (r == sign * HUGE_VAL) return O::infinity;
+    if (r == sign * acc.fmax()) return O::saturation;
+    return O::other;
+  };
+  const O p = kind(f.overflow_positive, 1), n = kind(f.overflow_negative, -1);
+  // rounding up or down saturates on the side toward zero (IEEE 754): the other side decides
+  const bool up = f.rounding_known && f.rounding == Rounding::upward;
+  const bool down = f.rounding_known && f.rounding == Rounding::downward;
+  f.overflow = up     ? (n == O::saturation ? p : O::other)
+               : down ? (p == O::saturation ? n : O::other)
+                      : (p == n ? p : O::other);
+}
+
+void probe_monotonicity(const DotDevice& d, ProbeFindings& f) {
+  // c = 1 - 2^-T (below 1: a finer alignment grid) against c = 1, with b addends 2^-(T+j):
+  // an adder that drops bits below the grid of the largest term can give more for the smaller c
+  const int T = d.accumulation.t;
+  Block blk(d);
+  f.monotonic = ProbeAnswer::yes;
+  f.monotonic_tests = 0;
+  for (int j = 0; j <= 8; ++j) {
+    bool ok = true;
+    for (int slot = 1; slot <= d.block; ++slot) ok = ok && blk.put(slot, p2(-(T + j)));
+    if (!ok) continue;
+    blk.put(0, 1 - p2(-T));
+    const double low = blk.run();
+    blk.put(0, 1);
+    const double high = blk.run();
+    ++f.monotonic_tests;
+    if (low > high && f.monotonic == ProbeAnswer::yes) {
+      f.monotonic = ProbeAnswer::no;
+      f.monotonic_c_low = 1 - p2(-T);
+      f.monotonic_d_low = low;
+      f.monotonic_d_high = high;
+    }
+  }
+  if (f.monotonic_tests == 0) f.monotonic = ProbeAnswer::not_testable;
+}
+
+// ---- the hardware ------------------------------------------------------------------------
+
+#if EBLA_PROBE_X86
+
+bool cpu_has_avx512_bf16() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+}
+
+/// VDPBF16PS on 16 lanes holding the same pair: lane 0 of c + a1 b1 + a0 b0.
+__attribute__((target("avx512bf16,avx512f,avx512vl"))) float vdpbf16ps_lane(const std::uint16_t* a,
+                                                                            const std::uint16_t* b,
+                                                                            float c) {
+  std::uint16_t av[32], bv[32];
+  for (int l = 0; l < 32; ++l) av[l] = a[l % 2], bv[l] = b[l % 2];
+  const __m512i ai = _mm512_loadu_si512(av), bi = _mm512_loadu_si512(bv);
+  __m512bh abh, bbh;
+  std::memcpy(&abh, &ai, sizeof abh);
+  std::memcpy(&bbh, &bi, sizeof bbh);
+  float out[16];
+  _mm512_storeu_ps(out, _mm512_dpbf16_ps(_mm512_set1_ps(c), abh, bbh));
+  return out[0];
+}
+
+#endif  // EBLA_PROBE_X86
+
+/// The bfloat16 encoding of x, which must be a bfloat16 value.
+std::uint16_t bf16_bits(double x) {
+  const float f = static_cast<float>(x);
+  const std::uint32_t bits = bit_cast<std::uint32_t>(f);
+  if (static_cast<double>(f) != x || (bits & 0xffffu) != 0)
+    throw_invalid("ebla::avx512_bf16_device", hexf(x) + " is not a bfloat16 value");
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+
+}  // namespace
+
+DotDevice unit_device(const std::string& name, const MatrixUnit& unit) {
+  validate(unit, "ebla::unit_device");
+  DotDevice d;
+  d.name = name;
+  d.block = unit.block;
+  d.input = unit.input;
+  d.accumulation = unit.accumulation;
+  d.run = [unit](const double* a, const double* b, double c) {
+    return unit_dot(unit, a, b, static_cast<std::size_t>(unit.block), c);
+  };
+  return d;
+}
+
+bool avx512_bf16_available() {
+#if EBLA_PROBE_X86
+  return cpu_has_avx512_bf16();
+#else
+  return false;
+#endif
+}
+
+bool amx_bf16_available() {
+#if EBLA_PROBE_X86
+  return __builtin_cpu_supports("amx-bf16");
+#else
+  return false;
+#endif
+}
+
+DotDevice avx512_bf16_device() {
+  if (!avx512_bf16_available())
+    throw std::runtime_error("ebla::avx512_bf16_device: this CPU has no AVX512_BF16 (VDPBF16PS)");
+  DotDevice d;
+  d.name = "avx512_bf16_hw";
+  d.block = 2;
+  d.input = formats::bfloat16();
+  d.accumulation = formats::binary32();
+#if EBLA_PROBE_X86
+  d.run = [](const double* a, const double* b, double c) {
+    const std::uint16_t ab[2] = {bf16_bits(a[0]), bf16_bits(a[1])};
+    const std::uint16_t bb[2] = {bf16_bits(b[0]), bf16_bits(b[1])};
+    const float cf = static_cast<float>(c);
+    if (static_cast<double>(cf) != c && !std::isnan(c))
+      throw_invalid("ebla::avx512_bf16_device", "c = " + hexf(c) + " is not a binary32 value");
+    return static_cast<double>(vdpbf16ps_lane(ab, bb, cf));
+  };
+#endif
+  return d;
+}
+
+ProbeFindings probe(const DotDevice& device) {
+  if (!device.run) throw_invalid("ebla::probe", "device '" + device.name + "' has no run function");
+  if (device.block < 1 || device.block > 64)
+    throw_invalid("ebla::probe", "block = " + std::to_string(device.block) + " is outside 1..64");
+  if (device.input.t < 3 || device.accumulation.t < 3)
+    throw_invalid("ebla::probe", "the probes need formats of at least 3 bits of precision");
+  ProbeFindings f;
+  f.device = device.name;
+  f.block = device.block;
+  f.input = device.input;
+  f.accumulation = device.accumulation;
+  probe_products(device, f);
+  probe_alignment(device, f);
+  probe_rounding(device, f);
+  probe_normalisation(device, f);
+  probe_subnormals(device, f);
+  probe_overflow(device, f);
+  probe_monotonicity(device, f);
+  return f;
+}
+
+const char* to_string(ProbeAnswer a) {
+  return a == ProbeAnswer::yes ? "yes" : a == ProbeAnswer::no ? "no" : "not testable";
+}
+
+const char* to_string(ProbeFindings::Products p) {
+  return p == ProbeFindings::Products::exact ? "exact"
+         : p == ProbeFindings::Products::rounded_to_input
+             ? "rounded to the input format"
+             : "neither exact nor rounded to the input";
+}
+
+const char* to_string(ProbeFindings::OverflowResult o) {
+  using O = ProbeFindings::OverflowResult;
+  return o == O::infinity     ? "infinity"
+         : o == O::saturation ? "saturation at +-fmax"
+         : o == O::nan        ? "NaN"
+         : o == O::other      ? "other"
+                              : "not testable";
+}
+
+namespace {
+
+const char* rounding_name(Rounding r) {
+  return r == Rounding::nearest_even  ? "to nearest"
+         : r == Rounding::toward_zero ? "toward zero"
+         : r == Rounding::upward      ? "up (toward +inf)"
+         : r == Rounding::downward    ? "down (toward -inf)"
+                                      : "other";
+}
+
+const char* kept(ProbeAnswer a, const char* flushed) {
+  return a == ProbeAnswer::yes ? "kept" : a == ProbeAnswer::no ? flushed : "not testable";
+}
+
+std::string distinct(const std::vector<double>& v) {
+  std::vector<double> u;
+  for (double x : v)
+    if (std::none_of(u.begin(), u.end(), [&](double y) { return same(x, y); })) u.push_back(x);
+  std::string s;
+  for (double x : u) s += (s.empty() ? "" : ", ") + hexf(x);
+  return s;
+}
+
+}  // namespace
+
+std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
+  const int t = f.input.t, T = f.accumulation.t;
+  const int emin = f.accumulation.emin, emax = f.accumulation.emax;
+  std::vector<ProbeRow> rows;
+  rows.push_back({"products", to_string(f.products),
+                  text("-(1 - 2^-%d) + (1 - 2^-%d)^2 = %s (exact: 2^-%d, rounded: 0)", t - 1, t,
+                       hexf(f.product_result).c_str(), 2 * t)});
+  const std::string extra = f.extra_bits == MatrixUnit::unbounded
+                                ? text("unbounded (all %d tested kept)", f.extra_bits_tested)
+                                : std::to_string(f.extra_bits);
+  const std::string extra_why =
+      f.extra_bits == MatrixUnit::unbounded
+          ? text("1 +- 2^-(%d+k) changes the result for k = 1..%d", T - 1, f.extra_bits_tested)
+      : f.extra_bits == 0 ? text("1 +- 2^-(%d+k) lost already for k = 1", T - 1)
+                          : text("1 +- 2^-(%d+k) kept for k <= %d, lost for k = %d", T - 1,
+                                 f.extra_bits, f.extra_bits + 1);
+  rows.push_back({"extra alignment bits", extra, extra_why});
+  rows.push_back({"largest addend first",
+                  f.largest_first == ProbeAnswer::yes  ? "yes (every order the same)"
+                  : f.largest_first == ProbeAnswer::no ? "no (depends on the order)"
+                                                       : "not testable",
+                  text("1 and %d addends 2^-%d, the 1 in each of %d positions: %s", f.block, T,
+                       f.block + 1, distinct(f.permutation_results).c_str())});
+  const std::string rtest = f.rounding_test == "paper" ? text("+-(2 + (2^-%d + 2^-%d))", T - 1, T)
+                                                       : text("+-(1 + (1 + 3 2^-%d))", T - 1);
+  rows.push_back({"rounding of the sum", f.rounding_known ? rounding_name(f.rounding) : "unknown",
+                  rtest + " = " + hexf(f.rounding_positive) + ", " + hexf(f.rounding_negative) +
+                      (f.rounding_test == "carry" ? " (the carry test: < 2 extra bits)" : "")});
+  rows.push_back(
+      {"normalisation",
+       f.normalised_at_end == ProbeAnswer::yes  ? "at the end (one rounding)"
+       : f.normalised_at_end == ProbeAnswer::no ? "after each addition"
+                                                : "not testable (b = 1: one addition)",
+       f.normalised_at_end == ProbeAnswer::not_testable
+           ? std::string("-")
+           : text("1 - 1 + 2^-%d in every order: %s .. %s", T + 2,
+                  hexf(f.normalisation_min).c_str(), hexf(f.normalisation_max).c_str())});
+  rows.push_back(
+      {"subnormal inputs a, b", kept(f.input_subnormals, "read as zero (DAZ)"),
+       f.input_subnormals == ProbeAnswer::not_testable
+           ? std::string("-")
+           : text("2^%d * 4 = %s", f.input.emin - 1, hexf(f.input_subnormal_result).c_str())});
+  double x, y;
+  if (split_pow2(f.input, emin, x, y)) {
+    rows.push_back({"subnormal addend c", kept(f.addend_subnormals, "read as zero (DAZ)"),
+                    text("2^%d + %d products 2^%d = %s", emin - 1, f.block, emin,
+                         hexf(f.addend_subnormal_result).c_str())});
+    rows.push_back(
+        {"subnormal results", kept(f.output_subnormals, "flushed to zero (FTZ)"),
+         text("1.5 2^%d - 2^%d = %s", emin, emin, hexf(f.output_subnormal_result).c_str())});
+  } else {  // products cannot reach 2^emin: c alone
+    const std::string alone = text("c = 2^%d alone = %s (products cannot reach 2^%d)", emin - 1,
+                                   hexf(f.addend_subnormal_result).c_str(), emin);
+    rows.push_back({"subnormal addend c", kept(f.addend_subnormals, "read as zero (DAZ)"), alone});
+    rows.push_back(
+        {"subnormal results", kept(f.output_subnormals, "flushed to zero (FTZ)"), alone});
+  }
+  rows.push_back({"overflow", to_string(f.overflow),
+                  f.overflow == ProbeFindings::OverflowResult::not_testable
+                      ? text("products cannot reach 2^%d", emax)
+                      : text("+-(fmax + 2^%d) = %s, %s", emax, hexf(f.overflow_positive).c_str(),
+                             hexf(f.overflow_negative).c_str())});
+  rows.push_back({"monotonic",
+                  f.monotonic == ProbeAnswer::yes  ? "no violation found"
+                  : f.monotonic == ProbeAnswer::no ? "no"
+                                                   : "not testable",
+                  f.monotonic == ProbeAnswer::no
+                      ? text("c = %s gives %s, c = 1 gives %s", hexf(f.monotonic_c_low).c_str(),
+                             hexf(f.monotonic_d_low).c_str(), hexf(f.monotonic_d_high).c_str())
+                      : text("c = 1 - 2^-%d against c = 1, addends 2^-(%d+j): %d tests", T, T,
+                             f.monotonic_tests)});
+  return rows;
+}
+
+std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixUnit& u) {
+  std::vector<std::string> d;
+  auto differ = [&](const std::string& property, const std::string& found,
+                    const std::string& unit) {
+    d.push_back(property + ": found " + found + ", the unit says " + unit);
+  };
+  using P = ProbeFindings::Products;
+  const P products = u.exact_products       ? P::exact
+                     : u.product == u.input ? P::rounded_to_input
+                                            : P::other;
+  if (f.products != products) differ("products", to_string(f.products), to_string(products));
+
+  const bool unbounded =
+      u.extra_bits == MatrixUnit::unbounded || u.extra_bits >= f.extra_bits_tested;
+  if (unbounded ? f.extra_bits != MatrixUnit::unbounded : f.extra_bits != u.extra_bits)
+    differ("extra alignment bits",
+           f.extra_bits == MatrixUnit::unbounded ? "unbounded" : std::to_string(f.extra_bits),
+           unbounded ? "unbounded" : std::to_string(u.extra_bits));
+
+  const bool one_addition = u.block == 1 || (u.normalisation == Normalisation::at_end &&
+                                             u.addend == AddendJoin::with_products);
+  if (f.largest_first != (one_addition ? ProbeAnswer::yes : ProbeAnswer::no))
+    differ("largest addend first", to_string(f.largest_first), one_addition ? "yes" : "no");
+
+  if (!f.rounding_known || f.rounding != u.rounding)
+    differ("rounding", f.rounding_known ? rounding_name(f.rounding) : "unknown",
+           rounding_name(u.rounding));
+
+  const ProbeAnswer at_end = u.block == 1   ? ProbeAnswer::not_testable
+                             : one_addition ? ProbeAnswer::yes
+                                            : ProbeAnswer::no;
+  if (f.normalised_at_end != at_end)
+    differ("normalised at the end", to_string(f.normalised_at_end), to_string(at_end));
+
+  const ProbeAnswer in = u.input_subnormals ? ProbeAnswer::yes : ProbeAnswer::no;
+  const ProbeAnswer out = u.output_subnormals ? ProbeAnswer::yes : ProbeAnswer::no;
+  if (f.input_subnormals != ProbeAnswer::not_testable && f.input_subnormals != in)
+    differ("subnormal inputs kept", to_string(f.input_subnormals), to_string(in));
+  if (f.addend_subnormals != ProbeAnswer::not_testable && f.addend_subnormals != in)
+    differ("subnormal addend kept", to_string(f.addend_subnormals), to_string(in));
+  if (f.output_subnormals != ProbeAnswer::not_testable && f.output_subnormals != out)
+    differ("subnormal results kept", to_string(f.output_subnormals), to_string(out));
+
+  using O = ProbeFindings::OverflowResult;
+  const O overflow = u.rounding == Rounding::toward_zero             ? O::saturation
+                     : u.accumulation.overflow == Overflow::infinity ? O::infinity
+                     : u.accumulation.overflow == Overflow::nan      ? O::nan
+                                                                     : O::saturation;
+  if (f.overflow != O::not_testable && f.overflow != overflow)
+    differ("overflow", to_string(f.overflow), to_string(overflow));
+
+  // every rounding is monotonic, and so is their composition: only an adder that drops bits
+  // in alignment can lower d when c rises
+  if (u.extra_bits == MatrixUnit::unbounded && f.monotonic == ProbeAnswer::no)
+    differ("monotonic", "no", "yes (nothing dropped in alignment)");
+  return d;
+}
+
+}  // namespace ebla

@@ -1,0 +1,251 @@
+#include <ebla/kernels/weakform.hpp>
+
+#include <ebla/core/bounds.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace ebla {
+
+namespace {
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+std::string shape(std::size_t a, std::size_t b, std::size_t c) {
+  return std::to_string(a) + " x " + std::to_string(b) + " x " + std::to_string(c);
+}
+
+/// Throws InvalidArgument unless every operation of the unit rounds exactly once (the model
+/// behind the bounds): exact products, unbounded alignment, the addend with the products, and
+/// one chain.
+void check_bounded_unit(const MatrixUnit& u, const char* function) {
+  if (!u.exact_products)
+    throw_invalid(function, "a unit with rounded products (product format " +
+                                format_name(u.product) + ") is not covered by the bounds");
+  if (u.extra_bits != MatrixUnit::unbounded)
+    throw_invalid(function, "a unit with extra_bits = " + std::to_string(u.extra_bits) +
+                                " (truncated alignment) is not covered by the bounds");
+  if (u.addend != AddendJoin::with_products)
+    throw_invalid(function, "a unit with addend = after_products is not covered by the bounds");
+  if (u.chains != 1)
+    throw_invalid(function, "a unit with chains = " + std::to_string(u.chains) +
+                                " is not covered by the bounds");
+}
+
+/// Absolute error of underflow when rounding to f: half the subnormal spacing to nearest, the
+/// spacing toward zero, fmin when subnormals are flushed (results) or read as zero (inputs).
+double underflow_error(const Format& f, bool nearest, bool subnormals) {
+  if (!subnormals || !f.subnormals) return f.fmin();
+  const double spacing = std::ldexp(1.0, f.emin - f.t + 1);
+  return nearest ? spacing / 2 : spacing;
+}
+
+}  // namespace
+
+namespace detail {
+
+void check_weakform(const char* function, const MatrixUnit& unit, std::size_t ani,
+                    std::size_t anj, std::size_t ank, std::size_t bni, std::size_t bn,
+                    std::size_t bnk, std::size_t cnj, std::size_t cn) {
+  validate(unit, function);
+  if (ani != bni || ank != bnk || anj != cnj || bn != cn)
+    throw_invalid(function, "A is " + shape(ani, anj, ank) + ", B is " + shape(bni, bn, bnk) +
+                                ", C is " + std::to_string(cnj) + " x " + std::to_string(cn) +
+                                "; need ni x nj x nk, ni x n x nk and nj x n");
+}
+
+void throw_nonfinite(const char* function, const char* name, std::size_t i, std::size_t j,
+                     std::size_t k, double value) {
+  std::ostringstream s;
+  s << name << "(" << i << ", " << j;
+  if (k != ~std::size_t{0}) s << ", " << k;
+  s << ") = " << value << " is not finite";
+  throw_invalid(function, s.str());
+}
+
+}  // namespace detail
+
+MatrixUnit weakform_unit(const Format& input, const Format& accumulation, Rounding rounding) {
+  MatrixUnit u;
+  u.block = 1;
+  u.input = input;
+  u.accumulation = accumulation;
+  u.rounding = rounding;
+  u.normalisation = Normalisation::each_addition;
+  validate(u, "ebla::weakform_unit");
+  return u;
+}
+
+WeakformBounds weakform_bounds(const MatrixUnit& unit,
+                               const Kokkos::View<const double***, Kokkos::HostSpace>& A,
+                               const Kokkos::View<const double***, Kokkos::HostSpace>& B,
+                               const Kokkos::View<const double**, Kokkos::HostSpace>& C) {
+  const char* function = "ebla::weakform_bounds";
+  detail::check_weakform(function, unit, A.extent(0), A.extent(1), A.extent(2), B.extent(0),
+                         B.extent(1), B.extent(2), C.extent(0), C.extent(1));
+  check_bounded_unit(unit, function);
+  detail::check_finite(function, "A", A);
+  detail::check_finite(function, "B", B);
+  detail::check_finite(function, "C", C);
+  const std::size_t ni = A.extent(0), nj = A.extent(1), nk = A.extent(2), n = B.extent(1);
+  const detail::PreparedUnit p = detail::prepare(unit);
+  const bool nearest = unit.rounding == Rounding::nearest_even;
+
+  WeakformBounds r;
+  // r: roundings per entry. An FMA chain (and any each_addition unit with one chain) rounds
+  // once per product: the padding +0 * +0 products of a short last block leave the sum exact.
+  // An at_end unit rounds once per operation of b products.
+  const std::size_t block = static_cast<std::size_t>(unit.block);
+  const std::size_t roundings =
+      unit.normalisation == Normalisation::at_end ? (n + block - 1) / block : n;
+  r.roundings = static_cast<int>(roundings);
+  // Correction (directed rounding): toward zero, |delta| < 2^(1 - t), twice the unit roundoff
+  // of rounding to nearest that the seed's (1) assumes.
+  r.unit_roundoff = std::ldexp(1.0, nearest ? -unit.accumulation.t : 1 - unit.accumulation.t);
+  r.gamma = bounds::gamma(static_cast<double>(roundings), r.unit_roundoff);
+  // The seed's gamma_{n+1} (an inner product of length n + 1, each product rounded before its
+  // addition): for an FMA chain it overcounts by one rounding, so gamma_r <= gamma_{n+1} there.
+  r.paper_gamma = bounds::gamma(static_cast<double>(n + 1), unit.accumulation.u());
+  const double g = r.gamma;
+
+  // Absolute errors of underflow: inputs (rounded to nearest, or read as zero), the initial A
+  // (rounded to nearest into the accumulation format), and each rounding of a sum.
+  const double eta_in = underflow_error(unit.input, true, unit.input_subnormals);
+  const double eta_a = underflow_error(unit.accumulation, true, unit.input_subnormals);
+  const double eta_s = underflow_error(unit.accumulation, nearest, unit.output_subnormals);
+  const double u_in = unit.input.u(), u_a = unit.accumulation.u();
+  // Correction (overflow): beyond fmax the relative model fails (inputs and sums become
+  // infinite, NaN or, in saturating formats, +-fmax); such data get an infinite bound.
+  const double fmax = unit.accumulation.fmax(), fmax_in = unit.input.fmax();
+  // The bounds are evaluated in binary64; every sum of m nonnegative terms rounded to nearest
+  // is at most gamma_m (binary64) below the exact one. Inflating by `slack` (and an absolute
+  // 2^-1074 per term for products below binary64's range) keeps them upper bounds.
+  const double slack = 1 + static_cast<double>(4 * n + 16) * 0x1p-53;
+  const double tiny = static_cast<double>(2 * n + 4) * 0x1p-1074;
+
+  // Whether the data are in the unit's formats (then their rounding is exact: no u_in, eta_in).
+  std::vector<char> c_row_exact(nj, 1);
+  std::vector<double> c_row_sum(nj, 0.0), c_col_sum(n, 0.0);
+  bool c_exact = true, c_overflows = false;
+  double c_sq = 0;
+  for (std::size_t j = 0; j < nj; ++j)
+    for (std::size_t l = 0; l < n; ++l) {
+      const double v = C(j, l), q = detail::prepare_input(p, v);
+      c_exact = c_exact && q == v;
+      c_overflows = c_overflows || !detail::is_finite(q) || !(std::fabs(v) <= fmax_in);
+      c_row_sum[j] += std::fabs(v);
+      c_col_sum[l] += std::fabs(v);
+      c_sq += v * v;
+    }
+  // C' = [C^T ; I_nj]: column j holds C(j, :) and a one; row l < n holds C(:, l), the rest
+  // are rows of the identity.
+  double c1 = 0, cinf = nj > 0 ? 1.0 : 0.0;
+  for (std::size_t j = 0; j < nj; ++j) c1 = std::max(c1, c_row_sum[j] + 1);
+  for (std::size_t l = 0; l < n; ++l) cinf = std::max(cinf, c_col_sum[l]);
+  r.norm_c1 = c1 * slack;
+  r.norm_cinf = cinf * slack;
+  r.norm_cf = std::sqrt((c_sq + static_cast<double>(nj)) * slack) * slack;
+
+  r.componentwise = Kokkos::View<double***, Kokkos::HostSpace>("weakform bound (14')", ni, nj, nk);
+  r.paper = Kokkos::View<double***, Kokkos::HostSpace>("weakform bound (14)", ni, nj, nk);
+  r.layers.resize(nk);
+  std::vector<double> t_entry(ni * nj), b_row_sum(ni), bp_col(n + nj), bp_row(ni);
+  for (std::size_t k = 0; k < nk; ++k) {
+    // the layer's data: in the formats, and overflowing when rounded
+    bool b_exact = true, a_exact = true, overflows = c_overflows;
+    double bp_sq = 0;
+    std::fill(bp_col.begin(), bp_col.end(), 0.0);
+    for (std::size_t i = 0; i < ni; ++i) {
+      b_row_sum[i] = 0;
+      bp_row[i] = 0;
+      for (std::size_t l = 0; l < n; ++l) {
+        const double v = B(i, l, k), q = detail::prepare_input(p, v);
+        b_exact = b_exact && q == v;
+        overflows = overflows || !detail::is_finite(q) || !(std::fabs(v) <= fmax_in);
+        b_row_sum[i] += std::fabs(v);
+        bp_col[l] += std::fabs(v);
+        bp_sq += v * v;
+      }
+      bp_row[i] = b_row_sum[i];
+      for (std::size_t j = 0; j < nj; ++j) {
+        const double v = A(i, j, k), q = detail::prepare_addend(p, v);
+        a_exact = a_exact && q == v;
+        overflows = overflows || !detail::is_finite(q) || !(std::fabs(v) <= fmax);
+        bp_row[i] += std::fabs(v);
+        bp_col[n + j] += std::fabs(v);
+        bp_sq += v * v;
+      }
+    }
+    // Correction (inputs): the kernel rounds B and C to the input format and A0 to the
+    // accumulation format; the seed assumes them in the format. Their rounding errors
+    // |x_hat - x| <= u |x| + eta enter as (1 + u_in)^2 on the products, (1 + u_a) on A0 and the
+    // eta terms of T.
+    const bool inputs_exact = b_exact && c_exact;
+    const double ui = inputs_exact ? 0.0 : u_in, ei = inputs_exact ? 0.0 : eta_in;
+    const double ua = a_exact ? 0.0 : u_a, ea = a_exact ? 0.0 : eta_a;
+    const double kappa_p = (1 + g) * (1 + ui) * (1 + ui) - 1;
+    const double kappa_a = (1 + g) * (1 + ua) - 1;
+    // Correction (underflow): every rounding of a sum may add an absolute error eta_s that the
+    // relative model (1) does not have: r eta_s (1 + gamma_r) in all; the inputs add eta_in,
+    // eta_a likewise.
+    const double t_const = (1 + g) * (static_cast<double>(n) * ei * ei + ea) +
+                           static_cast<double>(roundings) * eta_s * (1 + g);
+
+    WeakformLayerBound& L = r.layers[k];
+    L.kappa = std::max(kappa_p, kappa_a);
+    double t1 = 0, tinf = 0, tf = 0, m1 = 0, minf = 0, mf = 0;
+    std::vector<double> t_col(nj, 0.0), m_col(nj, 0.0);
+    for (std::size_t i = 0; i < ni; ++i) {
+      double t_row = 0, m_row = 0;
+      for (std::size_t j = 0; j < nj; ++j) {
+        double bc = 0;  // (|B(k)| |C|^T)_ij
+        for (std::size_t l = 0; l < n; ++l) bc += std::fabs(B(i, l, k)) * std::fabs(C(j, l));
+        bc = bc * slack + tiny;
+        const double a0 = std::fabs(A(i, j, k));
+        const double t = ((1 + g) * ei * (1 + ui) * (b_row_sum[i] + c_row_sum[j]) + t_const) *
+                         slack;
+        const double bound = (kappa_p * bc + kappa_a * a0 + t) * slack;
+        // Correction (overflow): the relative model needs every partial sum inside the range;
+        // |s_hat| <= (1 + kappa)(|B'| |C'|)_ij + T_ij bounds them all.
+        const bool in_range = !overflows && (1 + L.kappa) * (bc + a0) + t <= fmax;
+        r.componentwise(i, j, k) = in_range ? bound : infinity;
+        r.paper(i, j, k) = r.paper_gamma * (bc + a0);
+        t_row += t;
+        t_col[j] += t;
+        tf += t * t;
+        m_row += r.componentwise(i, j, k);
+        m_col[j] += r.componentwise(i, j, k);
+        mf += r.componentwise(i, j, k) * r.componentwise(i, j, k);
+      }
+      tinf = std::max(tinf, t_row);
+      minf = std::max(minf, m_row);
+    }
+    for (std::size_t j = 0; j < nj; ++j) {
+      t1 = std::max(t1, t_col[j]);
+      m1 = std::max(m1, m_col[j]);
+    }
+    L.entry1 = m1 * slack;
+    L.entry_inf = minf * slack;
+    L.entry_f = std::sqrt(mf * slack) * slack;
+    L.norm_b1 = (bp_col.empty() ? 0.0 : *std::max_element(bp_col.begin(), bp_col.end())) * slack;
+    L.norm_binf = (ni > 0 ? *std::max_element(bp_row.begin(), bp_row.end()) : 0.0) * slack;
+    L.norm_bf = std::sqrt(bp_sq * slack) * slack;
+    bool finite = !overflows;
+    for (std::size_t i = 0; i < ni && finite; ++i)
+      for (std::size_t j = 0; j < nj && finite; ++j) finite = std::isfinite(r.componentwise(i, j, k));
+    const auto norm_bound = [&](double nb, double nc, double nt) {
+      return finite ? (L.kappa * nb * nc + nt * slack) * slack : infinity;
+    };
+    L.bound1 = norm_bound(L.norm_b1, r.norm_c1, t1);
+    L.bound_inf = norm_bound(L.norm_binf, r.norm_cinf, tinf);
+    L.bound_f = norm_bound(L.norm_bf, r.norm_cf, std::sqrt(tf));
+    L.paper1 = r.paper_gamma * L.norm_b1 * r.norm_c1;
+    L.paper_inf = r.paper_gamma * L.norm_binf * r.norm_cinf;
+    L.paper_f = r.paper_gamma * L.norm_bf * r.norm_cf;
+  }
+  return r;
+}
+
+}  // namespace ebla

@@ -1,0 +1,307 @@
+// Tests of the probes of seed 003 (ebla/kernels/probe.hpp).
+//
+//  1. Every preset of matrix_unit_catalogue(), through the emulation: each finding checked
+//     against the preset's parameters, property by property, and probe_differences empty.
+//  2. Variants that are no preset (other extra bits, rounding, normalisation, rounded products,
+//     DAZ / FTZ), so that every finding is seen to take more than one value.
+//  3. Ideal devices written here in __float128: the exact sum rounded once, or a rounding after
+//     each addition, in all four directions (the emulation has only nearest and toward zero).
+//  4. probe_differences on a wrong model, and bad devices.
+//  5. This CPU's VDPBF16PS against units::avx512_bf16_dot (skipped, saying why, without it).
+#include <gtest/gtest.h>
+#include <quadmath.h>
+
+#include <cmath>
+#include <cstdint>
+#include <ebla/core/bits.hpp>
+#include <ebla/core/error.hpp>
+#include <ebla/core/format.hpp>
+#include <ebla/core/rounding.hpp>
+#include <ebla/kernels/matrix_unit.hpp>
+#include <ebla/kernels/probe.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+using ebla::DotDevice;
+using ebla::Format;
+using ebla::MatrixUnit;
+using ebla::ProbeAnswer;
+using ebla::ProbeFindings;
+using ebla::Rounding;
+namespace units = ebla::units;
+namespace formats = ebla::formats;
+
+using quad = __float128;
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += "\n  " + x;
+  return s;
+}
+
+/// Checks every finding against a unit's parameters, written out here property by property.
+void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const std::string& name) {
+  SCOPED_TRACE(name + ": " + ebla::to_string(u));
+  EXPECT_EQ(f.products, u.exact_products ? ProbeFindings::Products::exact
+                                         : ProbeFindings::Products::rounded_to_input);
+  EXPECT_EQ(f.extra_bits, u.extra_bits);  // MatrixUnit::unbounded when nothing is dropped
+  const bool one_addition = u.block == 1 || (u.normalisation == ebla::Normalisation::at_end &&
+                                             u.addend == ebla::AddendJoin::with_products);
+  EXPECT_EQ(f.largest_first, one_addition ? ProbeAnswer::yes : ProbeAnswer::no);
+  EXPECT_TRUE(f.rounding_known);
+  EXPECT_EQ(f.rounding, u.rounding);
+  EXPECT_EQ(f.normalised_at_end, u.block == 1   ? ProbeAnswer::not_testable
+                                 : one_addition ? ProbeAnswer::yes
+                                                : ProbeAnswer::no);
+  const ProbeAnswer in = u.input_subnormals ? ProbeAnswer::yes : ProbeAnswer::no;
+  const ProbeAnswer out = u.output_subnormals ? ProbeAnswer::yes : ProbeAnswer::no;
+  EXPECT_EQ(f.input_subnormals, in);
+  // c = 2^(emin-1) needs a product 2^emin of the accumulation format, or c alone kept
+  if (f.addend_subnormals != ProbeAnswer::not_testable) {
+    EXPECT_EQ(f.addend_subnormals, in);
+  }
+  if (f.output_subnormals != ProbeAnswer::not_testable) {
+    EXPECT_EQ(f.output_subnormals, out);
+  }
+  if (2 * u.input.emin <= u.accumulation.emin) {  // products reach 2^emin: both testable
+    EXPECT_EQ(f.addend_subnormals, in);
+    EXPECT_EQ(f.output_subnormals, out);
+  }
+  // products reach 2^emax: overflow testable
+  const bool reach = 2 * u.input.emax >= u.accumulation.emax;
+  EXPECT_EQ(f.overflow, !reach ? ProbeFindings::OverflowResult::not_testable
+                        : u.rounding == Rounding::toward_zero
+                            ? ProbeFindings::OverflowResult::saturation
+                            : ProbeFindings::OverflowResult::infinity);
+  if (u.extra_bits == MatrixUnit::unbounded) {
+    EXPECT_EQ(f.monotonic, ProbeAnswer::yes);
+  }
+  EXPECT_TRUE(ebla::probe_differences(f, u).empty()) << joined(ebla::probe_differences(f, u));
+}
+
+ProbeFindings probe_unit(const MatrixUnit& u, const std::string& name = "unit") {
+  return ebla::probe(ebla::unit_device(name, u));
+}
+
+// ===========================================================================================
+// 1. The presets
+
+TEST(ProbePresets, FindingsMatchEveryPresetOfTheCatalogue) {
+  const auto& catalogue = ebla::matrix_unit_catalogue();
+  ASSERT_GE(catalogue.size(), 10u);
+  for (const auto& entry : catalogue)
+    expect_findings_match(probe_unit(entry.unit, entry.name), entry.unit, entry.name);
+}
+
+TEST(ProbePresets, V100FindsSeed003) {
+  // seed 003: exact products, no bit kept below binary32's last, round toward zero,
+  // normalisation at the end; and (its test suite) not monotonic
+  const ProbeFindings f = probe_unit(units::v100_fp16(), "v100_fp16");
+  EXPECT_EQ(f.products, ProbeFindings::Products::exact);
+  EXPECT_EQ(f.product_result, std::ldexp(1, -22));
+  EXPECT_EQ(f.extra_bits, 0);
+  EXPECT_EQ(f.largest_first, ProbeAnswer::yes);
+  EXPECT_EQ(f.rounding, Rounding::toward_zero);
+  EXPECT_EQ(f.rounding_test, "carry");  // 0 extra bits: the paper's 0.75 ulp is dropped
+  EXPECT_EQ(f.normalised_at_end, ProbeAnswer::yes);
+  EXPECT_EQ(f.monotonic, ProbeAnswer::no);
+  EXPECT_EQ(f.monotonic_d_low, 1 + std::ldexp(1, -23));
+  EXPECT_EQ(f.monotonic_d_high, 1.0);
+  // binary16 products cannot reach binary32's range ends
+  EXPECT_EQ(f.overflow, ProbeFindings::OverflowResult::not_testable);
+  EXPECT_EQ(f.output_subnormals, ProbeAnswer::yes);  // c = 2^-127 alone, kept in and out
+}
+
+TEST(ProbePresets, A100KeepsThreeBitsAndUsesThePapersRoundingTest) {
+  const ProbeFindings f = probe_unit(units::a100_bf16(), "a100_bf16");
+  EXPECT_EQ(f.extra_bits, 3);
+  EXPECT_EQ(f.rounding_test, "paper");
+  EXPECT_EQ(f.rounding_positive, 2.0);
+  EXPECT_EQ(f.rounding_negative, -2.0);
+  EXPECT_EQ(f.overflow, ProbeFindings::OverflowResult::saturation);
+}
+
+TEST(ProbePresets, TableHasOneRowPerProperty) {
+  const auto rows = ebla::probe_table(probe_unit(units::avx512_bf16_dot()));
+  ASSERT_EQ(rows.size(), 10u);
+  EXPECT_EQ(rows[0].property, "products");
+  EXPECT_EQ(rows[0].finding, "exact");
+  EXPECT_EQ(rows[3].finding, "to nearest");
+  EXPECT_EQ(rows[4].finding, "after each addition");
+  EXPECT_EQ(rows[5].finding, "read as zero (DAZ)");
+  EXPECT_EQ(rows[7].finding, "flushed to zero (FTZ)");
+  EXPECT_EQ(rows[8].finding, "infinity");
+  for (const auto& r : rows) EXPECT_FALSE(r.evidence.empty()) << r.property;
+}
+
+// ===========================================================================================
+// 2. Variants
+
+TEST(ProbeVariants, FindingsFollowTheParameters) {
+  std::vector<std::pair<std::string, MatrixUnit>> variants;
+  for (int extra : {1, 2, 5, 12}) {
+    MatrixUnit u = units::v100_fp16();
+    u.extra_bits = extra;
+    variants.push_back({"v100, extra " + std::to_string(extra), u});
+  }
+  MatrixUnit nearest = units::a100_fp16();
+  nearest.rounding = Rounding::nearest_even;
+  variants.push_back({"a100 to nearest", nearest});
+  MatrixUnit nearest0 = units::v100_fp16();
+  nearest0.rounding = Rounding::nearest_even;
+  variants.push_back({"v100 to nearest", nearest0});
+  MatrixUnit each = units::v100_fp16();
+  each.normalisation = ebla::Normalisation::each_addition;
+  variants.push_back({"v100 each addition", each});
+  MatrixUnit rounded = units::a100_bf16();
+  rounded.exact_products = false;
+  rounded.product = rounded.input;
+  variants.push_back({"a100 bf16, rounded products", rounded});
+  MatrixUnit daz = units::a100_bf16();
+  daz.input_subnormals = false;
+  variants.push_back({"a100 bf16, DAZ", daz});
+  MatrixUnit ftz = units::fma_binary32();
+  ftz.output_subnormals = false;
+  variants.push_back({"fma binary32, FTZ", ftz});
+  MatrixUnit rz = units::avx512_bf16_dot();
+  rz.rounding = Rounding::toward_zero;
+  rz.input_subnormals = true;
+  variants.push_back({"vdpbf16ps toward zero, subnormal inputs", rz});
+  MatrixUnit forward = units::amx_bf16();
+  forward.chains = 1;
+  forward.block = 4;
+  variants.push_back({"one bf16 chain of 4", forward});
+  for (const auto& [name, u] : variants) expect_findings_match(probe_unit(u, name), u, name);
+}
+
+TEST(ProbeVariants, RoundedProductsAreFound) {
+  MatrixUnit u = units::v100_fp16();
+  u.exact_products = false;
+  u.product = formats::binary16();
+  const ProbeFindings f = probe_unit(u);
+  EXPECT_EQ(f.products, ProbeFindings::Products::rounded_to_input);
+  EXPECT_EQ(f.product_result, 0.0);
+  u.product = formats::bfloat16();  // another format: neither exact nor the input's
+  EXPECT_EQ(probe_unit(u).products, ProbeFindings::Products::other);
+}
+
+// ===========================================================================================
+// 3. Ideal devices in __float128
+
+/// x rounded to the format in the given direction: to odd at 53 bits first (exact enough for
+/// any later rounding to t <= 51 bits), then ebla::round_to.
+double round_quad(quad x, const Format& f, Rounding mode) {
+  double q = static_cast<double>(x);
+  if (static_cast<quad>(q) != x) {
+    if (fabsq(static_cast<quad>(q)) > fabsq(x)) q = std::nextafter(q, 0.0);  // toward zero
+    q = ebla::bit_cast<double>(ebla::bit_cast<std::uint64_t>(q) | 1);        // to odd
+  }
+  return ebla::round_to(q, f, mode);
+}
+
+/// b = 4, bfloat16 inputs, binary32 sums in `mode`: the exact sum rounded once (at_end), or
+/// c + p_0, then + p_1, ... each rounded.
+DotDevice ideal_device(Rounding mode, bool at_end) {
+  DotDevice d;
+  d.name = "ideal";
+  d.block = 4;
+  d.input = formats::bfloat16();
+  d.accumulation = formats::binary32();
+  const Format acc = d.accumulation;
+  d.run = [=](const double* a, const double* b, double c) {
+    quad s = c;
+    for (int i = 0; i < 4; ++i) {
+      s += static_cast<quad>(a[i]) * b[i];
+      if (!at_end) s = round_quad(s, acc, mode);
+    }
+    return round_quad(s, acc, mode);
+  };
+  return d;
+}
+
+TEST(ProbeIdealDevices, FindAllFourRoundingDirections) {
+  for (Rounding mode :
+       {Rounding::nearest_even, Rounding::toward_zero, Rounding::upward, Rounding::downward}) {
+    SCOPED_TRACE(ebla::to_string(mode));
+    const ProbeFindings once = ebla::probe(ideal_device(mode, true));
+    EXPECT_TRUE(once.rounding_known);
+    EXPECT_EQ(once.rounding, mode);
+    EXPECT_EQ(once.products, ProbeFindings::Products::exact);
+    EXPECT_EQ(once.extra_bits, MatrixUnit::unbounded);
+    EXPECT_EQ(once.largest_first, ProbeAnswer::yes);
+    EXPECT_EQ(once.normalised_at_end, ProbeAnswer::yes);
+    EXPECT_EQ(once.input_subnormals, ProbeAnswer::yes);
+    EXPECT_EQ(once.addend_subnormals, ProbeAnswer::yes);
+    EXPECT_EQ(once.output_subnormals, ProbeAnswer::yes);
+    EXPECT_EQ(once.overflow, mode == Rounding::toward_zero
+                                 ? ProbeFindings::OverflowResult::saturation
+                                 : ProbeFindings::OverflowResult::infinity);
+    EXPECT_EQ(once.monotonic, ProbeAnswer::yes);
+    const ProbeFindings each = ebla::probe(ideal_device(mode, false));
+    EXPECT_EQ(each.rounding, mode);
+    EXPECT_EQ(each.normalised_at_end, ProbeAnswer::no);
+    EXPECT_EQ(each.largest_first, ProbeAnswer::no);
+    EXPECT_EQ(each.extra_bits, MatrixUnit::unbounded);
+  }
+}
+
+TEST(ProbeIdealDevices, FindsNaNOnOverflow) {
+  DotDevice d = ideal_device(Rounding::nearest_even, true);
+  const auto inner = d.run;
+  d.run = [inner](const double* a, const double* b, double c) {
+    const double r = inner(a, b, c);
+    return std::isinf(r) ? std::nan("") : r;
+  };
+  EXPECT_EQ(ebla::probe(d).overflow, ProbeFindings::OverflowResult::nan);
+}
+
+// ===========================================================================================
+// 4. Differences and bad devices
+
+TEST(ProbeDifferences, NameWhatAWrongModelGetsWrong) {
+  const ProbeFindings v100 = probe_unit(units::v100_fp16());
+  const auto d = ebla::probe_differences(v100, units::a100_fp16());
+  ASSERT_EQ(d.size(), 1u) << joined(d);
+  EXPECT_NE(d[0].find("extra alignment bits: found 0, the unit says 3"), std::string::npos) << d[0];
+  const auto hw = ebla::probe_differences(probe_unit(units::avx512_bf16_dot()), units::amx_bf16());
+  EXPECT_TRUE(hw.empty()) << "the two x86 models differ only where b = 2 cannot show it";
+  const auto tc = ebla::probe_differences(probe_unit(units::avx512_bf16_dot()), units::a100_bf16());
+  EXPECT_GE(tc.size(), 5u) << joined(tc);  // rounding, extra bits, order, normalisation, DAZ, ...
+}
+
+TEST(ProbeDifferences, RejectsBadDevices) {
+  DotDevice none;
+  none.name = "none";
+  EXPECT_THROW(ebla::probe(none), ebla::InvalidArgument);
+  DotDevice big = ideal_device(Rounding::nearest_even, true);
+  big.block = 65;
+  EXPECT_THROW(ebla::probe(big), ebla::InvalidArgument);
+  MatrixUnit bad = units::v100_fp16();
+  bad.block = 0;
+  EXPECT_THROW(ebla::unit_device("bad", bad), ebla::InvalidArgument);
+}
+
+// ===========================================================================================
+// 5. The hardware
+
+TEST(ProbeHardware, Vdpbf16psAgreesWithItsPreset) {
+  if (!ebla::avx512_bf16_available()) {
+    EXPECT_THROW(ebla::avx512_bf16_device(), std::runtime_error);
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16 (vdpbf16ps)";
+  }
+  const ProbeFindings f = ebla::probe(ebla::avx512_bf16_device());
+  expect_findings_match(f, units::avx512_bf16_dot(), "avx512_bf16_hw");
+  EXPECT_EQ(f.input_subnormals, ProbeAnswer::no);
+  EXPECT_EQ(f.output_subnormals, ProbeAnswer::no);
+  // operands the instruction cannot take are refused, not rounded
+  const DotDevice hw = ebla::avx512_bf16_device();
+  const double a[2] = {1 + std::ldexp(1, -10), 0}, b[2] = {1, 0};
+  EXPECT_THROW(hw.run(a, b, 0.0), ebla::InvalidArgument);
+  const double one[2] = {1, 0};
+  EXPECT_THROW(hw.run(one, b, 1 + std::ldexp(1, -30)), ebla::InvalidArgument);
+  EXPECT_EQ(hw.run(one, b, 0.5), 1.5);
+}
+
+}  // namespace

@@ -1,0 +1,500 @@
+// weakform: bit-exactness against unit_dot entry by entry, the certified bounds (14') and (15')
+// against exact references on random and adversarial data, the printed bounds of seed 004
+// failing where they miss a rounding, and bad input.
+//
+// References are exact in __float128 but for its own rounding: a product of two doubles has at
+// most 106 bits and is exact; the sum of n + 1 terms is within (n + 1) 2^-113 sum |terms| of the
+// exact one, which each check allows for (a violation counts only if the observed error exceeds
+// the bound by more than that).
+#include <ebla/core/bounds.hpp>
+#include <ebla/core/error.hpp>
+#include <ebla/kernels/weakform.hpp>
+
+#include <gtest/gtest.h>
+#include <quadmath.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using ebla::Format;
+using ebla::MatrixUnit;
+using ebla::Rounding;
+namespace formats = ebla::formats;
+
+__extension__ typedef __float128 quad;
+
+using View3 = Kokkos::View<double***, Kokkos::HostSpace>;
+using View2 = Kokkos::View<double**, Kokkos::HostSpace>;
+
+quad qabs(quad x) { return x < 0 ? -x : x; }
+
+bool same(double x, double y) {
+  if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+  return ebla::bit_cast<std::uint64_t>(x) == ebla::bit_cast<std::uint64_t>(y);
+}
+
+struct Problem {
+  View3 A, B;
+  View2 C;
+};
+
+Problem make_problem(std::size_t ni, std::size_t nj, std::size_t nk, std::size_t n) {
+  return {View3("A", ni, nj, nk), View3("B", ni, n, nk), View2("C", nj, n)};
+}
+
+View3 copy_of(const View3& v) {
+  View3 c("copy", v.extent(0), v.extent(1), v.extent(2));
+  Kokkos::deep_copy(c, v);
+  return c;
+}
+
+// The reference of the kernel: unit_dot on the row of B and the column of C, entry by entry.
+View3 reference_kernel(const MatrixUnit& unit, const Problem& p) {
+  View3 R = copy_of(p.A);
+  const std::size_t n = p.B.extent(1);
+  std::vector<double> row(n), col(n);
+  for (std::size_t k = 0; k < p.A.extent(2); ++k)
+    for (std::size_t i = 0; i < p.A.extent(0); ++i)
+      for (std::size_t j = 0; j < p.A.extent(1); ++j) {
+        for (std::size_t l = 0; l < n; ++l) {
+          row[l] = p.B(i, l, k);
+          col[l] = p.C(j, l);
+        }
+        R(i, j, k) = ebla::unit_dot(unit, row, col, p.A(i, j, k));
+      }
+  return R;
+}
+
+// ---- data ------------------------------------------------------------------------------
+
+enum class Data { uniform, in_format, positive, cancellation, wide, near_underflow };
+const Data all_data[] = {Data::uniform,      Data::in_format, Data::positive,
+                         Data::cancellation, Data::wide,      Data::near_underflow};
+const char* name(Data d) {
+  switch (d) {
+    case Data::uniform: return "uniform";
+    case Data::in_format: return "in_format";
+    case Data::positive: return "positive";
+    case Data::cancellation: return "cancellation";
+    case Data::wide: return "wide";
+    case Data::near_underflow: return "near_underflow";
+  }
+  return "?";
+}
+
+// Fills A (the initial value), B and C as `d` says, for the unit's formats.
+void fill(Problem& p, Data d, const MatrixUnit& unit, std::mt19937_64& gen) {
+  std::uniform_real_distribution<double> u01(0.0, 1.0), sym(-1.0, 1.0);
+  const Format& in = unit.input;
+  const Format& acc = unit.accumulation;
+  // wide: exponents over much of the input range, products and sums kept inside the
+  // accumulation range
+  const int lo = in.emin + 2, hi = std::min(in.emax, acc.emax / 2) - 6;
+  std::uniform_int_distribution<int> wide_exp(lo, hi), tiny_exp(in.emin - in.t, in.emin + 2);
+  std::bernoulli_distribution coin(0.5);
+  auto draw = [&](bool input) -> double {
+    switch (d) {
+      case Data::uniform:
+      case Data::cancellation: return sym(gen);
+      case Data::in_format:
+        return ebla::round_to(sym(gen), input ? in : acc, Rounding::nearest_even);
+      case Data::positive: return u01(gen);
+      case Data::wide: return (coin(gen) ? -1 : 1) * (1 + u01(gen)) * std::ldexp(1.0, wide_exp(gen));
+      case Data::near_underflow:
+        return (coin(gen) ? -1 : 1) * (1 + u01(gen)) * std::ldexp(1.0, tiny_exp(gen));
+    }
+    return 0;
+  };
+  const std::size_t ni = p.A.extent(0), nj = p.A.extent(1), nk = p.A.extent(2), n = p.B.extent(1);
+  for (std::size_t j = 0; j < nj; ++j)
+    for (std::size_t l = 0; l < n; ++l) p.C(j, l) = draw(true);
+  for (std::size_t k = 0; k < nk; ++k)
+    for (std::size_t i = 0; i < ni; ++i) {
+      for (std::size_t l = 0; l < n; ++l) p.B(i, l, k) = draw(true);
+      for (std::size_t j = 0; j < nj; ++j) p.A(i, j, k) = draw(false);
+    }
+  if (d == Data::cancellation)  // A0 = -(B C^T) as the inputs are read: the result is tiny
+    for (std::size_t k = 0; k < nk; ++k)
+      for (std::size_t i = 0; i < ni; ++i)
+        for (std::size_t j = 0; j < nj; ++j) {
+          quad s = 0;
+          for (std::size_t l = 0; l < n; ++l)
+            s += static_cast<quad>(ebla::round_to(p.B(i, l, k), in, Rounding::nearest_even)) *
+                 ebla::round_to(p.C(j, l), in, Rounding::nearest_even);
+          p.A(i, j, k) = -static_cast<double>(s);
+        }
+}
+
+// ---- checking the bounds ---------------------------------------------------------------
+
+struct Tally {
+  long layers = 0, entries = 0, finite = 0;
+  long violations14 = 0, violations15 = 0;     // of the certified bounds
+  long paper14 = 0, paper15 = 0;               // of the printed ones
+  double max_ratio = 0;                        // observed error / (14'), finite bounds only
+};
+
+// Runs the kernel on p and checks (14'), (15') and the printed (14), (15) against the exact
+// result, layer by layer.
+void check_bounds(const MatrixUnit& unit, const Problem& p, Tally& t) {
+  const ebla::WeakformBounds b = ebla::weakform_bounds(unit, p.A, p.B, p.C);
+  View3 R = copy_of(p.A);
+  ebla::weakform(unit, R, p.B, p.C);
+  const std::size_t ni = p.A.extent(0), nj = p.A.extent(1), nk = p.A.extent(2), n = p.B.extent(1);
+  for (std::size_t k = 0; k < nk; ++k) {
+    // lower estimates of the error: the observed one less the reference's own error
+    std::vector<double> col(nj, 0.0);
+    double row_max = 0, fro = 0;
+    bool finite = true;
+    for (std::size_t i = 0; i < ni; ++i) {
+      double row = 0;
+      for (std::size_t j = 0; j < nj; ++j) {
+        quad exact = p.A(i, j, k), size = qabs(static_cast<quad>(p.A(i, j, k)));
+        for (std::size_t l = 0; l < n; ++l) {
+          exact += static_cast<quad>(p.B(i, l, k)) * p.C(j, l);
+          size += qabs(static_cast<quad>(p.B(i, l, k)) * p.C(j, l));
+        }
+        const quad own = static_cast<quad>(n + 2) * ldexpq(size, -112);
+        const quad observed = qabs(static_cast<quad>(R(i, j, k)) - exact);
+        const double e = observed > own ? static_cast<double>(observed - own) : 0.0;
+        const double bound = b.componentwise(i, j, k);
+        ++t.entries;
+        finite = finite && std::isfinite(bound);
+        if (std::isfinite(bound)) {
+          ++t.finite;
+          if (!(e <= bound)) ++t.violations14;
+          if (bound > 0) t.max_ratio = std::max(t.max_ratio, e / bound);
+        }
+        if (!(e <= b.paper(i, j, k))) ++t.paper14;
+        row += e;
+        col[j] += e;
+        fro += e * e;
+      }
+      row_max = std::max(row_max, row);
+    }
+    const double col_max = nj > 0 ? *std::max_element(col.begin(), col.end()) : 0.0;
+    // the norms of the lower estimates, rounded down a little (binary64 sums of m terms)
+    const double down = 1 - static_cast<double>(ni + nj + 4) * 0x1p-52;
+    const ebla::WeakformLayerBound& L = b.layers[k];
+    ++t.layers;
+    if (finite) {
+      t.violations15 += !(col_max * down <= L.bound1) + !(row_max * down <= L.bound_inf) +
+                        !(std::sqrt(fro) * down <= L.bound_f);
+      EXPECT_LE(col_max * down, L.bound1) << "layer " << k;
+      EXPECT_LE(row_max * down, L.bound_inf) << "layer " << k;
+      EXPECT_LE(std::sqrt(fro) * down, L.bound_f) << "layer " << k;
+      // the norms of (14') lie between the errors and (15') (both computed upper bounds of
+      // quantities that can be equal: compared to within their rounding)
+      t.violations15 += !(col_max * down <= L.entry1) + !(row_max * down <= L.entry_inf) +
+                        !(std::sqrt(fro) * down <= L.entry_f);
+      EXPECT_LE(L.entry1, L.bound1 * (1 + 0x1p-40)) << "layer " << k;
+      EXPECT_LE(L.entry_inf, L.bound_inf * (1 + 0x1p-40)) << "layer " << k;
+      EXPECT_LE(L.entry_f, L.bound_f * (1 + 0x1p-40)) << "layer " << k;
+    }
+    t.paper15 += !(col_max * down <= L.paper1) + !(row_max * down <= L.paper_inf) +
+                 !(std::sqrt(fro) * down <= L.paper_f);
+  }
+}
+
+struct NamedUnit {
+  std::string name;
+  MatrixUnit unit;
+};
+
+std::vector<NamedUnit> bounded_units() {
+  std::vector<NamedUnit> units = {
+      {"binary32 fma", ebla::weakform_unit(formats::binary32(), formats::binary32())},
+      {"binary32 fma toward zero",
+       ebla::weakform_unit(formats::binary32(), formats::binary32(), Rounding::toward_zero)},
+      {"binary16 -> binary32", ebla::weakform_unit(formats::binary16(), formats::binary32())},
+      {"binary16 fma", ebla::weakform_unit(formats::binary16(), formats::binary16())},
+      {"binary16 fma toward zero",
+       ebla::weakform_unit(formats::binary16(), formats::binary16(), Rounding::toward_zero)},
+      {"bfloat16 -> binary32", ebla::weakform_unit(formats::bfloat16(), formats::binary32())},
+      {"bfloat16 fma", ebla::weakform_unit(formats::bfloat16(), formats::bfloat16())},
+  };
+  units.push_back({"fp8_e4m3 -> binary16", ebla::weakform_unit(formats::fp8_e4m3(), formats::binary16())});
+  MatrixUnit daz = ebla::weakform_unit(formats::bfloat16(), formats::binary32());
+  daz.input_subnormals = false;  // DAZ and FTZ, as x86's bfloat16 dot instructions
+  daz.output_subnormals = false;
+  units.push_back({"bfloat16 -> binary32 DAZ/FTZ", daz});
+  MatrixUnit block = ebla::weakform_unit(formats::binary16(), formats::binary32());
+  block.block = 4;  // one exact 4-product addition, one rounding per operation
+  block.normalisation = ebla::Normalisation::at_end;
+  units.push_back({"binary16 -> binary32 block 4 at_end", block});
+  MatrixUnit block16 = block;
+  block16.accumulation = formats::binary16();
+  block16.rounding = Rounding::toward_zero;
+  units.push_back({"binary16 block 4 at_end toward zero", block16});
+  return units;
+}
+
+// ---- tests -------------------------------------------------------------------------------
+
+// 3 x 13 units x 6 data x 4 sizes: 936 cases, 8,190 entries, each compared bit for bit.
+TEST(Weakform, BitExactAgainstUnitDot) {
+  std::mt19937_64 gen(4);
+  std::vector<NamedUnit> units = bounded_units();
+  units.push_back({"v100_fp16", ebla::units::v100_fp16()});  // kernel only: truncated alignment
+  units.push_back({"avx512_bf16_dot", ebla::units::avx512_bf16_dot()});
+  const std::size_t sizes[][4] = {{1, 1, 1, 1}, {2, 3, 2, 5}, {3, 2, 3, 9}, {2, 2, 1, 0}};
+  long entries = 0;
+  for (int repeat = 0; repeat < 3; ++repeat)
+    for (const NamedUnit& nu : units)
+      for (Data d : all_data)
+        for (const auto& s : sizes) {
+          Problem p = make_problem(s[0], s[1], s[2], s[3]);
+          fill(p, d, nu.unit, gen);
+          const View3 expected = reference_kernel(nu.unit, p);
+          View3 A = copy_of(p.A);
+          ebla::weakform(nu.unit, A, p.B, p.C);
+          for (std::size_t i = 0; i < s[0]; ++i)
+            for (std::size_t j = 0; j < s[1]; ++j)
+              for (std::size_t k = 0; k < s[2]; ++k, ++entries)
+                ASSERT_TRUE(same(A(i, j, k), expected(i, j, k)))
+                    << nu.name << ", " << name(d) << ", entry (" << i << ", " << j << ", " << k
+                    << "): " << A(i, j, k) << " vs " << expected(i, j, k);
+        }
+  std::printf("[weakform] %ld entries bit-exact\n", entries);
+}
+
+// A whole FMA chain by hand: binary16 inputs, binary32 sums.
+TEST(Weakform, SmallCaseByHand) {
+  Problem p = make_problem(1, 1, 1, 3);
+  p.A(0, 0, 0) = 1;
+  p.B(0, 0, 0) = 0x1p-24;  // in binary16 (a subnormal)
+  p.B(0, 1, 0) = 0.1;      // rounds to 0x1.998p-4
+  p.B(0, 2, 0) = 3;
+  p.C(0, 0) = 1;
+  p.C(0, 1) = 1;
+  p.C(0, 2) = 0x1p-24;
+  const MatrixUnit unit = ebla::weakform_unit(formats::binary16(), formats::binary32());
+  // the same chain by the CPU's binary32 FMA: fl(1 + 2^-24) is a tie, to even: 1
+  float s = 1.0f;
+  s = std::fma(0x1p-24f, 1.0f, s);
+  EXPECT_EQ(s, 1.0f);
+  s = std::fma(0x1.998p-4f, 1.0f, s);
+  s = std::fma(3.0f, 0x1p-24f, s);
+  ebla::weakform(unit, p.A, p.B, p.C);
+  EXPECT_TRUE(same(p.A(0, 0, 0), static_cast<double>(s))) << p.A(0, 0, 0) << " vs " << s;
+}
+
+// 11 units x 6 data x 3 sizes x 4 seeds, 6 layers of 3 x 4 each: 4,752 layers, 57,024 entries.
+TEST(Weakform, CertifiedBoundsHold) {
+  std::mt19937_64 gen(2024);
+  Tally all;
+  for (const NamedUnit& nu : bounded_units()) {
+    Tally unit_tally;
+    for (Data d : all_data)
+      for (std::size_t n : {1, 7, 32})
+        for (int seed = 0; seed < 4; ++seed) {
+          Problem p = make_problem(3, 4, 6, n);
+          fill(p, d, nu.unit, gen);
+          Tally t;
+          check_bounds(nu.unit, p, t);
+          EXPECT_EQ(t.violations14, 0) << nu.name << ", " << name(d) << ", n = " << n;
+          EXPECT_EQ(t.violations15, 0) << nu.name << ", " << name(d) << ", n = " << n;
+          unit_tally.layers += t.layers;
+          unit_tally.entries += t.entries;
+          unit_tally.finite += t.finite;
+          unit_tally.violations14 += t.violations14;
+          unit_tally.violations15 += t.violations15;
+          unit_tally.paper14 += t.paper14;
+          unit_tally.max_ratio = std::max(unit_tally.max_ratio, t.max_ratio);
+        }
+    std::printf("[weakform] %-38s %ld layers, %ld entries (%ld finite bounds), max error/bound "
+                "%.3e, violations %ld + %ld; printed (14) exceeded on %ld\n",
+                nu.name.c_str(), unit_tally.layers, unit_tally.entries, unit_tally.finite,
+                unit_tally.max_ratio, unit_tally.violations14, unit_tally.violations15,
+                unit_tally.paper14);
+    // the bounds are finite almost everywhere and not vacuous
+    EXPECT_GT(unit_tally.finite, unit_tally.entries * 9 / 10) << nu.name;
+    EXPECT_GT(unit_tally.max_ratio, 1e-3) << nu.name;
+    all.layers += unit_tally.layers;
+    all.entries += unit_tally.entries;
+  }
+  EXPECT_GE(all.layers, 4000);
+  EXPECT_GE(all.entries, 50000);
+}
+
+// Under the seed's own assumptions (data in the formats, rounding to nearest, no underflow)
+// the printed (14) and (15) hold too: 2 units x 3 n x 8 layers.
+TEST(Weakform, PrintedBoundsHoldUnderTheirAssumptions) {
+  std::mt19937_64 gen(9);
+  const std::vector<MatrixUnit> units = {
+      ebla::weakform_unit(formats::binary16(), formats::binary32()),
+      ebla::weakform_unit(formats::binary32(), formats::binary32())};
+  for (const MatrixUnit& unit : units)
+    for (std::size_t n : {1, 8, 64}) {
+      Problem p = make_problem(4, 4, 8, n);
+      fill(p, Data::in_format, unit, gen);
+      Tally t;
+      check_bounds(unit, p, t);
+      EXPECT_EQ(t.paper14, 0) << format_name(unit.input) << ", n = " << n;
+      EXPECT_EQ(t.paper15, 0) << format_name(unit.input) << ", n = " << n;
+      EXPECT_EQ(t.violations14 + t.violations15, 0);
+    }
+}
+
+// Each case below breaks the printed (14) (and (15): one entry) and keeps (14') and (15').
+void expect_printed_fails(const MatrixUnit& unit, const Problem& p, const char* what) {
+  Tally t;
+  check_bounds(unit, p, t);
+  EXPECT_GT(t.paper14, 0) << what << ": the printed (14) should fail";
+  EXPECT_GT(t.paper15, 0) << what << ": the printed (15) should fail";
+  EXPECT_EQ(t.violations14, 0) << what;
+  EXPECT_EQ(t.violations15, 0) << what;
+  EXPECT_EQ(t.finite, t.entries) << what;
+}
+
+TEST(Weakform, PrintedBoundMissesUnderflow) {
+  // binary16 sums: 2^-20 2^-6 = 2^-26 is below half the smallest subnormal 2^-24: it rounds to
+  // 0, an error of 2^-26 against gamma_2 2^-26 in (14) and gamma_2 2^-20 (1 + 2^-6) in (15).
+  Problem p = make_problem(1, 1, 1, 1);
+  p.B(0, 0, 0) = 0x1p-20;
+  p.C(0, 0) = 0x1p-6;
+  expect_printed_fails(ebla::weakform_unit(formats::binary16(), formats::binary16()), p,
+                       "underflow");
+}
+
+TEST(Weakform, PrintedBoundMissesDirectedRounding) {
+  // toward zero, 1 + c for c just below 2^-10 truncates to 1: a relative error near 2u at every
+  // one of 8 steps; gamma_9 with u = 2^-11 allows about 4.5 of them.
+  Problem p = make_problem(1, 1, 1, 8);
+  p.A(0, 0, 0) = 1;
+  for (std::size_t l = 0; l < 8; ++l) {
+    p.B(0, l, 0) = 1;
+    p.C(0, l) = 0x1.ffcp-11;
+  }
+  expect_printed_fails(
+      ebla::weakform_unit(formats::binary16(), formats::binary16(), Rounding::toward_zero), p,
+      "toward zero");
+}
+
+TEST(Weakform, PrintedBoundMissesInputRounding) {
+  // 0.1 read as binary16: a relative error near 2^-12, against gamma_2 with binary32's u.
+  Problem p = make_problem(1, 1, 1, 1);
+  p.B(0, 0, 0) = 0.1;
+  p.C(0, 0) = 1;
+  expect_printed_fails(ebla::weakform_unit(formats::binary16(), formats::binary32()), p,
+                       "input rounding");
+}
+
+TEST(Weakform, BoundsAreInfiniteWhenTheRangeIsExceeded) {
+  Problem p = make_problem(1, 2, 1, 2);
+  p.B(0, 0, 0) = 60000;
+  p.B(0, 1, 0) = 60000;
+  p.C(0, 0) = 1;
+  p.C(0, 1) = 1;  // row 0 of C: 120000 overflows binary16
+  p.C(1, 0) = 0.5;
+  p.C(1, 1) = -0.5;  // row 1: cancels, 0
+  const MatrixUnit unit = ebla::weakform_unit(formats::binary16(), formats::binary16());
+  const ebla::WeakformBounds b = ebla::weakform_bounds(unit, p.A, p.B, p.C);
+  EXPECT_TRUE(std::isinf(b.componentwise(0, 0, 0)));
+  EXPECT_TRUE(std::isinf(b.layers[0].bound1));
+  ebla::weakform(unit, p.A, p.B, p.C);
+  EXPECT_TRUE(std::isinf(p.A(0, 0, 0)));
+  // a saturating format: 10 is read as fp4_e2m1's fmax 6, finite but far off
+  Problem q = make_problem(1, 1, 1, 1);
+  q.B(0, 0, 0) = 10;
+  q.C(0, 0) = 0.5;
+  const MatrixUnit fp4 = ebla::weakform_unit(formats::fp4_e2m1(), formats::binary16());
+  EXPECT_TRUE(std::isinf(ebla::weakform_bounds(fp4, q.A, q.B, q.C).componentwise(0, 0, 0)));
+  q.B(0, 0, 0) = 5;  // in range: a finite bound that holds
+  Tally t;
+  check_bounds(fp4, q, t);
+  EXPECT_EQ(t.finite, 1);
+  EXPECT_EQ(t.violations14 + t.violations15, 0);
+}
+
+TEST(Weakform, ConstantsOfTheBounds) {
+  Problem p = make_problem(2, 3, 2, 10);
+  const MatrixUnit fma = ebla::weakform_unit(formats::binary16(), formats::binary32());
+  ebla::WeakformBounds b = ebla::weakform_bounds(fma, p.A, p.B, p.C);
+  EXPECT_EQ(b.roundings, 10);
+  EXPECT_EQ(b.unit_roundoff, 0x1p-24);
+  EXPECT_EQ(b.gamma, ebla::bounds::gamma(10, 0x1p-24));
+  EXPECT_EQ(b.paper_gamma, ebla::bounds::gamma(11, 0x1p-24));
+  const MatrixUnit tz = ebla::weakform_unit(formats::binary16(), formats::binary16(), Rounding::toward_zero);
+  b = ebla::weakform_bounds(tz, p.A, p.B, p.C);
+  EXPECT_EQ(b.unit_roundoff, 0x1p-10);
+  MatrixUnit block = fma;
+  block.block = 4;
+  block.normalisation = ebla::Normalisation::at_end;
+  b = ebla::weakform_bounds(block, p.A, p.B, p.C);
+  EXPECT_EQ(b.roundings, 3);  // ceil(10 / 4)
+  // ||C'||: C = 0, so C' = [0; I_3]
+  EXPECT_NEAR(b.norm_c1, 1, 1e-12);
+  EXPECT_NEAR(b.norm_cinf, 1, 1e-12);
+  EXPECT_NEAR(b.norm_cf, std::sqrt(3.0), 1e-12);
+}
+
+template <class Fn>
+void expect_invalid(Fn fn, const std::vector<std::string>& fragments) {
+  try {
+    fn();
+    ADD_FAILURE() << "no exception; expected one mentioning " << fragments.front();
+  } catch (const ebla::InvalidArgument& e) {
+    for (const auto& f : fragments)
+      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what() << " lacks " << f;
+  }
+}
+
+TEST(Weakform, BadInput) {
+  const MatrixUnit unit = ebla::weakform_unit(formats::binary16(), formats::binary32());
+  Problem p = make_problem(2, 3, 4, 5);
+  const View3 A_wrong("A", 2, 4, 4), B_wrong("B", 2, 5, 3);
+  const View2 C_wrong("C", 3, 6);
+  expect_invalid([&] { ebla::weakform(unit, A_wrong, p.B, p.C); },
+                 {"ebla::weakform", "A is 2 x 4 x 4", "C is 3 x 5"});
+  expect_invalid([&] { ebla::weakform(unit, p.A, B_wrong, p.C); },
+                 {"ebla::weakform", "B is 2 x 5 x 3"});
+  expect_invalid([&] { ebla::weakform(unit, p.A, p.B, C_wrong); }, {"C is 3 x 6"});
+  expect_invalid([&] { ebla::weakform_bounds(unit, p.A, p.B, C_wrong); },
+                 {"ebla::weakform_bounds", "C is 3 x 6"});
+  p.B(1, 2, 3) = std::numeric_limits<double>::quiet_NaN();
+  expect_invalid([&] { ebla::weakform(unit, p.A, p.B, p.C); },
+                 {"ebla::weakform", "B(1, 2, 3) = nan is not finite"});
+  expect_invalid([&] { ebla::weakform_bounds(unit, p.A, p.B, p.C); },
+                 {"ebla::weakform_bounds", "B(1, 2, 3) = nan"});
+  p.B(1, 2, 3) = 0;
+  p.C(2, 4) = -std::numeric_limits<double>::infinity();
+  expect_invalid([&] { ebla::weakform(unit, p.A, p.B, p.C); }, {"C(2, 4) = -inf is not finite"});
+  p.C(2, 4) = 0;
+  p.A(0, 1, 2) = std::numeric_limits<double>::infinity();
+  expect_invalid([&] { ebla::weakform(unit, p.A, p.B, p.C); }, {"A(0, 1, 2) = inf is not finite"});
+  p.A(0, 1, 2) = 0;
+  // invalid formats and units
+  expect_invalid([&] { ebla::weakform_unit(formats::binary32(), formats::binary16()); },
+                 {"ebla::weakform_unit", "input format binary32", "wider"});
+  Format bad = formats::binary16();
+  bad.t = 1;
+  expect_invalid([&] { ebla::weakform_unit(bad, formats::binary32()); }, {"t = 1"});
+  expect_invalid([&] { ebla::weakform_unit(formats::binary16(), formats::binary32(), Rounding::upward); },
+                 {"rounding = upward"});
+  MatrixUnit broken = unit;
+  broken.block = 0;
+  expect_invalid([&] { ebla::weakform(broken, p.A, p.B, p.C); }, {"ebla::weakform", "block = 0"});
+  // units the bounds do not cover (the kernel runs them)
+  expect_invalid([&] { ebla::weakform_bounds(ebla::units::v100_fp16(), p.A, p.B, p.C); },
+                 {"ebla::weakform_bounds", "extra_bits = 0"});
+  MatrixUnit chains = unit;
+  chains.block = 2;
+  chains.chains = 2;
+  expect_invalid([&] { ebla::weakform_bounds(chains, p.A, p.B, p.C); },
+                 {"ebla::weakform_bounds", "chains = 2"});
+  MatrixUnit after = unit;
+  after.addend = ebla::AddendJoin::after_products;
+  expect_invalid([&] { ebla::weakform_bounds(after, p.A, p.B, p.C); }, {"after_products"});
+}
+
+}  // namespace
