@@ -11,6 +11,7 @@ EBLA_PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev                         # oneDNN matmul (bfloat16 GEMM); its CMake
                                                          # config needs OpenCL's headers and library
   hdf5-tools                                             # h5dump, for the CLI tests of result files
+  libopenmpi-dev openmpi-bin                             # the MPI build (EBLA_ENABLE_MPI) and mpirun
   python3-matplotlib python3-h5py                        # apps/plot_qdot.py (figures from ebla qdot)
 )
 

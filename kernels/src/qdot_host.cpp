@@ -711,4 +711,17 @@ QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, cons
   return compute_host(x, y, n, p, isa, count_levels);
 }
 
+void qdot_histogram_host(const double* x, const double* y, std::size_t n, std::int64_t* out, HostIsa isa) {
+  std::fill(out, out + qdot_hist_size, std::int64_t{0});
+  Kernels<double>::hist(isa, x, y, n, out);
+}
+
+QdotAccum qdot_accumulate_host(const double* x, const double* y, std::size_t n, const QdotPlan& plan,
+                               HostIsa isa) {
+  std::vector<std::int64_t> level(plan.level.begin(), plan.level.end());
+  if (level.empty()) level.push_back(0);  // as in compute_host
+  const Tables t{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan), true};
+  return Kernels<double>::run(isa, x, y, n, t);
+}
+
 }  // namespace ebla::detail
