@@ -835,16 +835,6 @@ HostMatrix abs_product(const std::vector<AbsBlock>& blocks, std::int64_t m, std:
   return out;
 }
 
-double inf_norm(const ConstHostMatrix& X) {
-  double norm = 0;
-  for (std::size_t i = 0; i < X.extent(0); ++i) {
-    double s = 0;
-    for (std::size_t j = 0; j < X.extent(1); ++j) s += std::fabs(X(i, j));
-    norm = std::max(norm, s);
-  }
-  return norm;
-}
-
 /// Whether the accumulation of entry (i, j) may overflow (a priori; gemm.hpp).
 struct OverflowCheck {
   const LineNorms &a, &b;
@@ -1247,7 +1237,6 @@ GemmPlan gemm_select(const ConstHostMatrix& A, const ConstHostMatrix& B, const G
   const GemmCostModel& cost = GemmCostModel::measured();
   GemmPlan plan;
   plan.tolerance = options.tolerance;
-  const double scale = inf_norm(A) * inf_norm(B);
   int chosen = -1, smallest = -1;
   // candidates with the same words (format, subnormals, scaling, theta) share one split into
   // as many words as the most of them use; one group's split is alive at a time, so its
@@ -1286,6 +1275,7 @@ GemmPlan gemm_select(const ConstHostMatrix& A, const ConstHostMatrix& B, const G
       GemmCandidateReport& rep = plan.candidates[i];
       rep.config = candidates[i];
       const double bound = normwise(prepare(A, B, candidates[i], function, &split));
+      const double scale = split.a.inf_norm * split.b.inf_norm;  // ||A||_inf ||B||_inf
       rep.relative_bound = scale > 0 ? bound / scale : (bound > 0 ? inf : 0);
       rep.seconds = cost.seconds(candidates[i], A.extent(0), A.extent(1), B.extent(1));
     }

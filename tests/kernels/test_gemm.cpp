@@ -48,7 +48,11 @@
 #include <string>
 #include <vector>
 
+#include "checks.hpp"
+
 namespace {
+
+using ebla_test::Tally;
 
 using ebla::Format;
 using ebla::GemmConfig;
@@ -89,25 +93,6 @@ quad qabs(quad x) { return x < 0 ? -x : x; }
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-/// Counts of one comparison, printed and recorded in the XML report.
-struct Tally {
-  std::uint64_t cases = 0, mismatches = 0;
-  std::vector<std::string> first;
-  void mismatch(const std::string& s) {
-    ++mismatches;
-    if (first.size() < 8) first.push_back(s);
-  }
-  void report(const std::string& name) const {
-    std::cout << "[ counts   ] " << name << ": " << cases << " cases, " << mismatches
-              << " mismatches\n";
-    ::testing::Test::RecordProperty(name + "_cases", std::to_string(cases));
-    std::string s;
-    for (const auto& m : first) s += "\n  " + m;
-    EXPECT_EQ(mismatches, 0u) << name << ":" << s;
-    EXPECT_GT(cases, 0u) << name;
-  }
-};
 
 HostMatrix matrix(std::size_t rows, std::size_t cols, double value = 0.0) {
   HostMatrix m("M", rows, cols);

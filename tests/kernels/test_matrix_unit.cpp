@@ -45,7 +45,12 @@
 #define EBLA_TEST_X86 0
 #endif
 
+#include "checks.hpp"
+
 namespace {
+
+using ebla_test::Tally;
+using ebla_test::expect_invalid;
 
 using ebla::AddendJoin;
 using ebla::Format;
@@ -94,25 +99,6 @@ void expect_dot(const MatrixUnit& u, const std::vector<double>& a, const std::ve
       << what << ": a = " << list(a) << ", b = " << list(b) << ", c = " << hex(c) << ": got "
       << hex(got) << ", expected " << hex(expected);
 }
-
-/// Counts of one comparison, printed and recorded in the XML report.
-struct Tally {
-  std::uint64_t cases = 0, mismatches = 0;
-  std::vector<std::string> first;
-  void mismatch(const std::string& s) {
-    ++mismatches;
-    if (first.size() < 8) first.push_back(s);
-  }
-  void report(const std::string& name) const {
-    std::cout << "[ counts   ] " << name << ": " << cases << " cases, " << mismatches
-              << " mismatches\n";
-    ::testing::Test::RecordProperty(name + "_cases", std::to_string(cases));
-    std::string s;
-    for (const auto& m : first) s += "\n  " + m;
-    EXPECT_EQ(mismatches, 0u) << name << ":" << s;
-    EXPECT_GT(cases, 0u) << name;
-  }
-};
 
 // ===========================================================================================
 // 1. Hand-computed probes
@@ -935,18 +921,6 @@ TEST(MatrixUnitGemm, HandlesEmptyShapes) {
   EXPECT_EQ(C(1, 2), static_cast<double>(1.0f / 3));
   Matrix A0("A0", 0, 4), B0("B0", 4, 3), C0("C0", 0, 3);
   EXPECT_NO_THROW(ebla::unit_gemm(u, A0, B0, C0));
-}
-
-/// Expects InvalidArgument whose message contains every fragment.
-template <class Fn>
-void expect_invalid(Fn fn, const std::vector<std::string>& fragments) {
-  try {
-    fn();
-    ADD_FAILURE() << "no exception; expected one mentioning " << fragments.front();
-  } catch (const ebla::InvalidArgument& e) {
-    for (const auto& f : fragments)
-      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what() << " lacks " << f;
-  }
 }
 
 TEST(MatrixUnitValidation, RejectsBadUnitsNamingFunctionAndValue) {

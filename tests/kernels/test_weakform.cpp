@@ -23,7 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "checks.hpp"
+
 namespace {
+
+using ebla_test::expect_invalid;
 
 using ebla::Format;
 using ebla::MatrixUnit;
@@ -436,17 +440,6 @@ TEST(Weakform, ConstantsOfTheBounds) {
   EXPECT_NEAR(b.norm_c1, 1, 1e-12);
   EXPECT_NEAR(b.norm_cinf, 1, 1e-12);
   EXPECT_NEAR(b.norm_cf, std::sqrt(3.0), 1e-12);
-}
-
-template <class Fn>
-void expect_invalid(Fn fn, const std::vector<std::string>& fragments) {
-  try {
-    fn();
-    ADD_FAILURE() << "no exception; expected one mentioning " << fragments.front();
-  } catch (const ebla::InvalidArgument& e) {
-    for (const auto& f : fragments)
-      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what() << " lacks " << f;
-  }
 }
 
 TEST(Weakform, BadInput) {
