@@ -40,7 +40,10 @@ double norm_from_squares(double sum_squares, std::size_t n) {
   return std::sqrt(sum_squares + exact_squares_record(sum_squares, n).bound);
 }
 
-double exact_norm(ConstVector v) { return norm_from_squares(KokkosBlas::dot(v, v), v.extent(0)); }
+// ||v|| of the global vector whose owned part is v.
+double exact_norm(const SolverSpace& A, ConstVector v) {
+  return norm_from_squares(A.sum(KokkosBlas::dot(v, v)), A.global_size());
+}
 
 bool finite_vector(ConstVector v) {
   int bad = 0;
@@ -89,29 +92,37 @@ void scale(ConstVector dinv, ConstVector r, Vector z) {
       KOKKOS_LAMBDA(const std::size_t i) { z(i) = dinv(i) * r(i); });
 }
 
-Vector jacobi_inverse(Vector d, const char* function) {
+// D^-1 from the owned diagonal d (in place); `problem` names a zero or nonfinite entry.
+Vector jacobi_inverse(Vector d, std::string& problem) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
   for (std::size_t i = 0; i < h.extent(0); ++i) {
-    if (!(h(i) != 0) || !std::isfinite(h(i)))
-      throw_invalid(function, "Jacobi preconditioner: diagonal entry " + std::to_string(i) + " is " +
-                                  std::to_string(h(i)));
+    if (!(h(i) != 0) || !std::isfinite(h(i))) {
+      problem = "Jacobi preconditioner: diagonal entry " + std::to_string(i) + " is " + std::to_string(h(i));
+      return d;
+    }
     h(i) = 1 / h(i);
   }
   Kokkos::deep_copy(d, h);
   return d;
 }
 
-void validate(std::size_t n, ConstVector b, ConstVector x0, const CgOptions& o) {
-  const char* f = "ebla::cg";
-  if (b.extent(0) != n) throw_invalid(f, "b has " + std::to_string(b.extent(0)) + " entries, A " + std::to_string(n) + " rows");
-  if (x0.extent(0) != n) throw_invalid(f, "x0 has " + std::to_string(x0.extent(0)) + " entries, A " + std::to_string(n) + " rows");
-  if (!(o.tolerance > 0) || !std::isfinite(o.tolerance)) throw_invalid(f, "tolerance " + std::to_string(o.tolerance) + " must be positive and finite");
-  if (o.max_iterations < 0) throw_invalid(f, "max_iterations " + std::to_string(o.max_iterations) + " is negative");
+// Throws InvalidArgument on every process if `problem` is not empty on some process.
+void agree(const SolverSpace& A, const char* function, const std::string& problem) {
+  if (!A.all(problem.empty()))
+    throw_invalid(function, problem.empty() ? std::string("invalid input on another process") : problem);
+}
+
+std::string problem_of(std::size_t n, ConstVector b, ConstVector x0, const CgOptions& o) {
+  if (b.extent(0) != n) return "b has " + std::to_string(b.extent(0)) + " entries, A " + std::to_string(n) + " rows";
+  if (x0.extent(0) != n) return "x0 has " + std::to_string(x0.extent(0)) + " entries, A " + std::to_string(n) + " rows";
+  if (!(o.tolerance > 0) || !std::isfinite(o.tolerance)) return "tolerance " + std::to_string(o.tolerance) + " must be positive and finite";
+  if (o.max_iterations < 0) return "max_iterations " + std::to_string(o.max_iterations) + " is negative";
   if (o.stop != StopTest::exact_norm && o.jacobi)
-    throw_invalid(f, std::string("the ") + to_string(o.stop) +
-                         " stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with Jacobi");
-  if (!finite_vector(b)) throw_invalid(f, "b has a NaN or infinite entry");
-  if (!finite_vector(x0)) throw_invalid(f, "x0 has a NaN or infinite entry");
+    return std::string("the ") + to_string(o.stop) +
+           " stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with Jacobi";
+  if (!finite_vector(b)) return "b has a NaN or infinite entry";
+  if (!finite_vector(x0)) return "x0 has a NaN or infinite entry";
+  return {};
 }
 
 // The stopping test's ||r||: from fl(r^T r) in double, sqrt(c + bound(c)) from the
@@ -131,14 +142,17 @@ CgResult stop(CgResult res, SolverStatus status, std::string reason) {
   return res;
 }
 
-template <class Op>
-CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
+}  // namespace
+
+// The loop runs on the owned rows; every scalar it branches on comes from a global reduction
+// of the space, so every process takes the same branches.
+CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::size_t n = A.size();
-  validate(n, b, x0, o);
+  const std::size_t n = A.size(), N = A.global_size();
+  agree(A, "ebla::cg", problem_of(n, b, x0, o));
   CgResult res;
   res.x = Vector("ebla::cg x", n);
-  res.b_norm = exact_norm(b);
+  res.b_norm = exact_norm(A, b);
   res.tolerance_used = o.norm == Norm::relative ? o.tolerance * res.b_norm : o.tolerance;
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   if (res.b_norm == 0) {  // b = 0: x = 0 solves it exactly
@@ -148,7 +162,9 @@ CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const D
     return res;
   }
   Vector x = res.x, r("ebla::cg r", n), p("ebla::cg p", n), q("ebla::cg q", n);
-  const Vector dinv = o.jacobi ? jacobi_inverse(A.diagonal(), "ebla::cg") : Vector();
+  std::string zero_pivot;
+  const Vector dinv = o.jacobi ? jacobi_inverse(A.diagonal(), zero_pivot) : Vector();
+  agree(A, "ebla::cg", zero_pivot);
   Vector z = o.jacobi ? Vector("ebla::cg z", n) : r;
   auto precondition = [&] { if (o.jacobi) scale(dinv, r, z); };
   std::vector<std::uint8_t>* no_map = nullptr;
@@ -161,9 +177,9 @@ CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const D
                        KOKKOS_LAMBDA(const std::size_t i) { r(i) = b(i) - q(i); });
   precondition();                                  // z_0 = M^-1 r_0
   Kokkos::deep_copy(p, z);                         // p_0 = z_0
-  res.rr0 = dot(dots, r, z, no_map);               // c_0 = qdot(r_0, z_0) (line 4)
+  res.rr0 = A.dot(dots, r, z, no_map);              // c_0 = qdot(r_0, z_0) (line 4)
   double c = res.rr0.value;
-  double rnorm = residual_norm(o, KokkosBlas::dot(r, r), n, res.rr0);
+  double rnorm = residual_norm(o, A.sum(KokkosBlas::dot(r, r)), N, res.rr0);
   res.initial_residual = rnorm;
   const auto loop_start = std::chrono::steady_clock::now();
   int k = 0;
@@ -182,7 +198,7 @@ CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const D
     }
     CgIteration it;
     A.apply(p, q);                                 // q_k = A p_k (line 6)
-    it.pq = dot(dots, p, q, o.record_levels ? &it.pq_levels : no_map);
+    it.pq = A.dot(dots, p, q, o.record_levels ? &it.pq_levels : no_map);
     if (!(it.pq.value > 0) || !std::isfinite(it.pq.value) || !(c > 0) || !std::isfinite(c)) {
       res.breakdown = !(it.pq.value > 0) || !std::isfinite(it.pq.value)
                           ? "p^T A p = " + std::to_string(it.pq.value) + " (not positive)"
@@ -191,18 +207,18 @@ CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const D
       break;
     }
     it.alpha = c / it.pq.value;                    // alpha_k = c_k / qdot(p_k, q_k) (line 7)
-    const double rr = update_x_r(it.alpha, p, q, x, r);  // x_{k+1}, r_{k+1} (lines 8-9)
+    const double rr = A.sum(update_x_r(it.alpha, p, q, x, r)); // x_{k+1}, r_{k+1} (lines 8-9)
     precondition();                                // z_{k+1} = M^-1 r_{k+1}
     if (exact_rr) {                                // c_{k+1} (line 10): exact, from the update pass
-      it.rr = exact_squares_record(rr, n);
+      it.rr = exact_squares_record(rr, N);
       if (o.record_levels) it.rr_levels.assign(n, 0);
     } else {
-      it.rr = dot(dots, r, z, o.record_levels ? &it.rr_levels : no_map);
+      it.rr = A.dot(dots, r, z, o.record_levels ? &it.rr_levels : no_map);
     }
     it.beta = it.rr.value / c;                     // beta_k = c_{k+1} / c_k (line 11)
     update_p(z, it.beta, p);                       // p_{k+1} = z_{k+1} + beta_k p_k (line 12)
     c = it.rr.value;
-    rnorm = residual_norm(o, rr, n, it.rr);
+    rnorm = residual_norm(o, rr, N, it.rr);
     it.residual = rnorm;
     res.history.push_back(std::move(it));
     ++k;                                           // line 13
@@ -215,16 +231,14 @@ CgResult conjugate_gradients(const Op& A, ConstVector b, ConstVector x0, const D
   return res;
 }
 
-}  // namespace
-
 CgResult cg(const CsrOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
-  return conjugate_gradients(A, b, x0, dots, o);
+  return cg(LocalSpace<CsrOperator>(A), b, x0, dots, o);
 }
 CgResult cg(const StencilOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
-  return conjugate_gradients(A, b, x0, dots, o);
+  return cg(LocalSpace<StencilOperator>(A), b, x0, dots, o);
 }
 CgResult cg(const DenseOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
-  return conjugate_gradients(A, b, x0, dots, o);
+  return cg(LocalSpace<DenseOperator>(A), b, x0, dots, o);
 }
 
 }  // namespace ebla

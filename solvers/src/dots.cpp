@@ -63,9 +63,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The ladder index each component of x, y was computed at under `plan` (255: zero
-// product, no bin).
-void level_map(const QdotPlan& plan, ConstVector x, ConstVector y, std::vector<std::uint8_t>& levels) {
+}  // namespace
+
+void detail::level_map(const QdotPlan& plan, ConstVector x, ConstVector y, std::vector<std::uint8_t>& levels) {
   auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
   auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
   levels.assign(x.extent(0), 255);
@@ -79,7 +79,7 @@ void level_map(const QdotPlan& plan, ConstVector x, ConstVector y, std::vector<s
   }
 }
 
-DotRecord record_of(const QdotResult& r, std::size_t n) {
+DotRecord detail::record_of(const QdotResult& r, std::size_t n) {
   DotRecord d;
   d.value = r.value;
   d.bound = r.bound;
@@ -88,6 +88,8 @@ DotRecord record_of(const QdotResult& r, std::size_t n) {
   d.zero_fraction = static_cast<double>(r.stats.zeros) / nn;
   return d;
 }
+
+namespace {
 
 DotRecord exact_dot(ConstVector x, ConstVector y) {
   const double value = KokkosBlas::dot(x, y);
@@ -121,13 +123,13 @@ DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, std::vector
     d = exact_dot(x, y);
     if (levels) levels->assign(x.extent(0), 0);
   } else if (policy.kind == DotKind::qdot && !levels) {
-    d = record_of(qdot(x, y, policy.qdot), x.extent(0));
+    d = detail::record_of(qdot(x, y, policy.qdot), x.extent(0));
   } else {
     QdotPlan plan = qdot_select(x, y, policy.qdot);
     if (policy.kind == DotKind::fixed)  // a plan is plain data: every bin at the format
       std::fill(plan.level.begin(), plan.level.end(), std::uint8_t{1});
-    d = record_of(qdot_compute(x, y, plan), x.extent(0));
-    if (levels) level_map(plan, x, y, *levels);
+    d = detail::record_of(qdot_compute(x, y, plan), x.extent(0));
+    if (levels) detail::level_map(plan, x, y, *levels);
   }
   d.seconds = seconds_since(t0);
   return d;

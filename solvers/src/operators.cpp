@@ -14,27 +14,6 @@ namespace ebla {
 
 namespace {
 
-using detail::two_prod;
-using detail::two_sum;
-
-// A double-double accumulator: hi + lo carries a sum with about 106 significant bits.
-struct DoubleDouble {
-  double hi = 0, lo = 0;
-  KOKKOS_INLINE_FUNCTION void add(double v) {
-    double s, e;
-    two_sum(hi, v, s, e);
-    hi = s;
-    lo += e;
-  }
-  KOKKOS_INLINE_FUNCTION void add_product(double a, double b) {  // a b = p + e exactly
-    double p, e;
-    two_prod(a, b, p, e);
-    add(p);
-    lo += e;
-  }
-  KOKKOS_INLINE_FUNCTION double value() const { return hi + lo; }
-};
-
 void check_size(const char* function, std::size_t n, ConstVector x, const char* name) {
   if (x.extent(0) != n)
     throw_invalid(function, std::string(name) + " has " + std::to_string(x.extent(0)) + " entries, the operator " +
@@ -50,26 +29,28 @@ struct SquaredResiduals {
   Item item;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t k, DoubleDouble& acc) const { item(k, acc); }
   KOKKOS_INLINE_FUNCTION void init(DoubleDouble& v) const { v = DoubleDouble{}; }
-  KOKKOS_INLINE_FUNCTION void join(DoubleDouble& d, const DoubleDouble& s) const {
-    d.add(s.hi);
-    d.lo += s.lo;
-  }
+  KOKKOS_INLINE_FUNCTION void join(DoubleDouble& d, const DoubleDouble& s) const { d.join(s); }
   KOKKOS_INLINE_FUNCTION void join(volatile DoubleDouble& d, const volatile DoubleDouble& s) const {
     DoubleDouble t{d.hi, d.lo};
-    t.add(s.hi);
-    t.lo += s.lo;
+    t.join(DoubleDouble{s.hi, s.lo});
     d.hi = t.hi;
     d.lo = t.lo;
   }
 };
 
-// ||r|| from `items` work items (see SquaredResiduals).
+// sum of r_i^2 from `items` work items (see SquaredResiduals).
 template <class Item>
-double residual_norm_of(std::size_t items, Item item) {
+DoubleDouble squared_residuals(std::size_t items, Item item) {
   DoubleDouble sum;
   Kokkos::parallel_reduce("ebla::residual_norm", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, items),
                           SquaredResiduals<Item>{item}, sum);
-  return std::sqrt(sum.value());
+  return sum;
+}
+
+// ||r|| from `items` work items.
+template <class Item>
+double residual_norm_of(std::size_t items, Item item) {
+  return std::sqrt(squared_residuals(items, item).value());
 }
 
 }  // namespace
@@ -106,10 +87,18 @@ Vector CsrOperator::diagonal() const {
 double CsrOperator::residual_norm(ConstVector x, ConstVector b) const {
   check_size("ebla::CsrOperator::residual_norm", size(), x, "x");
   check_size("ebla::CsrOperator::residual_norm", size(), b, "b");
-  const auto rows = A_.graph.row_map;
-  const auto cols = A_.graph.entries;
-  const auto vals = A_.values;
-  return residual_norm_of(size(), KOKKOS_LAMBDA(const std::size_t i, DoubleDouble& squares) {
+  return std::sqrt(detail::csr_residual_squares(A_, x, b).value());
+}
+
+DoubleDouble detail::csr_residual_squares(const CsrMatrix& A, ConstVector x, ConstVector b) {
+  if (static_cast<std::size_t>(A.numRows()) != b.extent(0) || static_cast<std::size_t>(A.numCols()) != x.extent(0))
+    throw_invalid("ebla::detail::csr_residual_squares",
+                  "A is " + std::to_string(A.numRows()) + " x " + std::to_string(A.numCols()) + ", b has " +
+                      std::to_string(b.extent(0)) + " entries and x " + std::to_string(x.extent(0)));
+  const auto rows = A.graph.row_map;
+  const auto cols = A.graph.entries;
+  const auto vals = A.values;
+  return squared_residuals(b.extent(0), KOKKOS_LAMBDA(const std::size_t i, DoubleDouble& squares) {
     DoubleDouble r;
     r.add(b(i));
     for (std::size_t k = rows(i); k < rows(i + 1); ++k) r.add_product(-vals(k), x(cols(k)));
@@ -135,38 +124,94 @@ std::size_t StencilOperator::nonzeros() const {
   return line(nx_) * line(ny_) * line(nz_);
 }
 
+namespace {
+
+// The 27-point stencil on a block of nz planes, with optional ghost planes under and over
+// it: plane(iz) is where the entries of plane iz (-1 <= iz <= nz) are read from.
+struct StencilBlock {
+  int nx, ny, nz;
+  const double* x;      // the block's planes
+  const double* below;  // plane -1, or null where the grid ends
+  const double* above;  // plane nz, or null
+  KOKKOS_INLINE_FUNCTION const double* plane(int iz) const {
+    return iz < 0 ? below : iz >= nz ? above : x + static_cast<std::ptrdiff_t>(iz) * nx * ny;
+  }
+  // the planes next to iz that the grid has: iz + dz for dz in [z0, z1]
+  KOKKOS_INLINE_FUNCTION int z0(int iz) const { return iz > 0 || below ? -1 : 0; }
+  KOKKOS_INLINE_FUNCTION int z1(int iz) const { return iz < nz - 1 || above ? 1 : 0; }
+};
+
+StencilBlock stencil_block(const char* function, int nx, int ny, int nz, ConstVector x, ConstVector below,
+                           ConstVector above) {
+  const std::size_t plane = static_cast<std::size_t>(nx) * ny;
+  check_size(function, plane * nz, x, "x");
+  if (below.extent(0) != 0) check_size(function, plane, below, "the plane below");
+  if (above.extent(0) != 0) check_size(function, plane, above, "the plane above");
+  return {nx, ny, nz, x.data(), below.extent(0) ? below.data() : nullptr, above.extent(0) ? above.data() : nullptr};
+}
+
+}  // namespace
+
 // y = A x: y_i = 28 x_i - (sum of x_j over the 3 x 3 x 3 block around i, cut by the grid),
 // i.e. 27 on the diagonal and -1 for every neighbour inside. Each (iz, iy) line of the
 // grid is one work item, taken in chunks of `chunk` points: first the column sums
 // t(ix) = sum of x over the (up to) 3 x 3 neighbouring lines at ix (contiguous, vectorised),
 // then y(ix) = 28 x(ix) - (t(ix - 1) + t(ix) + t(ix + 1)), cut at the ends of the line.
-void StencilOperator::apply(ConstVector x, Vector y) const {
+void detail::stencil27_apply(int nx, int ny, int nz, ConstVector xv, ConstVector below, ConstVector above, Vector y) {
   constexpr int chunk = 256;
-  const int nx = nx_, ny = ny_, nz = nz_;
-  const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(nx) * ny;
+  const StencilBlock g = stencil_block("ebla::StencilOperator::apply", nx, ny, nz, xv, below, above);
+  check_size("ebla::StencilOperator::apply", xv.extent(0), y, "y");
   Kokkos::parallel_for(
       "ebla::stencil27", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, static_cast<std::size_t>(ny) * nz),
       KOKKOS_LAMBDA(const std::size_t line) {
         const int iy = static_cast<int>(line % ny), iz = static_cast<int>(line / ny);
-        const std::ptrdiff_t base = iz * plane + static_cast<std::ptrdiff_t>(iy) * nx;
-        const int z0 = iz > 0 ? -1 : 0, z1 = iz < nz - 1 ? 1 : 0;
+        const std::ptrdiff_t base = static_cast<std::ptrdiff_t>(iz) * nx * ny + static_cast<std::ptrdiff_t>(iy) * nx;
         const int y0 = iy > 0 ? -1 : 0, y1 = iy < ny - 1 ? 1 : 0;
         double t[chunk + 2];  // t[k] is the column sum at ix = c0 - 1 + k
         for (int c0 = 0; c0 < nx; c0 += chunk) {
           const int lo = c0 > 0 ? c0 - 1 : 0, hi = c0 + chunk < nx ? c0 + chunk : nx - 1;  // columns [lo, hi]
           for (int ix = lo; ix <= hi; ++ix) t[ix - c0 + 1] = 0;
-          for (int dz = z0; dz <= z1; ++dz)
+          for (int dz = g.z0(iz); dz <= g.z1(iz); ++dz)
             for (int dy = y0; dy <= y1; ++dy) {
-              const std::ptrdiff_t row = base + dz * plane + static_cast<std::ptrdiff_t>(dy) * nx;
-              for (int ix = lo; ix <= hi; ++ix) t[ix - c0 + 1] += x(row + ix);
+              const double* row = g.plane(iz + dz) + static_cast<std::ptrdiff_t>(iy + dy) * nx;
+              for (int ix = lo; ix <= hi; ++ix) t[ix - c0 + 1] += row[ix];
             }
           const int end = c0 + chunk < nx ? c0 + chunk : nx;
           for (int ix = c0; ix < end; ++ix) {
             const double left = ix > 0 ? t[ix - c0] : 0.0, right = ix < nx - 1 ? t[ix - c0 + 2] : 0.0;
-            y(base + ix) = 28.0 * x(base + ix) - (left + t[ix - c0 + 1] + right);
+            y(base + ix) = 28.0 * g.x[base + ix] - (left + t[ix - c0 + 1] + right);
           }
         }
       });
+}
+
+DoubleDouble detail::stencil27_residual_squares(int nx, int ny, int nz, ConstVector xv, ConstVector below,
+                                                ConstVector above, ConstVector b) {
+  const StencilBlock g = stencil_block("ebla::StencilOperator::residual_norm", nx, ny, nz, xv, below, above);
+  check_size("ebla::StencilOperator::residual_norm", xv.extent(0), b, "b");
+  // one grid line per work item, as in apply(); the -1 entries add x_j exactly
+  return squared_residuals(static_cast<std::size_t>(ny) * nz, KOKKOS_LAMBDA(const std::size_t line, DoubleDouble& squares) {
+    const int iy = static_cast<int>(line % ny), iz = static_cast<int>(line / ny);
+    const std::ptrdiff_t base = static_cast<std::ptrdiff_t>(iz) * nx * ny + static_cast<std::ptrdiff_t>(iy) * nx;
+    const int y0 = iy > 0 ? -1 : 0, y1 = iy < ny - 1 ? 1 : 0;
+    for (int ix = 0; ix < nx; ++ix) {
+      const int x0 = ix > 0 ? -1 : 0, x1 = ix < nx - 1 ? 1 : 0;
+      DoubleDouble r;  // b_i - 27 x_i + sum of the neighbours
+      r.add(b(base + ix));
+      r.add_product(-27.0, g.x[base + ix]);
+      for (int dz = g.z0(iz); dz <= g.z1(iz); ++dz)
+        for (int dy = y0; dy <= y1; ++dy) {
+          const double* row = g.plane(iz + dz) + static_cast<std::ptrdiff_t>(iy + dy) * nx + ix;
+          for (int dx = x0; dx <= x1; ++dx)
+            if (dz != 0 || dy != 0 || dx != 0) r.add(row[dx]);
+        }
+      squares.add_product(r.value(), r.value());
+    }
+  });
+}
+
+void StencilOperator::apply(ConstVector x, Vector y) const {
+  detail::stencil27_apply(nx_, ny_, nz_, x, ConstVector(), ConstVector(), y);
 }
 
 Vector StencilOperator::diagonal() const {
@@ -177,29 +222,7 @@ Vector StencilOperator::diagonal() const {
 
 double StencilOperator::residual_norm(ConstVector x, ConstVector b) const {
   check_size("ebla::StencilOperator::residual_norm", size(), x, "x");
-  check_size("ebla::StencilOperator::residual_norm", size(), b, "b");
-  // one grid line per work item, as in apply(); the -1 entries add x_j exactly
-  const int nx = nx_, ny = ny_, nz = nz_;
-  const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(nx) * ny;
-  return residual_norm_of(static_cast<std::size_t>(ny) * nz, KOKKOS_LAMBDA(const std::size_t line, DoubleDouble& squares) {
-    const int iy = static_cast<int>(line % ny), iz = static_cast<int>(line / ny);
-    const std::ptrdiff_t base = iz * plane + static_cast<std::ptrdiff_t>(iy) * nx;
-    const int z0 = iz > 0 ? -1 : 0, z1 = iz < nz - 1 ? 1 : 0;
-    const int y0 = iy > 0 ? -1 : 0, y1 = iy < ny - 1 ? 1 : 0;
-    for (int ix = 0; ix < nx; ++ix) {
-      const int x0 = ix > 0 ? -1 : 0, x1 = ix < nx - 1 ? 1 : 0;
-      DoubleDouble r;  // b_i - 27 x_i + sum of the neighbours
-      r.add(b(base + ix));
-      r.add_product(-27.0, x(base + ix));
-      for (int dz = z0; dz <= z1; ++dz)
-        for (int dy = y0; dy <= y1; ++dy) {
-          const std::ptrdiff_t row = base + dz * plane + static_cast<std::ptrdiff_t>(dy) * nx + ix;
-          for (int dx = x0; dx <= x1; ++dx)
-            if (dz != 0 || dy != 0 || dx != 0) r.add(x(row + dx));
-        }
-      squares.add_product(r.value(), r.value());
-    }
-  });
+  return std::sqrt(detail::stencil27_residual_squares(nx_, ny_, nz_, x, ConstVector(), ConstVector(), b).value());
 }
 
 // ---- dense ---------------------------------------------------------------------------------

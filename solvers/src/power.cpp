@@ -20,30 +20,38 @@ void scaled(ConstVector u, double s, Vector v) {
       "ebla::scale", Kokkos::RangePolicy<exec>(0, u.extent(0)), KOKKOS_LAMBDA(const std::size_t i) { v(i) = s * u(i); });
 }
 
-void validate(std::size_t n, ConstVector x0, const PowerOptions& o) {
+// Checks the arguments on every process (they agree: all throw or none); returns ||x0||^2.
+double validate(const SolverSpace& A, ConstVector x0, const PowerOptions& o) {
   const char* f = "ebla::power_method";
-  if (x0.extent(0) != n) throw_invalid(f, "x0 has " + std::to_string(x0.extent(0)) + " entries, A " + std::to_string(n) + " rows");
-  if (!(o.tolerance > 0) || !std::isfinite(o.tolerance)) throw_invalid(f, "tolerance " + std::to_string(o.tolerance) + " must be positive and finite");
-  if (o.max_iterations < 1) throw_invalid(f, "max_iterations " + std::to_string(o.max_iterations) + " must be at least 1");
-  const double norm2 = KokkosBlas::dot(x0, x0);
+  const std::size_t n = A.size();
+  std::string problem;
+  if (x0.extent(0) != n) problem = "x0 has " + std::to_string(x0.extent(0)) + " entries, A " + std::to_string(n) + " rows";
+  else if (!(o.tolerance > 0) || !std::isfinite(o.tolerance)) problem = "tolerance " + std::to_string(o.tolerance) + " must be positive and finite";
+  else if (o.max_iterations < 1) problem = "max_iterations " + std::to_string(o.max_iterations) + " must be at least 1";
+  if (!A.all(problem.empty()))
+    throw_invalid(f, problem.empty() ? std::string("invalid input on another process") : problem);
+  const double norm2 = A.sum(KokkosBlas::dot(x0, x0));
   if (!std::isfinite(norm2)) throw_invalid(f, "x0 has a NaN or infinite entry (or overflows)");
   if (norm2 == 0) throw_invalid(f, "x0 is the zero vector: the power method needs a nonzero start");
+  return norm2;
 }
 
-template <class Op>
-PowerResult power_iteration(const Op& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o) {
+}  // namespace
+
+// Every scalar the loop branches on comes from a global reduction of the space.
+PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t n = A.size();
-  validate(n, x0, o);
+  const double x0_norm2 = validate(A, x0, o);
   PowerResult res;
   Vector x("ebla::power x", n), y("ebla::power y", n);
   std::vector<std::uint8_t>* no_map = nullptr;
   auto levels = [&](std::vector<std::uint8_t>& v) { return o.record_levels ? &v : no_map; };
 
-  scaled(x0, 1 / std::sqrt(KokkosBlas::dot(x0, x0)), x);  // x_1 = x_0 / ||x_0|| (line 1)
+  scaled(x0, 1 / std::sqrt(x0_norm2), x);  // x_1 = x_0 / ||x_0|| (line 1)
   A.apply(x, y);                                           // y_1 = A x_1
   PowerIteration start;
-  start.xy = dot(dots, x, y, levels(start.xy_levels));     // lambda_1 = x_1^T A x_1 (line 3)
+  start.xy = A.dot(dots, x, y, levels(start.xy_levels));     // lambda_1 = x_1^T A x_1 (line 3)
   start.eigenvalue = start.xy.value;
   start.change = std::nan("");
   double lambda = start.eigenvalue;
@@ -53,7 +61,7 @@ PowerResult power_iteration(const Op& A, ConstVector x0, const DotPolicy& dots, 
   int k = 0;
   while (k < o.max_iterations) {
     PowerIteration it;
-    it.yy = dot(dots, y, y, levels(it.yy_levels));         // c = y_k^T y_k (line 6)
+    it.yy = A.dot(dots, y, y, levels(it.yy_levels));         // c = y_k^T y_k (line 6)
     const double c = it.yy.value;
     if (!(c > 0) || !std::isfinite(c) || !std::isfinite(lambda)) {
       res.breakdown = !std::isfinite(lambda) ? "x^T A x = " + std::to_string(lambda)
@@ -66,7 +74,7 @@ PowerResult power_iteration(const Op& A, ConstVector x0, const DotPolicy& dots, 
     A.apply(x, y);                                         // y_{k+1} = A x_{k+1} (line 5)
     // lambda_{k+1} = x_{k+1}^T A x_{k+1}: the Rayleigh quotient of the unit iterate. (Seed
     // 002's line 8, qdot(x_k, x_{k+1}) / c, is x_k^T A x_k / c^(3/2): see power.hpp.)
-    it.xy = dot(dots, x, y, levels(it.xy_levels));
+    it.xy = A.dot(dots, x, y, levels(it.xy_levels));
     it.eigenvalue = it.xy.value;
     it.change = std::fabs(it.eigenvalue - lambda);
     lambda = it.eigenvalue;
@@ -89,16 +97,14 @@ PowerResult power_iteration(const Op& A, ConstVector x0, const DotPolicy& dots, 
   return res;
 }
 
-}  // namespace
-
 PowerResult power_method(const CsrOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o) {
-  return power_iteration(A, x0, dots, o);
+  return power_method(LocalSpace<CsrOperator>(A), x0, dots, o);
 }
 PowerResult power_method(const StencilOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o) {
-  return power_iteration(A, x0, dots, o);
+  return power_method(LocalSpace<StencilOperator>(A), x0, dots, o);
 }
 PowerResult power_method(const DenseOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o) {
-  return power_iteration(A, x0, dots, o);
+  return power_method(LocalSpace<DenseOperator>(A), x0, dots, o);
 }
 
 }  // namespace ebla

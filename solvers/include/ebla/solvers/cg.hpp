@@ -33,6 +33,7 @@
 
 #include <ebla/solvers/dots.hpp>
 #include <ebla/solvers/operators.hpp>
+#include <ebla/solvers/space.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -89,6 +90,10 @@ struct CgResult {
 /// Throws InvalidArgument (naming the function and value) for: sizes of A, b, x0 that
 /// differ, tolerance <= 0 or NaN, max_iterations < 0, NaN/Inf in b or x0, a zero on the
 /// diagonal with Jacobi. b = 0 returns x = 0 at once (converged, 0 iterations).
+/// On a SolverSpace (space.hpp), b, x0 and the result's x are the owned rows, the norms,
+/// records and decisions global; the call is collective over the space's processes, and
+/// an argument error on any of them throws on all.
+CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
 CgResult cg(const CsrOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
 CgResult cg(const StencilOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
 CgResult cg(const DenseOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);

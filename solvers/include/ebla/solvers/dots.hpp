@@ -58,4 +58,14 @@ DotRecord exact_squares_record(double s, std::size_t n);
 /// bin): seed 002's Fig. 5 maps. Throws InvalidArgument on a length mismatch.
 DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, std::vector<std::uint8_t>* levels = nullptr);
 
+namespace detail {
+
+/// The record of a qdot result over n components (fractions per rung of n).
+DotRecord record_of(const QdotResult& r, std::size_t n);
+/// The ladder index each component of x, y is computed at under `plan` (255: a zero or
+/// nonfinite product, which has no bin).
+void level_map(const QdotPlan& plan, ConstVector x, ConstVector y, std::vector<std::uint8_t>& levels);
+
+}  // namespace detail
+
 }  // namespace ebla

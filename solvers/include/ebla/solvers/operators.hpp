@@ -10,6 +10,8 @@
 // anything the solvers report (this is the "true residual" of the results).
 #pragma once
 
+#include <ebla/core/exact.hpp>
+
 #include <Kokkos_Core.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
 
@@ -17,6 +19,29 @@
 #include <cstdint>
 
 namespace ebla {
+
+/// A sum carried in double-double: hi + lo holds about 106 significant bits (TwoSum of
+/// each addend into hi, the rounding errors into lo). The residual norms sum squares in it.
+struct DoubleDouble {
+  double hi = 0, lo = 0;
+  KOKKOS_INLINE_FUNCTION void add(double v) {
+    double s, e;
+    detail::two_sum(hi, v, s, e);
+    hi = s;
+    lo += e;
+  }
+  KOKKOS_INLINE_FUNCTION void add_product(double a, double b) {  ///< a b = p + e exactly first
+    double p, e;
+    detail::two_prod(a, b, p, e);
+    add(p);
+    lo += e;
+  }
+  KOKKOS_INLINE_FUNCTION void join(const DoubleDouble& o) {      ///< this += o
+    add(o.hi);
+    lo += o.lo;
+  }
+  KOKKOS_INLINE_FUNCTION double value() const { return hi + lo; }
+};
 
 using Vector = Kokkos::View<double*>;
 using ConstVector = Kokkos::View<const double*>;
@@ -77,5 +102,23 @@ public:
 private:
   Kokkos::View<double**, Kokkos::LayoutRight> A_;
 };
+
+namespace detail {
+
+/// The kernels behind the operators, for operators whose rows live on several processes
+/// (ebla::mpi): the rows a process owns, reading entries it does not own from ghost copies.
+///
+/// y = A x for the 27-point stencil on the nx x ny x nz block of planes owned here; below
+/// and above are copies of the plane under the block's first one and over its last one
+/// (nx ny entries each), or empty where the global grid ends.
+void stencil27_apply(int nx, int ny, int nz, ConstVector x, ConstVector below, ConstVector above, Vector y);
+/// sum over the block's rows of (b_i - (A x)_i)^2 in double-double (ghost planes as above).
+DoubleDouble stencil27_residual_squares(int nx, int ny, int nz, ConstVector x, ConstVector below, ConstVector above,
+                                        ConstVector b);
+/// sum over the rows of A of (b_i - (A x)_i)^2 in double-double, for a rectangular A
+/// (rows: b's entries; columns: x's entries, e.g. the owned entries followed by ghosts).
+DoubleDouble csr_residual_squares(const CsrMatrix& A, ConstVector x, ConstVector b);
+
+}  // namespace detail
 
 }  // namespace ebla

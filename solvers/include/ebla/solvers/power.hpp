@@ -60,6 +60,9 @@ struct PowerResult {
 
 /// Throws InvalidArgument (naming the function and value) for: x0 of another size than
 /// A, x0 = 0, NaN/Inf in x0, tolerance <= 0 or NaN, max_iterations < 1.
+/// On a SolverSpace (space.hpp): x0 and the eigenvector are the owned rows, the rest global;
+/// collective over the space's processes.
+PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& options);
 PowerResult power_method(const CsrOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& options);
 PowerResult power_method(const StencilOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& options);
 PowerResult power_method(const DenseOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& options);
