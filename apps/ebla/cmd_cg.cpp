@@ -7,6 +7,7 @@
 // (--sweep-qdot-tol A:B) runs CG with exact dot products, then ACG at each tolerance
 // A, 10 A, ..., B, and reports the largest tolerance that keeps CG's iteration count.
 #include "commands.hpp"
+#include "distributed.hpp"
 #include "solver_common.hpp"
 
 #include <ebla/core/error.hpp>
@@ -103,7 +104,12 @@ CgRun solve(const Problem& p, const CgConfig& c, const DotPolicy& policy, const 
     if (progress_due(k, every)) spdlog::info("{}cg iteration {}: ||r|| = {:.3e}", label, k, r);
   };
   run.result = std::visit([&](const auto& A) { return cg(A, p.b, p.x0, policy, o); }, p.op);
-  if (p.x_exact.extent(0) > 0) run.max_error = max_difference(run.result.x, p.x_exact);
+  if (p.x_exact.extent(0) > 0) run.max_error = global_max(max_difference(run.result.x, p.x_exact));
+  if (o.record_levels)  // under mpirun: the global maps, on rank 0
+    for (CgIteration& it : run.result.history) {
+      gather_to_root(it.rr_levels);
+      gather_to_root(it.pq_levels);
+    }
   run.rr.rungs = run.pq.rungs = run.rungs.size();
   run.dot_seconds = run.result.rr0.seconds;
   for (const CgIteration& it : run.result.history) {
@@ -395,9 +401,9 @@ int execute(const CgConfig& c) {
   // Created (and so checked) before the work, committed after it: a bad path fails at
   // once, and a failure half-way leaves no file.
   std::unique_ptr<Hdf5Writer> out;
-  if (!c.out.output.empty()) out = std::make_unique<Hdf5Writer>(c.out.output);
+  if (!c.out.output.empty() && processes().rank == 0) out = std::make_unique<Hdf5Writer>(c.out.output);  // rank 0 writes
   check_dot_policy(c.dots, me);
-  const Problem p = load_problem(c.problem, me);
+  const Problem p = processes().ranks > 1 ? load_distributed_problem(c.problem, me) : load_problem(c.problem, me);
   if (c.out.levels && p.n > 1000000)
     spdlog::warn("--levels stores {} bytes per dot product and iteration", p.n);
   const int code = c.dots.sweep.empty() ? single(p, c, out.get()) : run_sweep(p, c, out.get());
@@ -410,6 +416,7 @@ int execute(const CgConfig& c) {
 
 int run_cg(const CgCli& cli) {
   const CgConfig c = make_config(cli);  // every option checked before any work
+  start_processes();  // joins MPI under mpirun
   Kokkos::ScopeGuard kokkos;
   return execute(c);
 }

@@ -7,6 +7,7 @@
 // runs the double-precision power method (PM), then APM at each tolerance, and reports
 // iterations and |lambda - lambda_PM| per tolerance (seed 002, Figs. 6-7).
 #include "commands.hpp"
+#include "distributed.hpp"
 #include "solver_common.hpp"
 
 #include <ebla/core/error.hpp>
@@ -83,6 +84,11 @@ PowerRun solve(const Problem& p, const PowerConfig& c, const DotPolicy& policy, 
     previous = lambda;
   };
   run.result = std::visit([&](const auto& A) { return power_method(A, p.x0, policy, o); }, p.op);
+  if (o.record_levels)  // under mpirun: the global maps, on rank 0
+    for (PowerIteration& it : run.result.history) {
+      gather_to_root(it.yy_levels);
+      gather_to_root(it.xy_levels);
+    }
   run.yy.rungs = run.xy.rungs = run.rungs.size();
   for (std::size_t k = 0; k < run.result.history.size(); ++k) {
     const PowerIteration& it = run.result.history[k];
@@ -352,9 +358,9 @@ int run_sweep(const Problem& p, const PowerConfig& c, Hdf5Writer* out) {
 // Everything that holds Kokkos views lives in here, inside the ScopeGuard of run_power.
 int execute(const PowerConfig& c) {
   std::unique_ptr<Hdf5Writer> out;  // checked before the work, committed after it
-  if (!c.out.output.empty()) out = std::make_unique<Hdf5Writer>(c.out.output);
+  if (!c.out.output.empty() && processes().rank == 0) out = std::make_unique<Hdf5Writer>(c.out.output);  // rank 0 writes
   check_dot_policy(c.dots, me);
-  const Problem p = load_problem(c.problem, me);
+  const Problem p = processes().ranks > 1 ? load_distributed_problem(c.problem, me) : load_problem(c.problem, me);
   const int code = c.dots.sweep.empty() ? single(p, c, out.get()) : run_sweep(p, c, out.get());
   if (out) {
     out->commit();
@@ -365,6 +371,7 @@ int execute(const PowerConfig& c) {
 
 int run_power(const PowerCli& cli) {
   const PowerConfig c = make_config(cli);  // every option checked before any work
+  start_processes();  // joins MPI under mpirun
   Kokkos::ScopeGuard kokkos;
   return execute(c);
 }

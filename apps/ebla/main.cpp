@@ -1,5 +1,6 @@
 // ebla: error-bounded linear algebra from the command line.
 #include "commands.hpp"
+#include "distributed.hpp"
 
 #include <ebla/core/error.hpp>
 
@@ -106,10 +107,10 @@ int main(int argc, char** argv) {
       if (sub->parsed()) return run();
   } catch (const ebla::InvalidArgument& e) {
     spdlog::error("{}", e.what());
-    return ebla::cli::exit_bad_input;
+    return ebla::cli::finish_with(ebla::cli::exit_bad_input);  // under mpirun: ends every rank
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
-    return 1;
+    return ebla::cli::finish_with(1);
   }
   return 0;
 }

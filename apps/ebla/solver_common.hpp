@@ -8,6 +8,10 @@
 #include <ebla/solvers/dots.hpp>
 #include <ebla/solvers/operators.hpp>
 
+#ifdef EBLA_WITH_MPI
+#include <ebla/mpi/solvers.hpp>
+#endif
+
 #include <CLI/CLI.hpp>
 
 #include <cstddef>
@@ -160,16 +164,20 @@ std::string option_name(Solver s, const std::string& option);
 
 // ---- the problem --------------------------------------------------------------------
 
+#ifdef EBLA_WITH_MPI
+using AnyOperator = std::variant<CsrOperator, StencilOperator, DenseOperator, mpi::DistributedStencil, mpi::DistributedCsr>;
+#else
 using AnyOperator = std::variant<CsrOperator, StencilOperator, DenseOperator>;
+#endif
 
 struct Problem {
   std::string name;         ///< hpccg, laplacian, matrix, hdf5
   std::string description;  ///< one line for humans
   std::string operator_name;
   AnyOperator op;
-  std::size_t n = 0, nnz = 0;
-  int nx = 0, ny = 0, nz = 0;  ///< hpccg only
-  Vector b;                    ///< cg only
+  std::size_t n = 0, nnz = 0;   ///< of the global problem (under mpirun: of all ranks)
+  int nx = 0, ny = 0, nz = 0;  ///< hpccg only (under mpirun: one rank's block)
+  Vector b;                    ///< cg only (these vectors: the rows this rank owns)
   Vector x0;                   ///< the start vector (zeros, or random unit for power)
   Vector x_exact;                 ///< cg: the x* of b = A x* when b was made so (else empty)
   std::string x_exact_source;     ///< "1" (ones), or how x* was drawn

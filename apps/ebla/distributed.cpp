@@ -1,0 +1,169 @@
+#include "distributed.hpp"
+
+#include <ebla/core/error.hpp>
+#include <ebla/solvers/problems.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#ifdef EBLA_WITH_MPI
+#include <ebla/mpi/solvers.hpp>
+
+#include <mpi.h>
+#endif
+
+namespace ebla::cli {
+
+namespace {
+
+Processes& state() {
+  static Processes p;
+  return p;
+}
+
+#ifdef EBLA_WITH_MPI
+bool launched_by_mpirun() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(v) != nullptr) return true;
+  return false;
+}
+
+void finalize_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+// Rows [first, first + count) of v, in a view of their own.
+Vector rows(ConstVector v, std::size_t first, std::size_t count) {
+  Vector r(std::string(v.label()) + " (owned rows)", count);
+  Kokkos::deep_copy(r, Kokkos::subview(v, Kokkos::make_pair(first, first + count)));
+  return r;
+}
+
+void keep_rows(Vector& v, std::size_t first, std::size_t count) {
+  if (v.extent(0) > 0) v = rows(v, first, count);
+}
+#endif
+
+}  // namespace
+
+const Processes& processes() { return state(); }
+
+const Processes& start_processes() {
+#ifdef EBLA_WITH_MPI
+  Processes& p = state();
+  if (p.mpi || !launched_by_mpirun()) return p;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) throw std::runtime_error("MPI_Init failed");
+    std::atexit(finalize_at_exit);
+  }
+  p.mpi = true;
+  MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p.ranks);
+  if (p.rank > 0) {  // rank 0 speaks for the run; the others report errors only
+    if (std::freopen("/dev/null", "w", stdout) == nullptr) throw std::runtime_error("cannot silence stdout");
+    spdlog::set_level(spdlog::level::err);
+  }
+  if (p.ranks > 1) spdlog::default_logger()->set_pattern("ebla (rank " + std::to_string(p.rank) + "): %^%l%$: %v");
+  return p;
+#else
+  return state();
+#endif
+}
+
+int finish_with(int code) {
+#ifdef EBLA_WITH_MPI
+  if (state().mpi && state().ranks > 1 && code != 0) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);  // the others may wait in a collective: end them too
+  }
+#endif
+  return code;
+}
+
+#ifdef EBLA_WITH_MPI
+
+Problem load_distributed_problem(ProblemSpec spec, Solver s) {
+  const Processes& P = processes();
+  const char* how = "";
+  if (spec.op == OperatorKind::dense)
+    throw_invalid(option_name(s, "--operator"), "dense is not distributed: use csr (or stencil for hpccg) under mpirun");
+  Problem p;
+  if (spec.source == Source::hpccg && spec.op == OperatorKind::stencil) {
+    // each rank builds its own block of planes: nothing global is formed
+    const mpi::DistributedStencil A(spec.nx, spec.ny, spec.nz, MPI_COMM_WORLD);
+    p.name = "hpccg";
+    p.operator_name = "stencil";
+    p.n = A.global_size();
+    p.nnz = A.nonzeros();
+    p.nx = spec.nx;
+    p.ny = spec.ny;
+    p.nz = spec.nz;
+    if (s == Solver::cg) {
+      p.b = mpi::hpccg_rhs(A);
+      p.b_source = "A 1 (HPCCG)";
+      p.x_exact = Vector("ebla ones", A.size());
+      Kokkos::deep_copy(p.x_exact, 1.0);
+      p.x_exact_source = "1";
+      p.x0 = Vector("ebla x0", A.size());
+      p.x0_source = "0";
+    } else {
+      p.x0 = rows(random_unit_vector(p.n, spec.seed), A.first_row(), A.size());
+      p.x0_source = "random unit vector, seed " + std::to_string(spec.seed);
+    }
+    p.op = A;
+    how = "ranks stacked in z";
+  } else {
+    // the serial problem on every rank (HPCCG on the global grid), then each keeps its rows
+    if (spec.source == Source::hpccg) spec.nz *= P.ranks;
+    p = load_problem(spec, s);
+    const auto& csr = std::get<CsrOperator>(p.op);
+    const mpi::DistributedCsr A = mpi::DistributedCsr::from_global(csr.matrix(), MPI_COMM_WORLD);
+    for (Vector* v : {&p.b, &p.x0, &p.x_exact}) keep_rows(*v, A.first_row(), A.size());
+    p.op = A;
+    how = "rows in blocks";
+  }
+  const int gz = spec.source == Source::hpccg && spec.op == OperatorKind::stencil ? spec.nz * P.ranks : spec.nz;
+  if (spec.source == Source::hpccg)
+    p.description = format_text("HPCCG 27-point stencil on a %d x %d x %d grid", spec.nx, spec.ny, gz);
+  p.description += format_text(", on %d MPI ranks (%s)", P.ranks, how);
+  return p;
+}
+
+double global_max(double v) {
+  if (!processes().mpi) return v;
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return v;
+}
+
+void gather_to_root(std::vector<std::uint8_t>& map) {
+  const Processes& P = processes();
+  if (!P.mpi || P.ranks == 1) return;
+  int mine = static_cast<int>(map.size());
+  std::vector<int> counts(P.rank == 0 ? P.ranks : 0), offsets(counts.size(), 0);
+  MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<std::uint8_t> all;
+  if (P.rank == 0) {
+    for (int r = 1; r < P.ranks; ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
+    all.resize(static_cast<std::size_t>(offsets.back() + counts.back()));
+  }
+  MPI_Gatherv(map.data(), mine, MPI_UINT8_T, all.data(), counts.data(), offsets.data(), MPI_UINT8_T, 0, MPI_COMM_WORLD);
+  map = std::move(all);
+}
+
+#else
+
+Problem load_distributed_problem(ProblemSpec spec, Solver s) { return load_problem(spec, s); }
+double global_max(double v) { return v; }
+void gather_to_root(std::vector<std::uint8_t>&) {}
+
+#endif
+
+}  // namespace ebla::cli

@@ -1,0 +1,42 @@
+// `ebla cg` and `ebla power` under mpirun: the processes of a run and the distribution of
+// a problem over them (docs/mpi.md).
+//
+// An ebla built with EBLA_ENABLE_MPI joins MPI when it was started by mpirun / mpiexec
+// (Open MPI's OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK in the environment) and the command
+// is cg or power; otherwise it runs as one process, as an ebla built without MPI does.
+// Rank 0 prints and writes the output file; the other ranks print only errors. An error on
+// any rank of a run over several ranks aborts all of them (MPI_Abort with exit code 2 for
+// bad input): no rank is left waiting in a collective.
+#pragma once
+
+#include "solver_common.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ebla::cli {
+
+struct Processes {
+  int rank = 0, ranks = 1;
+  bool mpi = false;  ///< MPI was initialised (by start_processes)
+};
+
+/// Joins MPI if started by a launcher (see above; at most once), silences stdout and the
+/// log on ranks other than 0, and returns the processes of the run.
+const Processes& start_processes();
+/// The processes of the run (one, until start_processes joined MPI).
+const Processes& processes();
+/// Exit with `code`: a plain return value on one process; on several, prints nothing more
+/// and aborts every rank with that code.
+int finish_with(int code);
+
+/// Replaces the serial problem's operator and vectors by this rank's rows: HPCCG stacked
+/// in z (the global grid nx x ny x (P nz)), any other matrix split by rows in balanced
+/// blocks. Throws InvalidArgument for a dense operator. Only with processes().ranks > 1.
+Problem load_distributed_problem(ProblemSpec spec, Solver s);
+/// max over the ranks.
+double global_max(double v);
+/// Gathers a per-row map to rank 0 (rank order: the global map), empty elsewhere.
+void gather_to_root(std::vector<std::uint8_t>& map);
+
+}  // namespace ebla::cli
