@@ -1,6 +1,7 @@
 # Installs the ebla build tree into a fresh prefix, then configures, builds and runs
 # the consumer project against it with find_package(ebla).
 #   -DEBLA_BUILD=<ebla build dir> -DWORK=<scratch dir> -DSOURCE=<consumer source dir>
+#   [-DMPIEXEC=<mpiexec>: also runs the ebla::mpi consumer on 2 ranks]
 file(REMOVE_RECURSE "${WORK}")
 function(step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -15,3 +16,6 @@ step(${CMAKE_COMMAND} -S "${SOURCE}" -B "${WORK}/build" -DCMAKE_PREFIX_PATH=${WO
 step(${CMAKE_COMMAND} --build "${WORK}/build")
 step("${WORK}/build/consumer_cxx")
 step("${WORK}/build/consumer_c")
+if(MPIEXEC)
+  step(${MPIEXEC} -n 2 --oversubscribe "${WORK}/build/consumer_mpi")
+endif()
