@@ -4,12 +4,14 @@
 // Problem: every rank owns a 100 x 100 x 100 block (--nx/--ny/--nz change it) of the global
 // 100 x 100 x (100 P) grid, with the matrix-free stencil (ebla::mpi::DistributedStencil,
 // one plane exchanged with each neighbour per product); b = A 1, x0 = 0.
-//  - cg_exact, acg_qdot: ebla::mpi::cg with exact dots and with qdot (tolerance 1e-6,
-//    budget policy), 20 iterations per solve (tolerance 0: never met); the time shown
-//    is per CG iteration (the solve's iteration time / 20, the largest over the ranks);
+//  - cg_exact, acg_qdot, acg_qdot_two: ebla::mpi::cg with exact dots, with qdot (tolerance
+//    1e-6, budget policy) in one MPI_Allreduce per dot, and in two; 20 iterations per solve
+//    (tolerance 1e-300: never met); the time shown is per CG iteration (the solve's
+//    iteration time / 20, the largest over the ranks);
 //  - dot_plain_mpi: the plain distributed dot product (KokkosBlas::dot of the owned block,
 //    then MPI_Allreduce of one double), on r and p of the exact run after 20 iterations;
-//  - dot_qdot_mpi: ebla::mpi::qdot on the same vectors (tolerance 1e-6);
+//  - dot_qdot_mpi, dot_qdot_two_mpi: ebla::mpi::qdot on the same vectors (tolerance 1e-6), and
+//    qdot_select then qdot_compute;
 //  - stencil_apply: one distributed product A p (halo exchange included).
 // Every benchmark runs a fixed number of iterations, the same on every rank (the ranks
 // must take part in the same collectives), with the time of one iteration the largest over
@@ -68,13 +70,14 @@ void timed(benchmark::State& state, F f) {
   }
 }
 
-void solve(benchmark::State& state, const ebla::DotPolicy& dots) {
+void solve(benchmark::State& state, const ebla::DotPolicy& dots,
+           ebla::mpi::QdotCollectives collectives = ebla::mpi::QdotCollectives::one) {
   ebla::CgOptions o;
   o.tolerance = 1e-300;
   o.max_iterations = cg_iterations;
   for (auto _ : state) {
     MPI_Barrier(MPI_COMM_WORLD);
-    const ebla::CgResult res = ebla::mpi::cg(setup->A, setup->b, setup->x0, dots, o);
+    const ebla::CgResult res = ebla::mpi::cg(setup->A, setup->b, setup->x0, dots, o, collectives);
     state.SetIterationTime(slowest(res.iteration_seconds / res.iterations));
   }
   state.counters["ranks"] = [] { int n; MPI_Comm_size(MPI_COMM_WORLD, &n); return n; }();
@@ -89,6 +92,9 @@ ebla::QdotOptions qdot_options() {
 
 void cg_exact(benchmark::State& state) { solve(state, ebla::DotPolicy::exact()); }
 void acg_qdot(benchmark::State& state) { solve(state, ebla::DotPolicy::approximate(qdot_options())); }
+void acg_qdot_two(benchmark::State& state) {
+  solve(state, ebla::DotPolicy::approximate(qdot_options()), ebla::mpi::QdotCollectives::two);
+}
 
 void dot_plain_mpi(benchmark::State& state) {
   timed(state, [] {
@@ -103,6 +109,13 @@ void dot_qdot_mpi(benchmark::State& state) {
   const ebla::mpi::DistributedVector y{setup->p.data(), setup->p.extent(0), MPI_COMM_WORLD};
   const ebla::QdotOptions q = qdot_options();
   timed(state, [&] { benchmark::DoNotOptimize(ebla::mpi::qdot(x, y, q).value); });
+}
+
+void dot_qdot_two_mpi(benchmark::State& state) {
+  const ebla::mpi::DistributedVector x{setup->r.data(), setup->r.extent(0), MPI_COMM_WORLD};
+  const ebla::mpi::DistributedVector y{setup->p.data(), setup->p.extent(0), MPI_COMM_WORLD};
+  const ebla::QdotOptions q = qdot_options();
+  timed(state, [&] { benchmark::DoNotOptimize(ebla::mpi::qdot_compute(x, y, ebla::mpi::qdot_select(x, y, q)).value); });
 }
 
 void stencil_apply(benchmark::State& state) {
@@ -134,9 +147,11 @@ int main(int argc, char** argv) {
   setup = std::make_unique<Setup>();
   options(benchmark::RegisterBenchmark("cg_exact", cg_exact), 1);
   options(benchmark::RegisterBenchmark("acg_qdot", acg_qdot), 1);
+  options(benchmark::RegisterBenchmark("acg_qdot_two", acg_qdot_two), 1);
   options(benchmark::RegisterBenchmark("stencil_apply", stencil_apply), 20);
   options(benchmark::RegisterBenchmark("dot_plain_mpi", dot_plain_mpi), 50);
   options(benchmark::RegisterBenchmark("dot_qdot_mpi", dot_qdot_mpi), 50);
+  options(benchmark::RegisterBenchmark("dot_qdot_two_mpi", dot_qdot_two_mpi), 50);
   benchmark::Initialize(&argc, argv);
   Silent silent;
   if (rank == 0) benchmark::RunSpecifiedBenchmarks();

@@ -103,7 +103,7 @@ CgRun solve(const Problem& p, const CgConfig& c, const DotPolicy& policy, const 
   o.progress = [&](int k, double r) {
     if (progress_due(k, every)) spdlog::info("{}cg iteration {}: ||r|| = {:.3e}", label, k, r);
   };
-  run.result = std::visit([&](const auto& A) { return cg(A, p.b, p.x0, policy, o); }, p.op);
+  run.result = std::visit([&](const auto& A) { return solve_cg(A, p.b, p.x0, policy, o, c.dots.collectives); }, p.op);
   if (p.x_exact.extent(0) > 0) run.max_error = global_max(max_difference(run.result.x, p.x_exact));
   if (o.record_levels)  // under mpirun: the global maps, on rank 0
     for (CgIteration& it : run.result.history) {
@@ -446,7 +446,10 @@ Command add_cg(CLI::App& app) {
       "be symmetric (checked unless --no-symmetry-check).\n"
       "Exit code: 0 converged; 1 not converged (maximum iterations or breakdown; for a sweep: exact\n"
       "CG did not converge); 2 bad input (options, files), with a message on stderr.\n"
-      "Output formats: docs/solver-output.md. Figures: apps/plot_solvers.py.");
+      "Output formats: docs/solver-output.md. Figures: apps/plot_solvers.py.\n"
+      "Built with MPI and started by mpirun -np P: distributed over the P ranks, --nx/--ny/--nz\n"
+      "being one rank's block of HPCCG (global grid nx x ny x P nz); rank 0 prints and writes\n"
+      "(docs/mpi.md).");
   return [c] { return run_cg(*c); };
 }
 

@@ -83,7 +83,7 @@ PowerRun solve(const Problem& p, const PowerConfig& c, const DotPolicy& policy, 
                    std::fabs(lambda - previous));
     previous = lambda;
   };
-  run.result = std::visit([&](const auto& A) { return power_method(A, p.x0, policy, o); }, p.op);
+  run.result = std::visit([&](const auto& A) { return solve_power(A, p.x0, policy, o, c.dots.collectives); }, p.op);
   if (o.record_levels)  // under mpirun: the global maps, on rank 0
     for (PowerIteration& it : run.result.history) {
       gather_to_root(it.yy_levels);
@@ -392,7 +392,10 @@ Command add_power(CLI::App& app) {
       "Rayleigh quotient x^T A x of the unit iterate (seed 002 prints a wrong formula; power.hpp).\n"
       "Exit code: 0 converged; 1 not converged (maximum iterations or breakdown; for a sweep: the\n"
       "double-precision run did not converge); 2 bad input (options, files), with a message on stderr.\n"
-      "Output formats: docs/solver-output.md. Figures: apps/plot_solvers.py.");
+      "Output formats: docs/solver-output.md. Figures: apps/plot_solvers.py.\n"
+      "Built with MPI and started by mpirun -np P: distributed over the P ranks, --nx/--ny/--nz\n"
+      "being one rank's block of HPCCG (global grid nx x ny x P nz); rank 0 prints and writes\n"
+      "(docs/mpi.md).");
   return [c] { return run_power(*c); };
 }
 

@@ -11,7 +11,11 @@
 
 #include "solver_common.hpp"
 
+#include <ebla/solvers/cg.hpp>
+#include <ebla/solvers/power.hpp>
+
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace ebla::cli {
@@ -34,6 +38,33 @@ int finish_with(int code);
 /// in z (the global grid nx x ny x (P nz)), any other matrix split by rows in balanced
 /// blocks. Throws InvalidArgument for a dense operator. Only with processes().ranks > 1.
 Problem load_distributed_problem(ProblemSpec spec, Solver s);
+/// The solvers on any operator of a Problem: the serial ones, or under mpirun the
+/// distributed ones with qdot in `collectives` (1 or 2) MPI_Allreduce.
+#ifdef EBLA_WITH_MPI
+template <class Op>
+constexpr bool distributed_operator = std::is_same_v<Op, mpi::DistributedStencil> || std::is_same_v<Op, mpi::DistributedCsr>;
+inline mpi::QdotCollectives qdot_collectives(int c) { return c == 2 ? mpi::QdotCollectives::two : mpi::QdotCollectives::one; }
+#endif
+
+template <class Op>
+CgResult solve_cg(const Op& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o,
+                  [[maybe_unused]] int collectives) {
+#ifdef EBLA_WITH_MPI
+  if constexpr (distributed_operator<Op>) return mpi::cg(A, b, x0, dots, o, qdot_collectives(collectives));
+  else
+#endif
+  return cg(A, b, x0, dots, o);
+}
+template <class Op>
+PowerResult solve_power(const Op& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o,
+                        [[maybe_unused]] int collectives) {
+#ifdef EBLA_WITH_MPI
+  if constexpr (distributed_operator<Op>) return mpi::power_method(A, x0, dots, o, qdot_collectives(collectives));
+  else
+#endif
+  return power_method(A, x0, dots, o);
+}
+
 /// max over the ranks.
 double global_max(double v);
 /// Gathers a per-row map to rank 0 (rank order: the global map), empty elsewhere.

@@ -200,6 +200,9 @@ void add_dot_options(CLI::App& app, DotCli& d) {
   r.push_back(app.add_option("--sweep-qdot-tol", d.sweep,
                              "A:B (powers of ten): a run with exact dots, then one with qdot per tolerance "
                              "A, 10 A, ..., B"));
+  r.push_back(app.add_option("--qdot-collectives", d.collectives,
+                             "Under mpirun: 1 (one MPI_Allreduce per qdot, the default) or 2 (selection, "
+                             "then computation: less local work)"));
 }
 
 void add_output_options(CLI::App& app, OutputCli& o, Solver s) {
@@ -417,6 +420,9 @@ DotSpec make_dot_spec(const DotCli& d, Solver s) {
   if (!d.ladder.empty())
     spec.ladder = under_option(option_name(s, "--ladder"), [&] { return qdot_ladder_by_names(d.ladder); });
   if (!d.sweep.empty() || d.given("sweep-qdot-tol")) spec.sweep = parse_sweep(d.sweep, s);
+  if (d.collectives != 1 && d.collectives != 2)
+    throw_invalid(option_name(s, "--qdot-collectives"), format_text("%d is not 1 or 2", d.collectives));
+  spec.collectives = d.collectives;
   if (kind == "qdot" && !(d.qdot_tol > 0 && std::isfinite(d.qdot_tol)))
     throw_invalid(option_name(s, "--qdot-tol"), format_text("%g is not a positive finite tolerance", d.qdot_tol));
   if (kind == "fixed" && d.format.empty())

@@ -114,6 +114,7 @@ struct DotCli {
   std::string ladder;
   std::string format;
   std::string sweep;
+  int collectives = 1;
   std::vector<const CLI::Option*> registered;
   bool given(const std::string& long_name) const;
 };
@@ -151,6 +152,7 @@ struct DotSpec {
   std::vector<QdotLevel> ladder;   ///< as given (empty: the default)
   DotPolicy at(double tolerance) const;  ///< the qdot policy of one sweep run
   std::vector<std::string> rungs;  ///< ladder names of policy (of a qdot run in a sweep)
+  int collectives = 1;             ///< under mpirun: MPI_Allreduce per qdot (1 or 2)
 };
 
 /// Throw InvalidArgument naming the command and option ("ebla cg --nx") for every

@@ -54,21 +54,22 @@ DistributedVector part(ConstVector v, MPI_Comm comm) { return DistributedVector{
 
 }  // namespace
 
-DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, MPI_Comm comm, std::vector<std::uint8_t>* levels) {
+DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, MPI_Comm comm, std::vector<std::uint8_t>* levels,
+              QdotCollectives collectives) {
   const auto t0 = std::chrono::steady_clock::now();
   Kokkos::fence();  // the vectors must be complete before the host kernels read them
   DotRecord d;
   if (policy.kind == DotKind::exact) {
     d = exact_dot(x, y, comm);
     if (levels) levels->assign(x.extent(0), 0);
-  } else if (policy.kind == DotKind::qdot) {  // one collective
+  } else if (policy.kind == DotKind::qdot && collectives == QdotCollectives::one) {
     QdotPlan plan;
     const QdotResult r = qdot(part(x, comm), part(y, comm), policy.qdot, levels ? &plan : nullptr);
     std::size_t n = r.stats.zeros;
     for (auto c : r.stats.count_per_level) n += c;
     d = detail::record_of(r, n);
     if (levels) detail::level_map(plan, x, y, *levels);
-  } else {  // fixed: the plan is known only after the selection, so two collectives
+  } else {  // fixed (whose plan is known only after the selection), or qdot in two collectives
     QdotPlan plan = qdot_select(part(x, comm), part(y, comm), policy.qdot);
     if (policy.kind == DotKind::fixed)  // every bin at the format (as the serial policy)
       std::fill(plan.level.begin(), plan.level.end(), std::uint8_t{1});
@@ -106,17 +107,21 @@ bool all(bool ok, MPI_Comm comm) {
   return v != 0;
 }
 
-CgResult cg(const DistributedStencil& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
-  return ebla::cg(MpiSpace<DistributedStencil>(A), b, x0, dots, o);
+CgResult cg(const DistributedStencil& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o,
+            QdotCollectives c) {
+  return ebla::cg(MpiSpace<DistributedStencil>(A, c), b, x0, dots, o);
 }
-CgResult cg(const DistributedCsr& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
-  return ebla::cg(MpiSpace<DistributedCsr>(A), b, x0, dots, o);
+CgResult cg(const DistributedCsr& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o,
+            QdotCollectives c) {
+  return ebla::cg(MpiSpace<DistributedCsr>(A, c), b, x0, dots, o);
 }
-PowerResult power_method(const DistributedStencil& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o) {
-  return ebla::power_method(MpiSpace<DistributedStencil>(A), x0, dots, o);
+PowerResult power_method(const DistributedStencil& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o,
+                         QdotCollectives c) {
+  return ebla::power_method(MpiSpace<DistributedStencil>(A, c), x0, dots, o);
 }
-PowerResult power_method(const DistributedCsr& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o) {
-  return ebla::power_method(MpiSpace<DistributedCsr>(A), x0, dots, o);
+PowerResult power_method(const DistributedCsr& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o,
+                         QdotCollectives c) {
+  return ebla::power_method(MpiSpace<DistributedCsr>(A, c), x0, dots, o);
 }
 
 }  // namespace ebla::mpi

@@ -34,6 +34,12 @@ for op in stencil csr; do
   done
 done
 
+# qdot in two collectives: the same run
+run -np "$np" "$ebla" cg --nx 12 --ny 10 --nz 6 --dot qdot --qdot-tol 1e-4 --qdot-collectives 2 --json > "$dir/two.json" ||
+  fail "cg --qdot-collectives 2: mpirun"
+[ "$(field iterations "$dir/two.json")" = "$(field iterations "$dir/mpi.json")" ] ||
+  fail "cg --qdot-collectives 2: iterations $(field iterations "$dir/two.json"), one collective: $(field iterations "$dir/mpi.json")"
+
 # the power method on a graph Laplacian split by rows
 "$ebla" power --problem laplacian --n 1500 --json > "$dir/serial.json" || fail "power: serial run"
 run -np "$np" "$ebla" power --problem laplacian --n 1500 --json > "$dir/mpi.json" || fail "power: mpirun"
@@ -70,6 +76,7 @@ expect_error "a file missing on one rank" "cannot open '$dir/missing.mtx'" \
   -np 1 "$ebla" cg --nx 8 --ny 8 --nz 4 : -np 1 "$ebla" cg --matrix "$dir/missing.mtx"
 expect_error "a bad option on one rank" "ebla cg --nx" \
   -np 1 "$ebla" cg --nx 8 : -np 1 "$ebla" cg --nx -8
+expect_error "--qdot-collectives 3" "ebla cg --qdot-collectives: 3 is not 1 or 2" -np "$np" "$ebla" cg --qdot-collectives 3
 expect_error "dense under mpirun" "dense is not distributed" -np "$np" "$ebla" cg --nx 4 --ny 4 --nz 4 --operator dense
 
 if [ "$failures" -ne 0 ]; then

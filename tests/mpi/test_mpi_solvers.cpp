@@ -5,7 +5,7 @@
 //   - exact dots: the same iteration count and status; the solution within the bound that
 //     the two true residuals give (||x_d - x_s|| <= (||r_d|| + ||r_s||) / lambda_min(A));
 //     the eigenvalue within the two runs' last changes plus their residual bounds;
-//   - qdot: c_0 = qdot(r_0, r_0) (the same vector in both runs) within the sum of the two
+//   - qdot (in one collective per dot, and in two): c_0 = qdot(r_0, r_0) (the same vector in both runs) within the sum of the two
 //     certified bounds; the run converges with a true residual below tau;
 //   - the reported true residual equals the serial double-double residual of the gathered x;
 //   - every rank holds the same scalars (bit for bit);
@@ -98,14 +98,16 @@ double distance(const std::vector<double>& a, const std::vector<double>& b) {
 // smallest eigenvalue (for the distance of the solutions).
 template <class DistOp, class SerialOp>
 void compare_cg(const std::string& name, const DistOp& D, const SerialOp& S, ebla::ConstVector b_global,
-                double lambda_min, const ebla::DotPolicy& dots, bool jacobi) {
-  const std::string what = name + " " + dots.to_string() + (jacobi ? " jacobi" : "") + ": ";
+                double lambda_min, const ebla::DotPolicy& dots, bool jacobi,
+                ebla::mpi::QdotCollectives collectives = ebla::mpi::QdotCollectives::one) {
+  const std::string what = name + " " + dots.to_string() + (jacobi ? " jacobi" : "") +
+                           (collectives == ebla::mpi::QdotCollectives::two ? " (two collectives)" : "") + ": ";
   ebla::CgOptions o;
   o.tolerance = 1e-9;
   o.jacobi = jacobi;
   const ebla::Vector b = rows(b_global, D.first_row(), D.size());
   const ebla::Vector x0("x0", D.size()), x0_global("x0", S.size());
-  const ebla::CgResult d = ebla::mpi::cg(D, b, x0, dots, o);
+  const ebla::CgResult d = ebla::mpi::cg(D, b, x0, dots, o, collectives);
   const ebla::CgResult s = ebla::cg(S, b_global, x0_global, dots, o);
   check(d.status == ebla::SolverStatus::converged, what + "converged, got " + ebla::to_string(d.status));
   check(d.true_residual <= 2 * o.tolerance, what + "true residual " + num(d.true_residual));
@@ -145,6 +147,7 @@ void cg_on_hpccg(const std::vector<ebla::DotPolicy>& policies) {
   for (const auto& dots : policies) {
     compare_cg("hpccg stencil", D, S, b_global, 1.0, dots, false);
     compare_cg("hpccg csr", C, SC, b_global, 1.0, dots, false);
+    compare_cg("hpccg stencil", D, S, b_global, 1.0, dots, false, ebla::mpi::QdotCollectives::two);
   }
   compare_cg("hpccg stencil", D, S, b_global, 1.0, ebla::DotPolicy::exact(), true);
 }

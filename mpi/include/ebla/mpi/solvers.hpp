@@ -22,6 +22,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace ebla::mpi {
 
@@ -57,12 +58,19 @@ private:
 /// HPCCG's right-hand side A 1 on the owned rows (exact: integer sums).
 Vector hpccg_rhs(const DistributedStencil& A);
 
+/// How a distributed qdot reaches the ranks: one MPI_Allreduce (ebla::mpi::qdot: every
+/// level computed per bin, a 5 kB state), or two (qdot_select, then qdot_compute: a 33 kB
+/// histogram, then 128 bytes, with half the local work). One wins where collectives are
+/// expensive (many ranks), two on a few ranks of one node (docs/mpi.md, "Speed").
+enum class QdotCollectives : std::uint8_t { one, two };
+
 /// The solvers' space over an operator whose rows are split over a communicator (see
 /// space.hpp): dot products and sums reduced over A.comm().
 template <class Op>
 class MpiSpace final : public SolverSpace {
 public:
-  explicit MpiSpace(const Op& A) : A_(A) {}
+  explicit MpiSpace(const Op& A, QdotCollectives collectives = QdotCollectives::one)
+      : A_(A), collectives_(collectives) {}
   std::size_t size() const override { return A_.size(); }
   std::size_t global_size() const override { return A_.global_size(); }
   void apply(ConstVector x, Vector y) const override { A_.apply(x, y); }
@@ -75,14 +83,16 @@ public:
 
 private:
   const Op& A_;
+  QdotCollectives collectives_;
 };
 
 /// The global dot product of the owned parts x, y under a policy, collective over comm:
 /// exact is one MPI_Allreduce of the local KokkosBlas::dot (bound as in dots.hpp, with
 /// the global length), approximate the distributed qdot (one MPI_Allreduce), fixed a
 /// distributed qdot_select with every bin at the format, then qdot_compute (two).
+/// `collectives` chooses the qdot for DotPolicy::approximate.
 DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, MPI_Comm comm,
-              std::vector<std::uint8_t>* levels = nullptr);
+              std::vector<std::uint8_t>* levels = nullptr, QdotCollectives collectives = QdotCollectives::one);
 /// The sum of v over comm (MPI_Allreduce; the same on every rank).
 double sum(double v, MPI_Comm comm);
 /// The global sqrt(sum of the ranks' double-double sums), the sums joined in rank order.
@@ -97,7 +107,7 @@ double MpiSpace<Op>::residual_norm(ConstVector x, ConstVector b) const {
 template <class Op>
 DotRecord MpiSpace<Op>::dot(const DotPolicy& policy, ConstVector x, ConstVector y,
                             std::vector<std::uint8_t>* levels) const {
-  return mpi::dot(policy, x, y, A_.comm(), levels);
+  return mpi::dot(policy, x, y, A_.comm(), levels, collectives_);
 }
 template <class Op>
 double MpiSpace<Op>::sum(double local) const {
@@ -109,10 +119,14 @@ bool MpiSpace<Op>::all(bool ok) const {
 }
 
 /// Distributed ACG (ebla::cg): b, x0 and the result's x are the owned rows. Collective.
-CgResult cg(const DistributedStencil& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
-CgResult cg(const DistributedCsr& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
+CgResult cg(const DistributedStencil& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options,
+            QdotCollectives collectives = QdotCollectives::one);
+CgResult cg(const DistributedCsr& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options,
+            QdotCollectives collectives = QdotCollectives::one);
 /// Distributed APM (ebla::power_method): x0 and the eigenvector are the owned rows. Collective.
-PowerResult power_method(const DistributedStencil& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& options);
-PowerResult power_method(const DistributedCsr& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& options);
+PowerResult power_method(const DistributedStencil& A, ConstVector x0, const DotPolicy& dots,
+                         const PowerOptions& options, QdotCollectives collectives = QdotCollectives::one);
+PowerResult power_method(const DistributedCsr& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& options,
+                         QdotCollectives collectives = QdotCollectives::one);
 
 }  // namespace ebla::mpi
