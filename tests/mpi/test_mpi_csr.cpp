@@ -17,6 +17,8 @@
 #include <ebla/solvers/operators.hpp>
 #include <ebla/solvers/problems.hpp>
 
+#include "mpi_checks.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
@@ -34,16 +36,7 @@
 
 namespace {
 
-int rank = 0, ranks = 1;
-long checks = 0, failures = 0;
-
-void check(bool ok, const std::string& what) {
-  ++checks;
-  if (!ok) {
-    ++failures;
-    if (failures <= 30) std::printf("rank %d: FAILED: %s\n", rank, what.c_str());
-  }
-}
+using namespace ebla_mpi_test;
 
 using Rows = std::vector<std::vector<std::pair<int, double>>>;
 
@@ -378,9 +371,7 @@ void run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  start_mpi(&argc, &argv);
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     try {
@@ -391,10 +382,9 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
   }
-  long totals[2] = {checks, failures};
-  MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0)
-    std::printf("test_mpi_csr on %d ranks: %ld checks, %ld failed\n", ranks, totals[0], totals[1]);
+  long total[2];
+  totals(total);
+  if (rank == 0) std::printf("test_mpi_csr on %d ranks: %ld checks, %ld failed\n", ranks, total[0], total[1]);
   MPI_Finalize();
-  return totals[1] == 0 ? 0 : 1;
+  return total[1] == 0 ? 0 : 1;
 }

@@ -16,6 +16,8 @@
 #include <ebla/kernels/qdot.hpp>
 #include <ebla/mpi/qdot.hpp>
 
+#include "mpi_checks.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
@@ -63,22 +65,7 @@ int MPI_Barrier(MPI_Comm comm) {
 
 namespace {
 
-int rank = 0, ranks = 1;
-int failures = 0;
-long checks = 0;
-
-void check(bool ok, const std::string& what) {
-  ++checks;
-  if (ok) return;
-  ++failures;
-  std::fprintf(stderr, "rank %d: FAILED %s\n", rank, what.c_str());
-}
-
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+using namespace ebla_mpi_test;
 
 // ---- data ------------------------------------------------------------------------------
 
@@ -125,15 +112,17 @@ Data wide(std::size_t n, std::uint64_t seed) {
   return d;
 }
 
-// Cancellation across ranks: the second half is the first with y negated, plus a few
-// small terms: x^T y is the sum of the small terms, far below sum |x_i y_i|.
-Data cancel(std::size_t half, std::uint64_t seed) {
-  Data d{"cancellation across the halves, n=" + std::to_string(2 * half + 3), {}, {}};
+// Cancellation across ranks: the second half is the first with y negated, plus 3 small
+// terms about 2^(tail - i): x^T y is their sum, far below sum |x_i y_i|. Exponents uniform
+// in [-range, range], x signed if `signs`.
+Data cancellation(std::size_t half, std::uint64_t seed, int range, int tail, bool signs, const std::string& name) {
+  Data d{name + " across the halves, n=" + std::to_string(2 * half + 3), {}, {}};
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<double> s(0.5, 1.0);
-  std::uniform_int_distribution<int> p(-30, 30);
+  std::uniform_int_distribution<int> p(-range, range);
+  std::bernoulli_distribution minus(0.5);
   for (std::size_t i = 0; i < half; ++i) {
-    d.x.push_back(std::ldexp(s(gen), p(gen)));
+    d.x.push_back((signs && minus(gen) ? -1 : 1) * std::ldexp(s(gen), p(gen)));
     d.y.push_back(std::ldexp(s(gen), p(gen)));
   }
   for (std::size_t i = 0; i < half; ++i) {
@@ -141,11 +130,13 @@ Data cancel(std::size_t half, std::uint64_t seed) {
     d.y.push_back(-d.y[i]);
   }
   for (int i = 0; i < 3; ++i) {
-    d.x.push_back(std::ldexp(s(gen), -40 - i));
+    d.x.push_back(std::ldexp(s(gen), tail - i));
     d.y.push_back(1.0);
   }
   return d;
 }
+
+Data cancel(std::size_t half, std::uint64_t seed) { return cancellation(half, seed, 30, -40, false, "cancellation"); }
 
 // One component per rank on 3 ranks (split even): 1, 3 2^-60, -1. Adding the ranks' sums
 // in double loses the middle one; TwoSum keeps it.
@@ -192,24 +183,7 @@ Data ramp(std::size_t n, int lo, int hi, std::uint64_t seed) {
 // Cancellation across ranks over a wide range: the second half is the first with y negated
 // (products spread over more than qdot_window bins), plus small terms; x^T y is their sum.
 Data cancel_wide(std::size_t half, std::uint64_t seed) {
-  Data d{"wide cancellation across the halves, n=" + std::to_string(2 * half + 3), {}, {}};
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> s(0.5, 1.0);
-  std::uniform_int_distribution<int> p(-100, 100);
-  std::bernoulli_distribution minus(0.5);
-  for (std::size_t i = 0; i < half; ++i) {
-    d.x.push_back((minus(gen) ? -1 : 1) * std::ldexp(s(gen), p(gen)));
-    d.y.push_back(std::ldexp(s(gen), p(gen)));
-  }
-  for (std::size_t i = 0; i < half; ++i) {
-    d.x.push_back(d.x[i]);
-    d.y.push_back(-d.y[i]);
-  }
-  for (int i = 0; i < 3; ++i) {
-    d.x.push_back(std::ldexp(s(gen), -150 - i));
-    d.y.push_back(1.0);
-  }
-  return d;
+  return cancellation(half, seed, 100, -150, true, "wide cancellation");
 }
 
 // Two large products that cancel (the first and the last component: on different ranks)
@@ -604,9 +578,7 @@ void timing(double t, std::size_t n, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  start_mpi(&argc, &argv);
   Kokkos::initialize(argc, argv);
   {
     std::vector<Data> data;
@@ -672,15 +644,13 @@ int main(int argc, char** argv) {
     }
     invalid_arguments();
     nonfinite();
-    int total = 0;
-    PMPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    long all_checks = 0, cases[3] = {one_cases, one_beyond_window, one_violations}, all_cases[3] = {0, 0, 0};
-    PMPI_Allreduce(&checks, &all_checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long total[2], cases[3] = {one_cases, one_beyond_window, one_violations}, all_cases[3] = {0, 0, 0};
+    totals(total);
     PMPI_Allreduce(cases, all_cases, 3, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
-      std::printf("test_mpi_qdot: %d ranks, %d cases, %ld checks, %d failed; one collective: %ld cases, %ld with bins "
+      std::printf("test_mpi_qdot: %d ranks, %d cases, %ld checks, %ld failed; one collective: %ld cases, %ld with bins "
                   "below the window, %ld bound violations\n",
-                  ranks, runs, all_checks, total, all_cases[0], all_cases[1], all_cases[2]);
+                  ranks, runs, total[0], total[1], all_cases[0], all_cases[1], all_cases[2]);
     for (int k = 1; k < argc; ++k)
       if (std::strcmp(argv[k], "--timing") == 0) {
         for (double t : {9.0, 20.0}) {
@@ -689,7 +659,7 @@ int main(int argc, char** argv) {
           timing(t, 1000, 200);
         }
       }
-    failures = total;
+    failures = total[1];
   }
   Kokkos::finalize();
   MPI_Finalize();

@@ -17,6 +17,8 @@
 #include <ebla/mpi/solvers.hpp>
 #include <ebla/solvers/problems.hpp>
 
+#include "mpi_checks.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
@@ -32,21 +34,7 @@ __extension__ typedef __float128 quad;
 
 namespace {
 
-int rank = 0, ranks = 1;
-int failures = 0, checks = 0;
-
-void check(bool ok, const std::string& what) {
-  ++checks;
-  if (ok) return;
-  ++failures;
-  std::fprintf(stderr, "rank %d: FAILED %s\n", rank, what.c_str());
-}
-
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+using namespace ebla_mpi_test;
 
 bool same_on_all_ranks(double v) {
   double lo = v, hi = v;
@@ -303,9 +291,7 @@ void bad_input() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  start_mpi(&argc, &argv);
   Kokkos::initialize(argc, argv);
   {
     ebla::QdotOptions loose, tight;
@@ -321,9 +307,9 @@ int main(int argc, char** argv) {
     bad_input();
   }
   Kokkos::finalize();
-  int total = failures;
-  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("test_mpi_solvers on %d ranks: %d checks per rank, %d failed\n", ranks, checks, total);
+  long total[2];
+  totals(total);
+  if (rank == 0) std::printf("test_mpi_solvers on %d ranks: %ld checks, %ld failed\n", ranks, total[0], total[1]);
   MPI_Finalize();
-  return total == 0 ? 0 : 1;
+  return total[1] == 0 ? 0 : 1;
 }
