@@ -47,6 +47,25 @@ Vector rows(ConstVector v, std::size_t first, std::size_t count) {
 void keep_rows(Vector& v, std::size_t first, std::size_t count) {
   if (v.extent(0) > 0) v = rows(v, first, count);
 }
+
+// HPCCG's vectors on the owned rows: for cg b = A 1 (exact: integer sums), x0 = 0 and the
+// solution 1; for power the rows of the serial run's random unit start vector.
+template <class Op>
+void set_hpccg_vectors(Problem& p, const Op& A, const ProblemSpec& spec, Solver s) {
+  if (s == Solver::cg) {
+    p.x_exact = Vector("ebla ones", A.size());
+    Kokkos::deep_copy(p.x_exact, 1.0);
+    p.x_exact_source = "1";
+    p.b = Vector("ebla hpccg b", A.size());
+    A.apply(p.x_exact, p.b);
+    p.b_source = "A 1 (HPCCG)";
+    p.x0 = Vector("ebla x0", A.size());
+    p.x0_source = "0";
+  } else {
+    p.x0 = rows(random_unit_vector(p.n, spec.seed), A.first_row(), A.size());
+    p.x0_source = "random unit vector, seed " + std::to_string(spec.seed);
+  }
+}
 #endif
 
 }  // namespace
@@ -90,7 +109,7 @@ int finish_with(int code) {
 
 #ifdef EBLA_WITH_MPI
 
-Problem load_distributed_problem(ProblemSpec spec, Solver s) {
+Problem load_distributed_problem(const ProblemSpec& spec, Solver s) {
   const Processes& P = processes();
   const char* how = "";
   if (spec.op == OperatorKind::dense)
@@ -106,23 +125,27 @@ Problem load_distributed_problem(ProblemSpec spec, Solver s) {
     p.nx = spec.nx;
     p.ny = spec.ny;
     p.nz = spec.nz;
-    if (s == Solver::cg) {
-      p.b = mpi::hpccg_rhs(A);
-      p.b_source = "A 1 (HPCCG)";
-      p.x_exact = Vector("ebla ones", A.size());
-      Kokkos::deep_copy(p.x_exact, 1.0);
-      p.x_exact_source = "1";
-      p.x0 = Vector("ebla x0", A.size());
-      p.x0_source = "0";
-    } else {
-      p.x0 = rows(random_unit_vector(p.n, spec.seed), A.first_row(), A.size());
-      p.x0_source = "random unit vector, seed " + std::to_string(spec.seed);
-    }
+    set_hpccg_vectors(p, A, spec, s);
+    p.op = A;
+    how = "ranks stacked in z";
+  } else if (spec.source == Source::hpccg) {
+    // each rank builds the rows of its planes (global columns): nothing global is formed
+    const int gz = spec.nz * P.ranks;
+    const std::size_t first = static_cast<std::size_t>(spec.nx) * spec.ny * spec.nz * P.rank;
+    const mpi::DistributedCsr A(hpccg_rows(spec.nx, spec.ny, gz, spec.nz * P.rank, spec.nz), first,
+                                static_cast<std::size_t>(spec.nx) * spec.ny * gz, MPI_COMM_WORLD);
+    p.name = "hpccg";
+    p.operator_name = "csr";
+    p.n = A.global_size();
+    p.nnz = A.nonzeros();
+    p.nx = spec.nx;
+    p.ny = spec.ny;
+    p.nz = spec.nz;
+    set_hpccg_vectors(p, A, spec, s);
     p.op = A;
     how = "ranks stacked in z";
   } else {
-    // the serial problem on every rank (HPCCG on the global grid), then each keeps its rows
-    if (spec.source == Source::hpccg) spec.nz *= P.ranks;
+    // the serial problem on every rank, then each keeps its rows
     p = load_problem(spec, s);
     const auto& csr = std::get<CsrOperator>(p.op);
     const mpi::DistributedCsr A = mpi::DistributedCsr::from_global(csr.matrix(), MPI_COMM_WORLD);
@@ -130,9 +153,8 @@ Problem load_distributed_problem(ProblemSpec spec, Solver s) {
     p.op = A;
     how = "rows in blocks";
   }
-  const int gz = spec.source == Source::hpccg && spec.op == OperatorKind::stencil ? spec.nz * P.ranks : spec.nz;
   if (spec.source == Source::hpccg)
-    p.description = format_text("HPCCG 27-point stencil on a %d x %d x %d grid", spec.nx, spec.ny, gz);
+    p.description = format_text("HPCCG 27-point stencil on a %d x %d x %d grid", spec.nx, spec.ny, spec.nz * P.ranks);
   p.description += format_text(", on %d MPI ranks (%s)", P.ranks, how);
   return p;
 }
@@ -160,7 +182,7 @@ void gather_to_root(std::vector<std::uint8_t>& map) {
 
 #else
 
-Problem load_distributed_problem(ProblemSpec spec, Solver s) { return load_problem(spec, s); }
+Problem load_distributed_problem(const ProblemSpec& spec, Solver s) { return load_problem(spec, s); }
 double global_max(double v) { return v; }
 void gather_to_root(std::vector<std::uint8_t>&) {}
 

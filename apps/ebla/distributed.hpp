@@ -37,7 +37,7 @@ int finish_with(int code);
 /// Replaces the serial problem's operator and vectors by this rank's rows: HPCCG stacked
 /// in z (the global grid nx x ny x (P nz)), any other matrix split by rows in balanced
 /// blocks. Throws InvalidArgument for a dense operator. Only with processes().ranks > 1.
-Problem load_distributed_problem(ProblemSpec spec, Solver s);
+Problem load_distributed_problem(const ProblemSpec& spec, Solver s);
 /// The solvers on any operator of a Problem: the serial ones, or under mpirun the
 /// distributed ones with qdot in `collectives` (1 or 2) MPI_Allreduce.
 #ifdef EBLA_WITH_MPI

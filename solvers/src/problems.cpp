@@ -45,11 +45,12 @@ void check_grid(int nx, int ny, int nz, const char* function) {
 // Neighbours of coordinate c in a dimension of extent n, the point itself included.
 int span(int c, int n) { return 1 + (c > 0) + (c < n - 1); }
 
-// Calls f(i, ix, iy, iz, nonzeros of row i) for every grid point in row order.
+// Calls f(i, ix, iy, iz, nonzeros of row i) for every grid point of the planes
+// [z_first, z_end) (all of them by default) in row order, i counted from the first.
 template <class F>
-void for_each_point(int nx, int ny, int nz, F&& f) {
+void for_each_point(int nx, int ny, int nz, F&& f, int z_first = 0, int z_end = -1) {
   std::size_t i = 0;
-  for (int iz = 0; iz < nz; ++iz)
+  for (int iz = z_first; iz < (z_end < 0 ? nz : z_end); ++iz)
     for (int iy = 0; iy < ny; ++iy)
       for (int ix = 0; ix < nx; ++ix) f(i++, ix, iy, iz, span(ix, nx) * span(iy, ny) * span(iz, nz));
 }
@@ -69,25 +70,29 @@ void fill_stencil_row(int nx, int ny, int nz, int ix, int iy, int iz, std::size_
       }
 }
 
-CsrMatrix hpccg_matrix(int nx, int ny, int nz) {
+// The rows of the planes [z_first, z_end) of the nx x ny x nz grid, with global columns.
+CsrMatrix hpccg_slab(int nx, int ny, int nz, int z_first, int z_end) {
   const std::size_t n = static_cast<std::size_t>(nx) * ny * nz;
-  RowMap row_map("ebla::hpccg row_map", n + 1);
+  const std::size_t rows = static_cast<std::size_t>(nx) * ny * static_cast<std::size_t>(z_end - z_first);
+  RowMap row_map("ebla::hpccg row_map", rows + 1);
   auto ptr = Kokkos::create_mirror_view(row_map);
   ptr(0) = 0;
-  for_each_point(nx, ny, nz, [&](std::size_t i, int, int, int, int count) { ptr(i + 1) = ptr(i) + count; });
-  const std::size_t nnz = ptr(n);
+  auto count_row = [&](std::size_t i, int, int, int, int count) { ptr(i + 1) = ptr(i) + count; };
+  for_each_point(nx, ny, nz, count_row, z_first, z_end);
+  const std::size_t nnz = ptr(rows);
   Entries entries(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg entries"), nnz);
   Values values(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg values"), nnz);
   auto col = Kokkos::create_mirror_view(entries);
   auto val = Kokkos::create_mirror_view(values);
-  for_each_point(nx, ny, nz, [&](std::size_t i, int ix, int iy, int iz, int) {
-    fill_stencil_row(nx, ny, nz, ix, iy, iz, ptr(i), col, val);
-  });
+  auto fill_row = [&](std::size_t i, int ix, int iy, int iz, int) { fill_stencil_row(nx, ny, nz, ix, iy, iz, ptr(i), col, val); };
+  for_each_point(nx, ny, nz, fill_row, z_first, z_end);
   Kokkos::deep_copy(row_map, ptr);
   Kokkos::deep_copy(entries, col);
   Kokkos::deep_copy(values, val);
-  return CsrMatrix("ebla::hpccg", static_cast<int>(n), static_cast<int>(n), nnz, values, row_map, entries);
+  return CsrMatrix("ebla::hpccg", static_cast<int>(rows), static_cast<int>(n), nnz, values, row_map, entries);
 }
+
+CsrMatrix hpccg_matrix(int nx, int ny, int nz) { return hpccg_slab(nx, ny, nz, 0, nz); }
 
 Vector constant_vector(const char* label, std::size_t n, double value) {
   Vector v(std::string(label), n);
@@ -142,6 +147,14 @@ HpccgProblem hpccg_problem(int nx, int ny, int nz) {
   p.x0 = constant_vector("ebla::hpccg x0", n, 0.0);
   p.x_exact = constant_vector("ebla::hpccg x_exact", n, 1.0);
   return p;
+}
+
+CsrMatrix hpccg_rows(int nx, int ny, int nz, int z_first, int z_count) {
+  check_grid(nx, ny, nz, "ebla::hpccg_rows");
+  if (z_first < 0 || z_count < 0 || z_first > nz - z_count)
+    throw_invalid("ebla::hpccg_rows", "planes [" + std::to_string(z_first) + ", " + std::to_string(z_first) + " + " +
+                                          std::to_string(z_count) + ") are not inside [0, " + std::to_string(nz) + ")");
+  return hpccg_slab(nx, ny, nz, z_first, z_first + z_count);
 }
 
 Vector hpccg_rhs(int nx, int ny, int nz) {

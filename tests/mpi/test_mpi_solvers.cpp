@@ -1,6 +1,6 @@
 // Distributed ACG and APM against the serial solvers on the same global problem, on 2 or 3
 // ranks (mpiexec -n P): HPCCG stacked in z (the stencil with halo exchange, and the CSR
-// matrix split by rows), a shifted graph Laplacian for CG, graph Laplacians for the power
+// matrix split by rows, from the global matrix and built per rank), a shifted graph Laplacian for CG, graph Laplacians for the power
 // method. Every rank also runs the serial solver on the whole problem and compares:
 //   - exact dots: the same iteration count and status; the solution within the bound that
 //     the two true residuals give (||x_d - x_s|| <= (||r_d|| + ||r_s||) / lambda_min(A));
@@ -131,6 +131,11 @@ void cg_on_hpccg(const std::vector<ebla::DotPolicy>& policies) {
   const ebla::HpccgProblem h = ebla::hpccg_problem(nx, ny, nz * ranks);
   const auto C = ebla::mpi::DistributedCsr::from_global(h.A, MPI_COMM_WORLD);
   const ebla::CsrOperator SC(h.A);
+  // the same rows built by each rank for its planes only
+  const ebla::mpi::DistributedCsr R(ebla::hpccg_rows(nx, ny, nz * ranks, nz * rank, nz), D.first_row(), D.global_size(),
+                                    MPI_COMM_WORLD);
+  check(R.nonzeros() == C.nonzeros() && R.ghosts() == C.ghosts(), "hpccg_rows: the distributed matrix of from_global");
+  compare_cg("hpccg rows", R, SC, b_global, 1.0, ebla::DotPolicy::exact(), false);
   // lambda_min >= 27 - 26 = 1 (Gershgorin)
   for (const auto& dots : policies) {
     compare_cg("hpccg stencil", D, S, b_global, 1.0, dots, false);

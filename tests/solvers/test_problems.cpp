@@ -151,6 +151,30 @@ TEST(ProblemsHpccgRows, RejectsBadGrids) {
   EXPECT_TRUE(contains(error_of([] { ebla::hpccg_rhs(70000, 70000, 1); }), "int"));
 }
 
+TEST(ProblemsHpccgRows, SlabsAreTheRowsOfTheWholeMatrix) {
+  for (const Grid g : {Grid{3, 4, 5}, Grid{1, 1, 4}, Grid{5, 2, 1}}) {
+    const HostCsr A = to_host(ebla::hpccg_problem(g.nx, g.ny, g.nz).A);
+    const std::size_t plane = static_cast<std::size_t>(g.nx) * g.ny;
+    for (int first = 0; first <= g.nz; ++first)
+      for (int count = 0; first + count <= g.nz; ++count) {
+        const HostCsr S = to_host(ebla::hpccg_rows(g.nx, g.ny, g.nz, first, count));
+        SCOPED_TRACE("planes " + std::to_string(first) + " + " + std::to_string(count));
+        ASSERT_EQ(S.rows, static_cast<int>(plane * count));
+        ASSERT_EQ(S.cols, A.cols);
+        for (std::size_t r = 0; r < plane * count; ++r) {
+          const std::size_t g_row = first * plane + r;
+          ASSERT_EQ(S.ptr[r + 1] - S.ptr[r], A.ptr[g_row + 1] - A.ptr[g_row]);
+          for (std::size_t k = 0; k < S.ptr[r + 1] - S.ptr[r]; ++k) {
+            EXPECT_EQ(S.col[S.ptr[r] + k], A.col[A.ptr[g_row] + k]);
+            EXPECT_EQ(S.val[S.ptr[r] + k], A.val[A.ptr[g_row] + k]);
+          }
+        }
+      }
+  }
+  EXPECT_TRUE(contains(error_of([] { ebla::hpccg_rows(2, 2, 3, 2, 2); }), "not inside [0, 3)"));
+  EXPECT_TRUE(contains(error_of([] { ebla::hpccg_rows(2, 2, 3, -1, 1); }), "ebla::hpccg_rows"));
+}
+
 // ---- graph Laplacians --------------------------------------------------------------
 
 using Edges = std::set<std::pair<int, int>>;

@@ -33,6 +33,10 @@ struct HpccgProblem {
 HpccgProblem hpccg_problem(int nx, int ny, int nz);
 /// The same right-hand side without the matrix (for the stencil operator).
 Vector hpccg_rhs(int nx, int ny, int nz);
+/// The rows of the planes [z_first, z_first + z_count) of the nx x ny x nz matrix (a block
+/// of rows of a distributed matrix): nx ny z_count rows, the nx ny nz global columns.
+/// Throws InvalidArgument for a grid as above or planes outside [0, nz).
+CsrMatrix hpccg_rows(int nx, int ny, int nz, int z_first, int z_count);
 
 /// L = D - A of G(n, mean_degree / (n - 1)); columns sorted in each row, the diagonal
 /// stored (also for isolated vertices, where it is 0). Throws InvalidArgument unless
