@@ -48,10 +48,18 @@ void keep_rows(Vector& v, std::size_t first, std::size_t count) {
   if (v.extent(0) > 0) v = rows(v, first, count);
 }
 
-// HPCCG's vectors on the owned rows: for cg b = A 1 (exact: integer sums), x0 = 0 and the
-// solution 1; for power the rows of the serial run's random unit start vector.
+// HPCCG stacked in z on the operator A of this rank's planes: sizes, and the vectors on the
+// owned rows (for cg b = A 1, exact: integer sums; x0 = 0; the solution 1; for power the
+// rows of the serial run's random unit start vector).
 template <class Op>
-void set_hpccg_vectors(Problem& p, const Op& A, const ProblemSpec& spec, Solver s) {
+void set_hpccg(Problem& p, const Op& A, const char* operator_name, const ProblemSpec& spec, Solver s) {
+  p.name = "hpccg";
+  p.operator_name = operator_name;
+  p.n = A.global_size();
+  p.nnz = A.nonzeros();
+  p.nx = spec.nx;
+  p.ny = spec.ny;
+  p.nz = spec.nz;
   if (s == Solver::cg) {
     p.x_exact = Vector("ebla ones", A.size());
     Kokkos::deep_copy(p.x_exact, 1.0);
@@ -65,6 +73,7 @@ void set_hpccg_vectors(Problem& p, const Op& A, const ProblemSpec& spec, Solver 
     p.x0 = rows(random_unit_vector(p.n, spec.seed), A.first_row(), A.size());
     p.x0_source = "random unit vector, seed " + std::to_string(spec.seed);
   }
+  p.op = A;
 }
 #endif
 
@@ -115,34 +124,19 @@ Problem load_distributed_problem(const ProblemSpec& spec, Solver s) {
   if (spec.op == OperatorKind::dense)
     throw_invalid(option_name(s, "--operator"), "dense is not distributed: use csr (or stencil for hpccg) under mpirun");
   Problem p;
-  if (spec.source == Source::hpccg && spec.op == OperatorKind::stencil) {
-    // each rank builds its own block of planes: nothing global is formed
-    const mpi::DistributedStencil A(spec.nx, spec.ny, spec.nz, MPI_COMM_WORLD);
-    p.name = "hpccg";
-    p.operator_name = "stencil";
-    p.n = A.global_size();
-    p.nnz = A.nonzeros();
-    p.nx = spec.nx;
-    p.ny = spec.ny;
-    p.nz = spec.nz;
-    set_hpccg_vectors(p, A, spec, s);
-    p.op = A;
-    how = "ranks stacked in z";
-  } else if (spec.source == Source::hpccg) {
-    // each rank builds the rows of its planes (global columns): nothing global is formed
+  if (spec.source == Source::hpccg) {
+    // each rank builds its own planes, matrix-free or as rows with global columns
     const int gz = spec.nz * P.ranks;
-    const std::size_t first = static_cast<std::size_t>(spec.nx) * spec.ny * spec.nz * P.rank;
-    const mpi::DistributedCsr A(hpccg_rows(spec.nx, spec.ny, gz, spec.nz * P.rank, spec.nz), first,
-                                static_cast<std::size_t>(spec.nx) * spec.ny * gz, MPI_COMM_WORLD);
-    p.name = "hpccg";
-    p.operator_name = "csr";
-    p.n = A.global_size();
-    p.nnz = A.nonzeros();
-    p.nx = spec.nx;
-    p.ny = spec.ny;
-    p.nz = spec.nz;
-    set_hpccg_vectors(p, A, spec, s);
-    p.op = A;
+    if (spec.op == OperatorKind::stencil) {
+      set_hpccg(p, mpi::DistributedStencil(spec.nx, spec.ny, spec.nz, MPI_COMM_WORLD), "stencil", spec, s);
+    } else {
+      const std::size_t first = static_cast<std::size_t>(spec.nx) * spec.ny * spec.nz * P.rank;
+      set_hpccg(p,
+                mpi::DistributedCsr(hpccg_rows(spec.nx, spec.ny, gz, spec.nz * P.rank, spec.nz), first,
+                                    static_cast<std::size_t>(spec.nx) * spec.ny * gz, MPI_COMM_WORLD),
+                "csr", spec, s);
+    }
+    p.description = format_text("HPCCG 27-point stencil on a %d x %d x %d grid", spec.nx, spec.ny, gz);
     how = "ranks stacked in z";
   } else {
     // the serial problem on every rank, then each keeps its rows
@@ -153,8 +147,6 @@ Problem load_distributed_problem(const ProblemSpec& spec, Solver s) {
     p.op = A;
     how = "rows in blocks";
   }
-  if (spec.source == Source::hpccg)
-    p.description = format_text("HPCCG 27-point stencil on a %d x %d x %d grid", spec.nx, spec.ny, spec.nz * P.ranks);
   p.description += format_text(", on %d MPI ranks (%s)", P.ranks, how);
   return p;
 }

@@ -1,7 +1,7 @@
 // Distributed ACG and APM against the serial solvers on the same global problem, on 2 or 3
 // ranks (mpiexec -n P): HPCCG stacked in z (the stencil with halo exchange, and the CSR
-// matrix split by rows, from the global matrix and built per rank), a shifted graph Laplacian for CG, graph Laplacians for the power
-// method. Every rank also runs the serial solver on the whole problem and compares:
+// matrix split by rows, from the global matrix and built per rank), a shifted graph
+// Laplacian for CG, graph Laplacians for the power method. Every rank also runs the serial solver on the whole problem and compares:
 //   - exact dots: the same iteration count and status; the solution within the bound that
 //     the two true residuals give (||x_d - x_s|| <= (||r_d|| + ||r_s||) / lambda_min(A));
 //     the eigenvalue within the two runs' last changes plus their residual bounds;
