@@ -38,14 +38,14 @@ int finish_with(int code);
 /// in z (the global grid nx x ny x (P nz)), any other matrix split by rows in balanced
 /// blocks. Throws InvalidArgument for a dense operator. Only with processes().ranks > 1.
 Problem load_distributed_problem(const ProblemSpec& spec, Solver s);
-/// The solvers on any operator of a Problem: the serial ones, or under mpirun the
-/// distributed ones with qdot in `collectives` (1 or 2) MPI_Allreduce.
 #ifdef EBLA_WITH_MPI
 template <class Op>
 constexpr bool distributed_operator = std::is_same_v<Op, mpi::DistributedStencil> || std::is_same_v<Op, mpi::DistributedCsr>;
 inline mpi::QdotCollectives qdot_collectives(int c) { return c == 2 ? mpi::QdotCollectives::two : mpi::QdotCollectives::one; }
 #endif
 
+/// The solvers on any operator of a Problem: the serial ones, or under mpirun the
+/// distributed ones with qdot in `collectives` (1 or 2) MPI_Allreduce.
 template <class Op>
 CgResult solve_cg(const Op& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o,
                   [[maybe_unused]] int collectives) {
