@@ -40,6 +40,18 @@ run -np "$np" "$ebla" cg --nx 12 --ny 10 --nz 6 --dot qdot --qdot-tol 1e-4 --qdo
 [ "$(field iterations "$dir/two.json")" = "$(field iterations "$dir/mpi.json")" ] ||
   fail "cg --qdot-collectives 2: iterations $(field iterations "$dir/two.json"), one collective: $(field iterations "$dir/mpi.json")"
 
+# a Matrix Market file split by rows: tridiag(-1, 2.5, -1) with n = 1000 and A_11 = 10 (an
+# isolated largest eigenvalue, for the power method), lower triangle
+awk 'BEGIN { n = 1000; print "%%MatrixMarket matrix coordinate real symmetric"; print n, n, 2 * n - 1;
+             for (i = 1; i <= n; i++) { print i, i, (i == 1 ? 10 : 2.5); if (i < n) print i + 1, i, -1 } }' > "$dir/tri.mtx"
+for solver in cg power; do
+  "$ebla" $solver --matrix "$dir/tri.mtx" --json > "$dir/serial.json" || fail "$solver --matrix: serial run"
+  run -np "$np" "$ebla" $solver --matrix "$dir/tri.mtx" --json > "$dir/mpi.json" || fail "$solver --matrix: mpirun"
+  s=$(field iterations "$dir/serial.json")
+  m=$(field iterations "$dir/mpi.json")
+  [ -n "$s" ] && [ "$s" = "$m" ] || fail "$solver --matrix: iterations $m under mpirun, $s on one process"
+done
+
 # the power method on a graph Laplacian split by rows
 "$ebla" power --problem laplacian --n 1500 --json > "$dir/serial.json" || fail "power: serial run"
 run -np "$np" "$ebla" power --problem laplacian --n 1500 --json > "$dir/mpi.json" || fail "power: mpirun"
