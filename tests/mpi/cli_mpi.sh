@@ -1,6 +1,7 @@
 #!/bin/sh
 # `mpirun -np P ebla cg|power` against the same commands on one process, rank 0's output
-# file, and errors on one rank that must end the whole run with exit code 2 (not hang).
+# file, errors on one rank that must end the whole run with exit code 2, and a rank killed
+# mid-solve, which must end the run too (not hang).
 # Usage: cli_mpi.sh MPIEXEC P EBLA
 set -u
 mpiexec=$1
@@ -90,6 +91,18 @@ expect_error "a bad option on one rank" "ebla cg --nx" \
   -np 1 "$ebla" cg --nx 8 : -np 1 "$ebla" cg --nx -8
 expect_error "--qdot-collectives 3" "ebla cg --qdot-collectives: 3 is not 1 or 2" -np "$np" "$ebla" cg --qdot-collectives 3
 expect_error "dense under mpirun" "dense is not distributed" -np "$np" "$ebla" cg --nx 4 --ny 4 --nz 4 --operator dense
+
+# a rank killed in the middle of a solve (SIGKILL after 3 s of a solve that would take
+# minutes): the others must not wait for it in a collective
+start=$(date +%s)
+long="cg --nx 40 --ny 40 --nz 40 --operator stencil --tol 1e-300 --max-iter 10000000 --progress 0"
+# shellcheck disable=SC2086
+run -np 1 "$ebla" $long : -np $((np - 1)) timeout -s KILL 3 "$ebla" $long > "$dir/out.txt" 2> "$dir/err.txt"
+code=$?
+took=$(($(date +%s) - start))
+{ [ "$code" != 0 ] && [ "$code" != 124 ] && [ "$took" -lt 60 ]; } ||
+  fail "a killed rank: exit code $code after $took s (stderr: $(head -c 400 "$dir/err.txt"))"
+grep -q "signal 9" "$dir/err.txt" || fail "a killed rank: mpirun did not report it: $(head -c 400 "$dir/err.txt")"
 
 if [ "$failures" -ne 0 ]; then
   echo "cli_mpi.sh on $np ranks: $failures failure(s)"
