@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ebla::mpi {
@@ -44,7 +45,8 @@ void check_mpi(int rc, const char* what) {
 }
 
 // Local argument checks: an empty string when the arguments are valid on this rank.
-std::string local_problem(const DistributedVector& x, const DistributedVector& y) {
+template <class T>
+std::string local_problem(const BasicDistributedVector<T>& x, const BasicDistributedVector<T>& y) {
   if (x.local_size != y.local_size)
     return "x has " + std::to_string(x.local_size) + " local components but y has " + std::to_string(y.local_size);
   if (x.local_size > 0 && (x.data == nullptr || y.data == nullptr))
@@ -63,14 +65,69 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The input precision: t = 53 for double, 24 for float.
+template <class T>
+constexpr int input_t = std::is_same<T, double>::value ? 53 : 24;
+
+// f(x, y, len) on the local block as doubles: a double block itself, a float block widened
+// (exactly) chunk by chunk, so that the double kernels serve both; the serial qdot on float
+// views computes in double from the widened values too.
+template <class F>
+void in_double_chunks(const double* x, const double* y, std::size_t n, F&& f) {
+  f(x, y, n);
+}
+template <class F>
+void in_double_chunks(const float* x, const float* y, std::size_t n, F&& f) {
+  constexpr std::size_t chunk = 8192;
+  std::vector<double> xd(std::min(chunk, n)), yd(xd.size());
+  for (std::size_t first = 0; first < n; first += chunk) {
+    const std::size_t len = std::min(chunk, n - first);
+    std::copy(x + first, x + first + len, xd.begin());
+    std::copy(y + first, y + first + len, yd.begin());
+    f(xd.data(), yd.data(), len);
+  }
+}
+
+// The exponent histogram of the local block, added to h.
+template <class T>
+void add_local_histogram(const T* x, const T* y, std::size_t n, std::int64_t* h) {
+  std::vector<std::int64_t> part(detail::qdot_hist_size);
+  in_double_chunks(x, y, n, [&](const double* xd, const double* yd, std::size_t len) {
+    detail::qdot_histogram_host(xd, yd, len, part.data());
+    for (int j = 0; j < detail::qdot_hist_size; ++j) h[j] += part[j];
+  });
+}
+
+// The serial accumulation of the local block under plan (chunks joined as lanes are).
+template <class T>
+detail::QdotAccum local_accumulation(const T* x, const T* y, std::size_t n, const QdotPlan& plan) {
+  detail::QdotAccum total;
+  detail::qdot_accum_init(total);
+  in_double_chunks(x, y, n, [&](const double* xd, const double* yd, std::size_t len) {
+    detail::qdot_accum_join(total, detail::qdot_accumulate_host(xd, yd, len, plan));
+  });
+  return total;
+}
+
+// The plain dot product of the local block (in double).
+template <class T>
+double plain_dot(const T* x, const T* y, std::size_t n) {
+  double sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+  return sum;
+}
+
 }  // namespace
 
-QdotPlan qdot_select(const DistributedVector& x, const DistributedVector& y, const QdotOptions& options) {
+namespace {
+
+template <class T>
+QdotPlan select(const BasicDistributedVector<T>& x, const BasicDistributedVector<T>& y, const QdotOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   std::string problem = local_problem(x, y);
   if (problem.empty()) {
     try {
-      detail::resolve_ladder(options, 53, "ebla::mpi::qdot_select");
+      detail::resolve_ladder(options, input_t<T>, "ebla::mpi::qdot_select");
     } catch (const InvalidArgument& e) {
       problem = e.what();
     }
@@ -78,7 +135,7 @@ QdotPlan qdot_select(const DistributedVector& x, const DistributedVector& y, con
   // slots [0, qdot_hist_size): the histogram; the last one: ranks with invalid arguments
   std::vector<std::int64_t> h(detail::qdot_hist_size + 1, 0);
   if (problem.empty())
-    detail::qdot_histogram_host(x.data, y.data, x.local_size, h.data());
+    add_local_histogram(x.data, y.data, x.local_size, h.data());
   else
     h[detail::qdot_hist_size] = 1;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, h.data(), static_cast<int>(h.size()), MPI_INT64_T, MPI_SUM, x.comm),
@@ -87,17 +144,18 @@ QdotPlan qdot_select(const DistributedVector& x, const DistributedVector& y, con
   // every component has exactly one slot (a bin, zero or nonfinite): the global length
   std::int64_t n = 0;
   for (int j = 0; j < detail::qdot_hist_size; ++j) n += h[j];
-  QdotPlan plan = detail::plan_from_histogram(h.data(), static_cast<std::size_t>(n), 53, options);
+  QdotPlan plan = detail::plan_from_histogram(h.data(), static_cast<std::size_t>(n), input_t<T>, options);
   plan.select_seconds = seconds_since(t0);
   return plan;
 }
 
-QdotResult qdot_compute(const DistributedVector& x, const DistributedVector& y, const QdotPlan& plan) {
+template <class T>
+QdotResult compute(const BasicDistributedVector<T>& x, const BasicDistributedVector<T>& y, const QdotPlan& plan) {
   const auto t0 = std::chrono::steady_clock::now();
   std::string problem = local_problem(x, y);
   if (problem.empty()) {
     try {
-      detail::check_plan(plan, plan.n, 53, "ebla::mpi::qdot_compute");
+      detail::check_plan(plan, plan.n, input_t<T>, "ebla::mpi::qdot_compute");
     } catch (const InvalidArgument& e) {
       problem = e.what();
     }
@@ -106,11 +164,9 @@ QdotResult qdot_compute(const DistributedVector& x, const DistributedVector& y, 
   detail::qdot_accum_init(st.acc);
   st.invalid = problem.empty() ? 0 : 1;
   if (problem.empty()) {
-    st.acc = detail::qdot_accumulate_host(x.data, y.data, x.local_size, plan);
+    st.acc = local_accumulation(x.data, y.data, x.local_size, plan);
     if (st.acc.nonfinite > 0 || plan.nonfinite) {  // the plain dot product, NaN/Inf as it gives them
-      double sum = 0;
-      for (std::size_t i = 0; i < x.local_size; ++i) sum += x.data[i] * y.data[i];
-      st.acc.s = sum;
+      st.acc.s = plain_dot(x.data, y.data, x.local_size);
       st.acc.c = 0;
     }
   }
@@ -134,6 +190,21 @@ QdotResult qdot_compute(const DistributedVector& x, const DistributedVector& y, 
   if (r.stats.nonfinite) r.value = global.acc.s;  // the sum of the ranks' plain dots
   r.stats.compute_seconds = seconds_since(t0);
   return r;
+}
+
+}  // namespace
+
+QdotPlan qdot_select(const DistributedVector& x, const DistributedVector& y, const QdotOptions& options) {
+  return select(x, y, options);
+}
+QdotPlan qdot_select(const DistributedVectorFloat& x, const DistributedVectorFloat& y, const QdotOptions& options) {
+  return select(x, y, options);
+}
+QdotResult qdot_compute(const DistributedVector& x, const DistributedVector& y, const QdotPlan& plan) {
+  return compute(x, y, plan);
+}
+QdotResult qdot_compute(const DistributedVectorFloat& x, const DistributedVectorFloat& y, const QdotPlan& plan) {
+  return compute(x, y, plan);
 }
 
 // ---- one collective per dot -------------------------------------------------------------
@@ -459,13 +530,23 @@ BlockFn<K> block_for(detail::HostIsa isa) {
   return &block_baseline<K>;
 }
 
-template <int K>
-void accumulate_levels(const double* x, const double* y, std::size_t n, const std::int64_t* shift, WindowState& st,
+template <int K, class T>
+void accumulate_levels(const T* x, const T* y, std::size_t n, const std::int64_t* shift, WindowState& st,
                        detail::HostIsa isa) {
   Head& h = st.h;
   const BlockFn<K> run = block_for<K>(isa);
   auto w = std::make_unique<LocalWindow<K>>();
-  for (std::size_t first = 0; first < n; first += block) run(x + first, y + first, std::min(block, n - first), shift, *w, h);
+  for (std::size_t first = 0; first < n; first += block) {
+    const std::size_t len = std::min(block, n - first);
+    if constexpr (std::is_same<T, double>::value) {
+      run(x + first, y + first, len, shift, *w, h);
+    } else {  // a float block widened (exactly) to double
+      double xd[block], yd[block];
+      std::copy(x + first, x + first + len, xd);
+      std::copy(y + first, y + first + len, yd);
+      run(xd, yd, len, shift, *w, h);
+    }
+  }
   // the lanes joined into the state, in lane order
   h.top = w->top;
   h.under_min = std::min(h.under_min, w->under_min);
@@ -479,7 +560,8 @@ void accumulate_levels(const double* x, const double* y, std::size_t n, const st
   }
 }
 
-void accumulate_levels(const double* x, const double* y, std::size_t n, const std::int64_t* shift, WindowState& st,
+template <class T>
+void accumulate_levels(const T* x, const T* y, std::size_t n, const std::int64_t* shift, WindowState& st,
                        detail::HostIsa isa) {
   switch (st.h.levels) {
     case 1: return accumulate_levels<1>(x, y, n, shift, st, isa);
@@ -497,12 +579,9 @@ static_assert(detail::qdot_max_levels == 8, "accumulate_levels dispatches on up 
 // This rank's share of the value when some rank holds NaN or Inf: its plain dot product if
 // it holds some (a second pass, only then), else its input-precision sum (finite, as its
 // plain dot would be unless that overflows, when this overflows too).
-double plain_share(const double* x, const double* y, std::size_t n, const WindowState& st) {
-  if (st.h.nonfinite > 0) {
-    double sum = 0;
-    for (std::size_t i = 0; i < n; ++i) sum += x[i] * y[i];
-    return sum;
-  }
+template <class T>
+double plain_share(const T* x, const T* y, std::size_t n, const WindowState& st) {
+  if (st.h.nonfinite > 0) return plain_dot(x, y, n);
   Sum total = st.h.under;
   for (int j = W - 1; j >= 0; --j) join(total, st.sum[static_cast<std::size_t>(j * st.h.levels)]);
   return total.s;
@@ -560,8 +639,8 @@ void merge_windows(void* in, void* inout, int* len, MPI_Datatype*) {
 
 // Computed levels per bin: those of the ladder but perforate, from the options as given
 // (valid or not: every rank must reduce the same number of bytes).
-int computed_levels(const QdotOptions& options) {
-  if (options.ladder.empty()) return 3;  // binary64, binary32, binary16 (and perforate)
+int computed_levels(const QdotOptions& options, int input_t) {
+  if (options.ladder.empty()) return input_t == 53 ? 3 : 2;  // [binary64,] binary32, binary16 (and perforate)
   const std::size_t k = options.ladder.size() - (options.ladder.back().perforate ? 1 : 0);
   return static_cast<int>(std::clamp<std::size_t>(k, 1, detail::qdot_max_levels));
 }
@@ -583,26 +662,20 @@ double round_up(long double v) {
   return d;
 }
 
-}  // namespace
-
-QdotResult qdot(const DistributedVector& x, const DistributedVector& y, const QdotOptions& options,
-                QdotPlan* plan_used) {
-  return qdot_with_isa(x, y, options, plan_used, detail::best_host_isa());
-}
-
-QdotResult qdot_with_isa(const DistributedVector& x, const DistributedVector& y, const QdotOptions& options,
-                         QdotPlan* plan_used, detail::HostIsa isa) {
+template <class T>
+QdotResult one_collective(const BasicDistributedVector<T>& x, const BasicDistributedVector<T>& y,
+                          const QdotOptions& options, QdotPlan* plan_used, detail::HostIsa isa) {
   const auto t0 = std::chrono::steady_clock::now();
   std::string problem = local_problem(x, y);
   std::vector<QdotLevel> ladder;
   if (problem.empty()) {
     try {
-      ladder = detail::resolve_ladder(options, 53, "ebla::mpi::qdot");
+      ladder = detail::resolve_ladder(options, input_t<T>, "ebla::mpi::qdot");
     } catch (const InvalidArgument& e) {
       problem = e.what();
     }
   }
-  const int K = computed_levels(options);
+  const int K = computed_levels(options, input_t<T>);
   WindowState st;
   init(st, K);
   if (problem.empty()) {
@@ -646,7 +719,7 @@ QdotResult qdot_with_isa(const DistributedVector& x, const DistributedVector& y,
   if (g.h.under_count > 0) hist[static_cast<std::size_t>(g.h.under_min + detail::qdot_offset)] = g.h.under_count;
   hist[detail::qdot_slot_zero] = g.h.zeros;
   hist[detail::qdot_slot_nonfinite] = g.h.nonfinite;
-  QdotPlan plan = detail::plan_from_histogram(hist.data(), static_cast<std::size_t>(n), 53, options);
+  QdotPlan plan = detail::plan_from_histogram(hist.data(), static_cast<std::size_t>(n), input_t<T>, options);
   if (g.h.under_count > 0) plan.level[static_cast<std::size_t>(g.h.under_min - plan.e_min)] = 0;
   plan.select_seconds = seconds_since(t1);
 
@@ -684,6 +757,25 @@ QdotResult qdot_with_isa(const DistributedVector& x, const DistributedVector& y,
   r.stats.compute_seconds = seconds_since(t0);
   if (plan_used != nullptr) *plan_used = std::move(plan);
   return r;
+}
+
+}  // namespace
+
+QdotResult qdot(const DistributedVector& x, const DistributedVector& y, const QdotOptions& options,
+                QdotPlan* plan_used) {
+  return one_collective(x, y, options, plan_used, detail::best_host_isa());
+}
+QdotResult qdot(const DistributedVectorFloat& x, const DistributedVectorFloat& y, const QdotOptions& options,
+                QdotPlan* plan_used) {
+  return one_collective(x, y, options, plan_used, detail::best_host_isa());
+}
+QdotResult qdot_with_isa(const DistributedVector& x, const DistributedVector& y, const QdotOptions& options,
+                         QdotPlan* plan_used, detail::HostIsa isa) {
+  return one_collective(x, y, options, plan_used, isa);
+}
+QdotResult qdot_with_isa(const DistributedVectorFloat& x, const DistributedVectorFloat& y, const QdotOptions& options,
+                         QdotPlan* plan_used, detail::HostIsa isa) {
+  return one_collective(x, y, options, plan_used, isa);
 }
 
 }  // namespace ebla::mpi

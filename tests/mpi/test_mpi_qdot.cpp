@@ -577,6 +577,64 @@ void timing(double t, std::size_t n, int reps) {
 
 }  // namespace
 
+// ---- float input -------------------------------------------------------------------------
+
+long float_cases = 0;
+
+// The data rounded to float; false if some value leaves float's range (overflow, or a
+// nonzero that underflows to zero).
+bool to_float(const Data& d, std::vector<float>& x, std::vector<float>& y) {
+  x.assign(d.x.begin(), d.x.end());
+  y.assign(d.y.begin(), d.y.end());
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i]) || (x[i] == 0) != (d.x[i] == 0) || (y[i] == 0) != (d.y[i] == 0))
+      return false;
+  return true;
+}
+
+// Float vectors: both distributed qdots against the serial qdot on the same float arrays
+// (its plan, counts and value) and against the exact x^T y (products of floats are exact).
+void run_float(const Data& dd, const std::string& split_name, const Split& split, const ebla::QdotOptions& opt) {
+  std::vector<float> fx, fy;
+  if (!to_float(dd, fx, fy)) return;
+  const Data d{dd.name, std::vector<double>(fx.begin(), fx.end()), std::vector<double>(fy.begin(), fy.end())};
+  const std::string what = "float " + d.name + ", split " + split_name + ", " + ebla::to_string(opt.policy) + " tol " +
+                           num(opt.tolerance) + ": ";
+  const std::size_t n = fx.size();
+  const auto f = split(n);
+  const ebla::mpi::DistributedVectorFloat x{fx.data() + f[rank], f[rank + 1] - f[rank], MPI_COMM_WORLD};
+  const ebla::mpi::DistributedVectorFloat y{fy.data() + f[rank], f[rank + 1] - f[rank], MPI_COMM_WORLD};
+  ++float_cases;
+  const ebla::QdotPlan serial_plan = ebla::qdot_select(fx.data(), fy.data(), n, opt);
+  const ebla::QdotResult s = ebla::qdot_compute(fx.data(), fy.data(), n, serial_plan);
+  const Reference ref = reference(d);
+  double error = 0;
+  // two phases
+  long before = collectives;
+  const ebla::QdotPlan plan = ebla::mpi::qdot_select(x, y, opt);
+  const ebla::QdotResult r = ebla::mpi::qdot_compute(x, y, plan);
+  check(collectives - before == 2, what + "two phases made " + std::to_string(collectives - before) + " collectives");
+  check(agreed(bits(r.value)) && agreed(bits(r.bound)), what + "value or bound differ between ranks");
+  check(plan.input_t == 24 && same_plan(plan, serial_plan), what + "plan differs from the serial float plan");
+  check(r.stats.count_per_level == s.stats.count_per_level, what + "components per level differ from the serial qdot");
+  check(std::fabs(r.value - s.value) <= r.accumulation_bound + s.accumulation_bound,
+        what + "|distributed - serial| > the sum of the accumulation bounds");
+  check(bound_holds(r, ref, n, &error), what + "|value - x^T y| = " + num(error) + " > bound " + num(r.bound));
+  // one collective
+  ebla::QdotPlan used;
+  before = collectives;
+  const ebla::QdotResult o = ebla::mpi::qdot(x, y, opt, &used);
+  check(collectives - before == 1, what + "qdot made " + std::to_string(collectives - before) + " collectives");
+  check(agreed(bits(o.value)) && agreed(bits(o.bound)), what + "one collective: value or bound differ between ranks");
+  check(bound_holds(o, ref, n, &error), what + "one collective: |value - x^T y| = " + num(error) + " > bound " +
+                                            num(o.bound));
+  if (serial_plan.e_max - serial_plan.e_min < ebla::mpi::qdot_window) {
+    check(same_plan(used, serial_plan), what + "one collective: plan differs from the serial float plan");
+    check(std::fabs(o.value - r.value) <= o.accumulation_bound + r.accumulation_bound,
+          what + "one collective: |value - two-phase value| > the sum of the accumulation bounds");
+  }
+}
+
 int main(int argc, char** argv) {
   start_mpi(&argc, &argv);
   Kokkos::initialize(argc, argv);
@@ -622,6 +680,16 @@ int main(int argc, char** argv) {
           run(d, s.first, s.second, o);
           ++runs;
         }
+    // float input: the sets that stay in float's range, with float's ladders
+    for (const auto* set : {&data, &more})
+      for (const auto& d : *set)
+        for (const auto& s : splits)
+          for (auto o : options) {
+            for (const char* ladder : {"", "binary32,bfloat16,perforate"}) {
+              o.ladder = *ladder ? ebla::qdot_ladder_by_names(ladder) : std::vector<ebla::QdotLevel>{};
+              run_float(d, s.first, s.second, o);
+            }
+          }
     std::mt19937_64 gen(2024);
     std::vector<std::vector<ebla::QdotLevel>> ladders{
         {},
@@ -644,13 +712,14 @@ int main(int argc, char** argv) {
     }
     invalid_arguments();
     nonfinite();
-    long total[2], cases[3] = {one_cases, one_beyond_window, one_violations}, all_cases[3] = {0, 0, 0};
+    long total[2], cases[4] = {one_cases, one_beyond_window, one_violations, float_cases},
+                   all_cases[4] = {0, 0, 0, 0};
     totals(total);
-    PMPI_Allreduce(cases, all_cases, 3, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(cases, all_cases, 4, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
       std::printf("test_mpi_qdot: %d ranks, %d cases, %ld checks, %ld failed; one collective: %ld cases, %ld with bins "
-                  "below the window, %ld bound violations\n",
-                  ranks, runs, total[0], total[1], all_cases[0], all_cases[1], all_cases[2]);
+                  "below the window, %ld bound violations; float input: %ld cases\n",
+                  ranks, runs, total[0], total[1], all_cases[0], all_cases[1], all_cases[2], all_cases[3]);
     for (int k = 1; k < argc; ++k)
       if (std::strcmp(argv[k], "--timing") == 0) {
         for (double t : {9.0, 20.0}) {

@@ -5,7 +5,8 @@
 //   ebla::QdotResult r = ebla::mpi::qdot(x, y, options);   // collective: ONE MPI_Allreduce
 //
 // Rank r owns the block [offset_r, offset_r + local_n_r) of the global vectors (blocks in
-// rank order; any local_n_r, zero included, as long as x and y agree on every rank).
+// rank order; any local_n_r, zero included, as long as x and y agree on every rank). The
+// vectors hold double, or float (DistributedVectorFloat: the same on every rank).
 // options must be the same on every rank (they fix the size of what is reduced).
 //
 // qdot: one MPI_Allreduce per dot product, as a plain distributed dot. Every rank computes
@@ -54,18 +55,25 @@
 
 namespace ebla::mpi {
 
-/// A rank's contiguous block of a distributed vector: not owned.
-struct DistributedVector {
-  const double* data = nullptr;  ///< the local block (may be null if local_size == 0)
-  std::size_t local_size = 0;    ///< its length
+/// A rank's contiguous block of a distributed vector of double or float: not owned.
+template <class T>
+struct BasicDistributedVector {
+  const T* data = nullptr;     ///< the local block (may be null if local_size == 0)
+  std::size_t local_size = 0;  ///< its length
   MPI_Comm comm = MPI_COMM_WORLD;
 };
+using DistributedVector = BasicDistributedVector<double>;
+/// float input: the products are those of the serial qdot on float views (the ladder starts
+/// at binary32; by default binary32, binary16, perforate).
+using DistributedVectorFloat = BasicDistributedVector<float>;
 
 /// Selection phase: one MPI_Allreduce. Collective over x.comm.
 QdotPlan qdot_select(const DistributedVector& x, const DistributedVector& y, const QdotOptions& options);
+QdotPlan qdot_select(const DistributedVectorFloat& x, const DistributedVectorFloat& y, const QdotOptions& options);
 /// Computation phase: one MPI_Allreduce. Collective over x.comm; plan as from qdot_select
 /// (the same on every rank), plan.n the global length.
 QdotResult qdot_compute(const DistributedVector& x, const DistributedVector& y, const QdotPlan& plan);
+QdotResult qdot_compute(const DistributedVectorFloat& x, const DistributedVectorFloat& y, const QdotPlan& plan);
 /// The window of the one-collective qdot: the bins from the global top bin down that it
 /// keeps apart, per level; the bins further below are summed at the input precision.
 constexpr int qdot_window = 64;
@@ -75,11 +83,15 @@ constexpr int qdot_window = 64;
 /// for its pseudo-bin when bins fall below the window).
 QdotResult qdot(const DistributedVector& x, const DistributedVector& y, const QdotOptions& options,
                 QdotPlan* plan_used = nullptr);
+QdotResult qdot(const DistributedVectorFloat& x, const DistributedVectorFloat& y, const QdotOptions& options,
+                QdotPlan* plan_used = nullptr);
 
 /// qdot with the local pass compiled for `isa` (which this CPU must run; the ranks may
 /// differ), for tests of every variant: AVX-512 rounds by Veltkamp's splitting as the
 /// serial AVX-512 kernel, the others by round_significand. qdot uses the best variant.
 QdotResult qdot_with_isa(const DistributedVector& x, const DistributedVector& y, const QdotOptions& options,
+                         QdotPlan* plan_used, ebla::detail::HostIsa isa);
+QdotResult qdot_with_isa(const DistributedVectorFloat& x, const DistributedVectorFloat& y, const QdotOptions& options,
                          QdotPlan* plan_used, ebla::detail::HostIsa isa);
 
 }  // namespace ebla::mpi
