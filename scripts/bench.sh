@@ -11,12 +11,11 @@ bash scripts/setup.sh
 bench=${1:?usage: scripts/bench.sh bench_round|bench_qdot|bench_cg|bench_gemm|bench_mpi [options]}
 shift
 build=${EBLA_BUILD_DIR:-build/release}
-mpi=OFF
-[ "$bench" = bench_mpi ] && mpi=ON
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_BUILD_TESTS=OFF -DEBLA_NATIVE=ON -DEBLA_ENABLE_MPI=$mpi > /dev/null
+# the configuration of scripts/main.sh (with MPI), so that the two share one build
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_BUILD_TESTS=OFF -DEBLA_NATIVE=ON -DEBLA_ENABLE_MPI=ON > /dev/null
 cmake --build "$build" -j "$(nproc)" --target "$bench"
 export OPENBLAS_THREAD_TIMEOUT=4 OMP_WAIT_POLICY=passive
-if [ "$mpi" = ON ]; then
+if [ "$bench" = bench_mpi ]; then
   # Open MPI refuses to start as root without these two
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   for np in ${EBLA_MPI_RANKS:-1 2}; do

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds ebla in Release (tuned for this CPU) and runs the
 # main job: approximate CG on HPCCG's 100 x 100 x 10 problem across qdot tolerances, then a
-# tour of the number formats, rounding, the error constants, qdot and mixed-precision GEMM.
+# tour of the number formats, rounding, the error constants, qdot, mixed-precision GEMM and a
+# distributed ACG under mpirun.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 build=${EBLA_BUILD_DIR:-build/release}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_BUILD_TESTS=OFF -DEBLA_NATIVE=ON
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_BUILD_TESTS=OFF -DEBLA_NATIVE=ON -DEBLA_ENABLE_MPI=ON
 cmake --build "$build" -j "$(nproc)" --target ebla_cli
 ebla="$build/apps/ebla"
 
@@ -45,3 +46,8 @@ echo "== Mixed-precision GEMM, 2048 x 2048 x 2048: the cheapest certified way to
 echo
 echo "== Mixed-precision GEMM: three bfloat16 words through SGEMM, against the exact product"
 "$ebla" gemm --m 256 --k 256 --n 256 --input bfloat16 --words 3 --engine sgemm --reference
+echo
+echo "== Distributed ACG: mpirun -np 2, HPCCG 100 x 100 x 50 per rank stacked in z (100 x 100 x 100), qdot in one MPI_Allreduce"
+# Open MPI refuses to start as root without these two
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpiexec -n 2 --oversubscribe \
+  "$ebla" cg --nx 100 --ny 100 --nz 50 --operator stencil --qdot-policy paper --qdot-tol 1e2 --progress 0
