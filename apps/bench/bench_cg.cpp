@@ -36,6 +36,8 @@
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
 
+#include "bench_common.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -439,16 +441,6 @@ void part_true_residual_stencil(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(setup->stencil.residual_norm(setup->p, setup->problem.b));
 }
 
-class MedianReporter : public benchmark::ConsoleReporter {
-public:
-  std::map<std::string, double> median;  // name -> median real time (ms)
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs)
-      if (run.aggregate_name == "median") median[run.run_name.function_name] = run.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
 }  // namespace
 
 #define SOLVE(f) BENCHMARK(f)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime()
@@ -474,22 +466,16 @@ PART(part_true_residual_stencil);
 int main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);
   {
-    std::vector<char*> args;
-    std::string reps = "--benchmark_repetitions=5";
-    bool has_reps = false;
+    std::vector<char*> args;  // argv without --qdot_tolerance=X
     double qdot_tolerance = 0;
     for (int i = 0; i < argc; ++i) {
       const std::string a = argv[i];
-      if (i > 0 && a.rfind("--qdot_tolerance=", 0) == 0) {
+      if (i > 0 && a.rfind("--qdot_tolerance=", 0) == 0)
         qdot_tolerance = std::strtod(a.c_str() + 17, nullptr);
-        continue;
-      }
-      has_reps |= i > 0 && a.rfind("--benchmark_repetitions", 0) == 0;
-      args.push_back(argv[i]);
+      else
+        args.push_back(argv[i]);
     }
-    if (!has_reps) args.push_back(reps.data());
-    int count = static_cast<int>(args.size());
-    benchmark::Initialize(&count, args.data());
+    const int count = initialize_benchmarks(args, 5);
     if (benchmark::ReportUnrecognizedArguments(count, args.data())) {
       Kokkos::finalize();
       return 1;

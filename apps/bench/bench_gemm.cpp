@@ -24,6 +24,8 @@
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
 
+#include "bench_common.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -194,17 +196,6 @@ void ebla_tol(benchmark::State& state) {
 void bf16_as_given(benchmark::State& state) { bf16_with(state, ebla::host::detail::Bf16Weights::as_given); }
 void bf16_reordered(benchmark::State& state) { bf16_with(state, ebla::host::detail::Bf16Weights::reordered); }
 
-class MedianReporter : public benchmark::ConsoleReporter {
-public:
-  std::map<std::string, double> median;  // "name/n" -> median real time
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs)
-      if (run.aggregate_name == "median")
-        median[run.run_name.function_name + "/" + run.run_name.args] = run.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
 const char* const engines[] = {"dgemm",          "sgemm",           "bf16",
                                "bf16_as_given",  "bf16_reordered",  "ebla_bf16_onednn",
                                "ebla_bf16_sgemm", "ebla_fp16_sgemm", "ebla_bf16x3_onednn",
@@ -251,12 +242,7 @@ int main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);
   {
     std::vector<char*> args(argv, argv + argc);
-    std::string reps = "--benchmark_repetitions=5";
-    bool has_reps = false;
-    for (int i = 1; i < argc; ++i) has_reps |= std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
-    if (!has_reps) args.push_back(reps.data());
-    int count = static_cast<int>(args.size());
-    benchmark::Initialize(&count, args.data());
+    initialize_benchmarks(args, 5);
     MedianReporter reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
     print_summary(reporter);

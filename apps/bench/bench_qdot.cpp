@@ -10,6 +10,8 @@
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
 
+#include "bench_common.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -65,17 +67,6 @@ void full(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(ebla::qdot(d.x, d.y, options()));
 }
 
-class MedianReporter : public benchmark::ConsoleReporter {
-public:
-  std::map<std::string, double> median;  // "name/n" -> median real time
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs)
-      if (run.aggregate_name == "median")
-        median[run.run_name.function_name + "/" + run.run_name.args] = run.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
 }  // namespace
 
 BENCHMARK(dot)->Arg(100000)->Arg(1000000)->Arg(10000000)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -87,12 +78,7 @@ int main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);
   {
     std::vector<char*> args(argv, argv + argc);
-    std::string reps = "--benchmark_repetitions=10";
-    bool has_reps = false;
-    for (int i = 1; i < argc; ++i) has_reps |= std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
-    if (!has_reps) args.push_back(reps.data());
-    int count = static_cast<int>(args.size());
-    benchmark::Initialize(&count, args.data());
+    initialize_benchmarks(args, 10);
     MedianReporter reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
     std::printf("\ndistribution B, t = 9, tolerance 1e-8, budget policy; medians; ratios to KokkosBlas::dot\n");

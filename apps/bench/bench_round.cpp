@@ -13,9 +13,10 @@
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
 
+#include "bench_common.hpp"
+
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <random>
 #include <string>
 
@@ -77,17 +78,6 @@ void round_binary16_variant(benchmark::State& state, ebla::detail::HostIsa isa) 
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
 }
 
-// Keeps the median time of each benchmark so the ratios can be printed at the end.
-class MedianReporter : public benchmark::ConsoleReporter {
-public:
-  std::map<std::string, double> median;
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs)
-      if (run.aggregate_name == "median") median[run.run_name.function_name] = run.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
 }  // namespace
 
 BENCHMARK_CAPTURE(scale, spread, true)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -103,17 +93,12 @@ int main(int argc, char** argv) {
     result = Kokkos::View<double*>("y", n);
     // default to 10 repetitions with medians unless the caller says otherwise
     std::vector<char*> args(argv, argv + argc);
-    std::string reps = "--benchmark_repetitions=10";
-    bool has_reps = false;
-    for (int i = 1; i < argc; ++i) has_reps |= std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
-    if (!has_reps) args.push_back(reps.data());
     for (auto isa : ebla::detail::supported_host_isas())
       benchmark::RegisterBenchmark(("round_binary16_" + std::string(ebla::detail::to_string(isa)) + "/spread").c_str(),
                                    round_binary16_variant, isa)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
-    int count = static_cast<int>(args.size());
-    benchmark::Initialize(&count, args.data());
+    initialize_benchmarks(args, 10);
     MedianReporter reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
     std::printf("\nn = %zu doubles, binary16, round to nearest even; medians of repetitions;"
