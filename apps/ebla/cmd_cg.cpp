@@ -68,7 +68,7 @@ CgConfig make_config(const CgCli& c) {
   cfg.out = c.out;
   cfg.progress_given = c.out.progress_option->count() > 0;
   if (!(c.tol > 0) || !std::isfinite(c.tol))
-    throw_invalid(option_name(me, "--tol"), format_text("%g is not a positive finite tolerance", c.tol));
+    throw_invalid(option_name(me, "--tol"), strf("%g is not a positive finite tolerance", c.tol));
   if (c.max_iter < 0) throw_invalid(option_name(me, "--max-iter"), std::to_string(c.max_iter) + " is negative");
   cfg.solver.tolerance = c.tol;
   cfg.solver.norm = parse_norm(c.norm);
@@ -143,7 +143,7 @@ void print_problem(const Problem& p, const CgConfig& c) {
 }
 
 std::string status_text(const CgResult& r) {
-  return format_text("%s after %d iteration%s (%s)", to_string(r.status), r.iterations, r.iterations == 1 ? "" : "s",
+  return strf("%s after %d iteration%s (%s)", to_string(r.status), r.iterations, r.iterations == 1 ? "" : "s",
                      r.stop_reason.c_str());
 }
 
@@ -322,7 +322,7 @@ void print_sweep(const Problem& p, const CgConfig& c, const Sweep& s) {
   for (std::size_t i = 0; i < s.runs.size(); ++i) {
     const CgRun& run = s.runs[i];
     std::vector<std::string> row = {tolerance_text(s.tolerances[i]), std::to_string(run.result.iterations),
-                                    to_string(run.result.status), format_text("%.3e", run.result.true_residual)};
+                                    to_string(run.result.status), strf("%.3e", run.result.true_residual)};
     for (const auto& cell : percents(run.rr.mean())) row.push_back(cell);
     for (const auto& cell : percents(run.pq.mean())) row.push_back(cell);
     t.add(row);

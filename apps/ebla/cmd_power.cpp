@@ -53,7 +53,7 @@ PowerConfig make_config(const PowerCli& c) {
   cfg.out = c.out;
   cfg.progress_given = c.out.progress_option->count() > 0;
   if (!(c.tol > 0) || !std::isfinite(c.tol))
-    throw_invalid(option_name(me, "--tol"), format_text("%g is not a positive finite tolerance", c.tol));
+    throw_invalid(option_name(me, "--tol"), strf("%g is not a positive finite tolerance", c.tol));
   if (c.max_iter < 1) throw_invalid(option_name(me, "--max-iter"), std::to_string(c.max_iter) + " is less than 1");
   cfg.solver.tolerance = c.tol;
   cfg.solver.max_iterations = c.max_iter;
@@ -116,7 +116,7 @@ void print_problem(const Problem& p, const PowerConfig& c) {
 }
 
 std::string status_text(const PowerResult& r) {
-  return format_text("%s after %d iteration%s (%s)", to_string(r.status), r.iterations, r.iterations == 1 ? "" : "s",
+  return strf("%s after %d iteration%s (%s)", to_string(r.status), r.iterations, r.iterations == 1 ? "" : "s",
                      r.stop_reason.c_str());
 }
 
@@ -274,8 +274,8 @@ void print_sweep(const Problem& p, const PowerConfig& c, const Sweep& s) {
   for (std::size_t i = 0; i < s.runs.size(); ++i) {
     const PowerResult& r = s.runs[i].result;
     std::vector<std::string> row = {tolerance_text(s.tolerances[i]), std::to_string(r.iterations),
-                                    to_string(r.status), format_text("%.12g", r.eigenvalue),
-                                    format_text("%.3e", s.error[i])};
+                                    to_string(r.status), strf("%.12g", r.eigenvalue),
+                                    strf("%.3e", s.error[i])};
     for (const auto& series : {s.runs[i].yy.mean(), s.runs[i].xy.mean()})
       for (double f : series) row.push_back(percent_text(f));
     t.add(row);

@@ -31,7 +31,7 @@ constexpr int exit_bad_input = 2;
 /// ebla::InvalidArgument naming `what` and the string otherwise.
 double parse_double(const std::string& text, const std::string& what);
 
-/// printf into a std::string (at most 511 characters).
+/// printf into a std::string (any length).
 __attribute__((format(printf, 1, 2))) std::string strf(const char* format, ...);
 
 /// Runs f; an ebla::InvalidArgument it throws is rethrown prefixed with the option.

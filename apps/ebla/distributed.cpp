@@ -136,7 +136,7 @@ Problem load_distributed_problem(const ProblemSpec& spec, Solver s) {
                                     static_cast<std::size_t>(spec.nx) * spec.ny * gz, MPI_COMM_WORLD),
                 "csr", spec, s);
     }
-    p.description = format_text("HPCCG 27-point stencil on a %d x %d x %d grid", spec.nx, spec.ny, gz);
+    p.description = strf("HPCCG 27-point stencil on a %d x %d x %d grid", spec.nx, spec.ny, gz);
     how = "ranks stacked in z";
   } else {
     // the serial problem on every rank, then each keeps its rows
@@ -147,7 +147,7 @@ Problem load_distributed_problem(const ProblemSpec& spec, Solver s) {
     p.op = A;
     how = "rows in blocks";
   }
-  p.description += format_text(", on %d MPI ranks (%s)", P.ranks, how);
+  p.description += strf(", on %d MPI ranks (%s)", P.ranks, how);
   return p;
 }
 

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -26,12 +27,16 @@ double parse_double(const std::string& text, const std::string& what) {
 }
 
 std::string strf(const char* format, ...) {
-  char buf[512];
-  va_list args;
+  va_list args, again;
   va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
+  va_copy(again, args);
+  const int size = std::vsnprintf(nullptr, 0, format, args);  // the length first
   va_end(args);
-  return buf;
+  std::string s(static_cast<std::size_t>(std::max(size, 0)) + 1, '\0');
+  std::vsnprintf(s.data(), s.size(), format, again);
+  va_end(again);
+  s.pop_back();
+  return s;
 }
 
 namespace {

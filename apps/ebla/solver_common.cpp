@@ -22,19 +22,6 @@ namespace ebla::cli {
 
 // ---- text ---------------------------------------------------------------------------
 
-std::string format_text(const char* format, ...) {
-  va_list args, again;
-  va_start(args, format);
-  va_copy(again, args);
-  const int size = std::vsnprintf(nullptr, 0, format, args);
-  va_end(args);
-  std::string s(static_cast<std::size_t>(std::max(size, 0)) + 1, '\0');
-  std::vsnprintf(s.data(), s.size(), format, again);
-  va_end(again);
-  s.pop_back();
-  return s;
-}
-
 std::string join_names(const std::vector<std::string>& names, const char* separator) {
   std::string s;
   for (std::size_t i = 0; i < names.size(); ++i) s += (i ? separator : "") + names[i];
@@ -42,9 +29,9 @@ std::string join_names(const std::vector<std::string>& names, const char* separa
 }
 
 std::string tolerance_text(double tolerance) {
-  const std::string short_form = format_text("%.0e", tolerance);
+  const std::string short_form = strf("%.0e", tolerance);
   if (std::strtod(short_form.c_str(), nullptr) == tolerance) return short_form;
-  return format_text("%.6g", tolerance);
+  return strf("%.6g", tolerance);
 }
 
 std::string short_rung(const std::string& name) {
@@ -56,7 +43,7 @@ std::string short_rung(const std::string& name) {
 std::string percent_text(double fraction) {
   if (std::isnan(fraction)) return "-";
   if (fraction > 0 && 100 * fraction < 0.05) return "<0.1";
-  return format_text("%.1f", 100 * fraction);
+  return strf("%.1f", 100 * fraction);
 }
 
 void TextTable::print(const std::string& indent) const {
@@ -91,7 +78,7 @@ std::string json_quote(const std::string& text) {
       case '\r': q += "\\r"; break;
       case '\t': q += "\\t"; break;
       default:
-        if (c < 0x20 || c == 0x7f) q += format_text("\\u%04x", c);
+        if (c < 0x20 || c == 0x7f) q += strf("\\u%04x", c);
         else q += ch;
     }
   }
@@ -104,10 +91,10 @@ namespace {
 std::string json_number(double v) {
   if (!std::isfinite(v)) return "null";
   for (int digits = 15; digits < 17; ++digits) {
-    const std::string s = format_text("%.*g", digits, v);
+    const std::string s = strf("%.*g", digits, v);
     if (std::strtod(s.c_str(), nullptr) == v) return s;
   }
-  return format_text("%.17g", v);
+  return strf("%.17g", v);
 }
 
 }  // namespace
@@ -275,7 +262,7 @@ void check_grid(ProblemSpec& spec, const ProblemCli& p, Solver s) {
   check_positive_size(s, "--nz", p.nz);
   const double rows = static_cast<double>(p.nx) * p.ny * p.nz;
   if (rows > INT_MAX)
-    throw_invalid(option_name(s, "--nx"), format_text("grid %d x %d x %d has %.0f rows, more than %d", p.nx, p.ny,
+    throw_invalid(option_name(s, "--nx"), strf("grid %d x %d x %d has %.0f rows, more than %d", p.nx, p.ny,
                                                       p.nz, rows, INT_MAX));
   spec.nx = p.nx;
   spec.ny = p.ny;
@@ -290,9 +277,9 @@ void check_laplacian(ProblemSpec& spec, const ProblemCli& p, Solver s) {
                                              std::to_string(INT_MAX) + "]");
   if (!(p.degree > 0) || !(p.degree <= n - 1))
     throw_invalid(option_name(s, "--degree"),
-                  format_text("mean degree %g is outside (0, n - 1 = %.0f]", p.degree, n - 1));
+                  strf("mean degree %g is outside (0, n - 1 = %.0f]", p.degree, n - 1));
   if (!(p.shift >= 0) || !std::isfinite(p.shift))
-    throw_invalid(option_name(s, "--shift"), format_text("%g is not a nonnegative finite number", p.shift));
+    throw_invalid(option_name(s, "--shift"), strf("%g is not a nonnegative finite number", p.shift));
   if (s == Solver::cg && !(p.shift > 0))
     throw_invalid(option_name(s, "--problem laplacian"),
                   "a graph Laplacian is singular (L 1 = 0), so CG has no unique solution to find: give "
@@ -318,7 +305,7 @@ constexpr std::size_t max_dense = 5000;
 
 void check_dense_size(Solver s, std::size_t n) {
   if (n > max_dense)
-    throw_invalid(option_name(s, "--operator"), format_text("dense: n = %zu exceeds %zu (the matrix is stored as "
+    throw_invalid(option_name(s, "--operator"), strf("dense: n = %zu exceeds %zu (the matrix is stored as "
                                                             "n^2 doubles); use csr",
                                                             n, max_dense));
 }
@@ -421,10 +408,10 @@ DotSpec make_dot_spec(const DotCli& d, Solver s) {
     spec.ladder = under_option(option_name(s, "--ladder"), [&] { return qdot_ladder_by_names(d.ladder); });
   if (!d.sweep.empty() || d.given("sweep-qdot-tol")) spec.sweep = parse_sweep(d.sweep, s);
   if (d.collectives != 1 && d.collectives != 2)
-    throw_invalid(option_name(s, "--qdot-collectives"), format_text("%d is not 1 or 2", d.collectives));
+    throw_invalid(option_name(s, "--qdot-collectives"), strf("%d is not 1 or 2", d.collectives));
   spec.collectives = d.collectives;
   if (kind == "qdot" && !(d.qdot_tol > 0 && std::isfinite(d.qdot_tol)))
-    throw_invalid(option_name(s, "--qdot-tol"), format_text("%g is not a positive finite tolerance", d.qdot_tol));
+    throw_invalid(option_name(s, "--qdot-tol"), strf("%g is not a positive finite tolerance", d.qdot_tol));
   if (kind == "fixed" && d.format.empty())
     throw_invalid(option_name(s, "--dot fixed"), "needs --format (e.g. --format bfloat16)");
   if (kind == "exact" || !spec.sweep.empty()) spec.policy = DotPolicy::exact();
@@ -515,7 +502,7 @@ bool all_zero(ConstVector v) {
 
 void check_length(Solver s, const char* option, const std::string& file, ConstVector v, std::size_t n) {
   if (v.extent(0) != n)
-    throw_invalid(option_name(s, option), format_text("'%s' has %zu entries, but A has %zu rows", file.c_str(),
+    throw_invalid(option_name(s, option), strf("'%s' has %zu entries, but A has %zu rows", file.c_str(),
                                                       static_cast<std::size_t>(v.extent(0)), n));
 }
 
@@ -536,9 +523,9 @@ CsrMatrix read_source_matrix(const ProblemSpec& spec, Problem& p, Solver s) {
   if (spec.source == Source::laplacian) {
     CsrMatrix A = graph_laplacian(spec.n, spec.degree, spec.seed);
     if (spec.shift > 0) add_shift(A, spec.shift);
-    p.description = format_text("graph Laplacian L of G(n = %zu, mean degree %g), seed %llu%s", spec.n, spec.degree,
+    p.description = strf("graph Laplacian L of G(n = %zu, mean degree %g), seed %llu%s", spec.n, spec.degree,
                                 static_cast<unsigned long long>(spec.seed),
-                                spec.shift > 0 ? format_text(", plus %g I", spec.shift).c_str() : "");
+                                spec.shift > 0 ? strf(", plus %g I", spec.shift).c_str() : "");
     return A;
   }
   const bool mm = spec.source == Source::matrix;
@@ -547,7 +534,7 @@ CsrMatrix read_source_matrix(const ProblemSpec& spec, Problem& p, Solver s) {
   CsrMatrix A = under_option(option_name(s, option),
                              [&] { return mm ? read_matrix_market(file) : read_hdf5_matrix(file); });
   if (A.numRows() != A.numCols())
-    throw_invalid(option_name(s, option), format_text("'%s': A is %zu x %zu, not square", file.c_str(),
+    throw_invalid(option_name(s, option), strf("'%s': A is %zu x %zu, not square", file.c_str(),
                                                       static_cast<std::size_t>(A.numRows()),
                                                       static_cast<std::size_t>(A.numCols())));
   if (spec.check_symmetry) check_symmetry(A, file, option, s);
@@ -570,7 +557,7 @@ void load_hpccg(const ProblemSpec& spec, Problem& p, Solver s) {
   p.nx = spec.nx;
   p.ny = spec.ny;
   p.nz = spec.nz;
-  p.description = format_text("HPCCG 27-point stencil on a %d x %d x %d grid", spec.nx, spec.ny, spec.nz);
+  p.description = strf("HPCCG 27-point stencil on a %d x %d x %d grid", spec.nx, spec.ny, spec.nz);
   if (spec.op == OperatorKind::stencil) {
     const StencilOperator A(spec.nx, spec.ny, spec.nz);
     p.n = A.size();
@@ -642,7 +629,7 @@ void load_start(const ProblemSpec& spec, Problem& p, Solver s) {
                     "the start vector (" + p.x0_source + ") is zero: the power method needs a nonzero start");
   } else if (s == Solver::power) {
     p.x0 = random_unit_vector(p.n, spec.seed);
-    p.x0_source = format_text("random unit vector, seed %llu", static_cast<unsigned long long>(spec.seed));
+    p.x0_source = strf("random unit vector, seed %llu", static_cast<unsigned long long>(spec.seed));
   } else {
     p.x0 = Vector("ebla x0", p.n);
     p.x0_source = "0";

@@ -3,6 +3,8 @@
 // pieces of their output (text tables, one-line JSON, HDF5 per-iteration series).
 #pragma once
 
+#include "commands.hpp"
+
 #include <ebla/core/hdf5.hpp>
 #include <ebla/solvers/cg.hpp>
 #include <ebla/solvers/dots.hpp>
@@ -29,8 +31,6 @@ constexpr int exit_not_converged = 1;
 
 // ---- text ---------------------------------------------------------------------------
 
-/// printf into a std::string (any length).
-std::string format_text(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string join_names(const std::vector<std::string>& names, const char* separator = ",");
 /// A tolerance as written on the command line and in tables: 1e-08, 1e+00, 2.5e-03.
 std::string tolerance_text(double tolerance);
