@@ -1,17 +1,34 @@
 // Checks shared by the kernel tests: a tally of compared cases that reports its first
-// mismatches, and an expectation that a call throws InvalidArgument naming given fragments.
+// mismatches, an expectation that a call throws InvalidArgument naming given fragments, and
+// bitwise comparison of doubles.
 #pragma once
 
+#include <ebla/core/bits.hpp>
 #include <ebla/core/error.hpp>
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
 namespace ebla_test {
+
+/// The bits of a double.
+inline std::uint64_t bits_of(double x) { return ebla::bit_cast<std::uint64_t>(x); }
+
+/// Same bits, or both NaN.
+inline bool same(double a, double b) { return bits_of(a) == bits_of(b) || (std::isnan(a) && std::isnan(b)); }
+
+/// A double in C99 hex ("%a").
+inline std::string hex(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", x);
+  return buf;
+}
 
 /// Cases compared and mismatches found; report() prints the counts and fails on a mismatch.
 struct Tally {

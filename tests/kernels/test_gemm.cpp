@@ -51,6 +51,9 @@
 #include "checks.hpp"
 
 namespace {
+using ebla_test::bits_of;
+using ebla_test::hex;
+using ebla_test::same;
 
 using ebla_test::Tally;
 
@@ -69,18 +72,6 @@ __extension__ typedef __float128 quad;
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
 
-std::uint64_t bits_of(double x) { return ebla::bit_cast<std::uint64_t>(x); }
-
-/// Same bits, or both NaN.
-bool same(double a, double b) {
-  return bits_of(a) == bits_of(b) || (std::isnan(a) && std::isnan(b));
-}
-
-std::string hex(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", x);
-  return buf;
-}
 
 std::string num(double x) {
   char buf[64];

@@ -48,6 +48,9 @@
 #include "checks.hpp"
 
 namespace {
+using ebla_test::bits_of;
+using ebla_test::hex;
+using ebla_test::same;
 
 using ebla_test::Tally;
 using ebla_test::expect_invalid;
@@ -65,20 +68,9 @@ using quad = __float128;
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
 
-std::uint64_t bits_of(double x) { return ebla::bit_cast<std::uint64_t>(x); }
 float float_of(std::uint32_t b) { return ebla::bit_cast<float>(b); }
 double bf16_value(std::uint16_t b) { return static_cast<double>(float_of(std::uint32_t{b} << 16)); }
 
-/// Same bits, or both NaN.
-bool same(double a, double b) {
-  return bits_of(a) == bits_of(b) || (std::isnan(a) && std::isnan(b));
-}
-
-std::string hex(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", x);
-  return buf;
-}
 
 std::string list(const std::vector<double>& v) {
   std::string s = "{";

@@ -28,7 +28,11 @@
 #include <string>
 #include <vector>
 
+#include "checks.hpp"
+
 namespace {
+using ebla_test::hex;
+using ebla_test::same;
 
 using ebla::Format;
 using ebla::MpfmaConfig;
@@ -43,15 +47,6 @@ constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 const Rounding all_modes[] = {Rounding::nearest_even, Rounding::toward_zero, Rounding::upward,
                               Rounding::downward, Rounding::stochastic};
 
-bool same(double x, double y) {
-  if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
-  return ebla::bit_cast<std::uint64_t>(x) == ebla::bit_cast<std::uint64_t>(y);
-}
-std::string hex(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", x);
-  return buf;
-}
 quad qabs(quad x) { return x < 0 ? -x : x; }
 bool is_binary64(const Format& f) {
   static const Format b64 = formats::binary64();

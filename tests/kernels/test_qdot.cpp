@@ -50,7 +50,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "checks.hpp"
+
 namespace {
+using ebla_test::bits_of;
 
 __extension__ typedef unsigned __int128 u128;
 __extension__ typedef __float128 quad;
@@ -69,11 +72,6 @@ const std::vector<double> tolerances = {1e-16, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11
                                         1e-8,  1e-7,  1e-6,  1e-5,  1e-4,  1e-3,  1e-2,  1e-1};
 const std::vector<QdotPolicy> policies = {QdotPolicy::budget, QdotPolicy::paper};
 
-std::uint64_t bits_of(double v) {
-  std::uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
 
 // ---- exact reference ----------------------------------------------------------------
 

@@ -11,7 +11,10 @@
 #include <random>
 #include <vector>
 
+#include "checks.hpp"
+
 namespace {
+using ebla_test::same;
 
 using ebla::Rounding;
 
@@ -26,10 +29,6 @@ Kokkos::View<double*> random_view(std::size_t n, std::uint64_t seed) {
   return x;
 }
 
-bool same(double a, double b) {
-  return (std::isnan(a) && std::isnan(b)) ||
-         ebla::bit_cast<std::uint64_t>(a) == ebla::bit_cast<std::uint64_t>(b);
-}
 
 TEST(Quantize, MatchesScalarRoundToInEveryDeterministicMode) {
   for (std::size_t n : {0u, 13u, 1024u, 100000u}) {
