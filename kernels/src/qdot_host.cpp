@@ -10,6 +10,7 @@
 // Computation: W = 16 lanes, each with its own compensated sum; lane w takes the
 // components i = w (mod 16) of each block. The lanes merge by TwoSum at the end, so the
 // bound of qdot.hpp holds unchanged.
+#include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot_host.hpp>
 #include <ebla/kernels/quantize_host.hpp>
 
@@ -657,11 +658,42 @@ struct Kernels {
   }
 };
 
+// The histogram of x and y into out[0, qdot_hist_size) (overwritten): chunk by chunk on every
+// host thread, each thread counting into its own copy (integer counts: the same for any
+// thread count).
+template <class T>
+void histogram_threads(HostIsa isa, const T* x, const T* y, std::size_t n, std::int64_t* out) {
+  const std::size_t chunk = stream_chunk(n);
+  count_over_chunks(chunk_count(n, chunk), qdot_hist_size, out, [=](std::size_t c, std::int64_t* h) {
+    const std::size_t b = c * chunk;
+    Kernels<T>::hist(isa, x + b, y + b, std::min(chunk, n - b), h);
+  });
+}
+
+// The accumulation of x and y under the tables t: every chunk on its own (on every host
+// thread), the chunks' sums then merged in chunk order by TwoSum. The merge tree is fixed
+// by n alone, so the result is the same bits for any thread count; any merge tree keeps
+// the bound of qdot.hpp (it counts the rounded additions of a tree with n leaves).
+template <class T>
+QdotAccum accumulate_threads(HostIsa isa, const T* x, const T* y, std::size_t n, const Tables& t) {
+  const std::size_t chunk = stream_chunk(n);
+  const std::size_t chunks = chunk_count(n, chunk);
+  if (chunks <= 1) return Kernels<T>::run(isa, x, y, n, t);
+  std::vector<QdotAccum> part(chunks);
+  for_each_chunk(chunks, [&](std::size_t c) {
+    const std::size_t b = c * chunk;
+    part[c] = Kernels<T>::run(isa, x + b, y + b, std::min(chunk, n - b), t);
+  });
+  QdotAccum acc = part[0];
+  for (std::size_t c = 1; c < chunks; ++c) qdot_accum_join(acc, part[c]);
+  return acc;
+}
+
 template <class T>
 QdotPlan select_host(const T* x, const T* y, std::size_t n, const QdotOptions& options, HostIsa isa) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::int64_t> h(qdot_hist_size, 0);
-  Kernels<T>::hist(isa, x, y, n, h.data());
+  histogram_threads(isa, x, y, n, h.data());
   QdotPlan plan = plan_from_histogram(h.data(), n, std::is_same<T, double>::value ? 53 : 24, options);
   plan.select_seconds = seconds_since(t0);
   return plan;
@@ -674,7 +706,7 @@ QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& p
   std::vector<std::int64_t> level(plan.level.begin(), plan.level.end());
   if (level.empty()) level.push_back(0);  // no bins: every lookup is masked, but stays in bounds
   const Tables t{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan), count_levels};
-  QdotAccum acc = Kernels<T>::run(isa, x, y, n, t);
+  QdotAccum acc = accumulate_threads(isa, x, y, n, t);
   if (!count_levels) {  // the data the plan was selected on: its counts are the plan's
     const auto per = plan.count_per_level();
     std::int64_t counted = 0;
@@ -712,8 +744,7 @@ QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, cons
 }
 
 void qdot_histogram_host(const double* x, const double* y, std::size_t n, std::int64_t* out, HostIsa isa) {
-  std::fill(out, out + qdot_hist_size, std::int64_t{0});
-  Kernels<double>::hist(isa, x, y, n, out);
+  histogram_threads(isa, x, y, n, out);
 }
 
 QdotAccum qdot_accumulate_host(const double* x, const double* y, std::size_t n, const QdotPlan& plan,
@@ -721,7 +752,7 @@ QdotAccum qdot_accumulate_host(const double* x, const double* y, std::size_t n, 
   std::vector<std::int64_t> level(plan.level.begin(), plan.level.end());
   if (level.empty()) level.push_back(0);  // as in compute_host
   const Tables t{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan), true};
-  return Kernels<double>::run(isa, x, y, n, t);
+  return accumulate_threads(isa, x, y, n, t);
 }
 
 }  // namespace ebla::detail

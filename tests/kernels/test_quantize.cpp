@@ -150,6 +150,29 @@ TEST(Quantize, StochasticPicksANeighbourAndIsReproducible) {
   EXPECT_LT(up, 3 * inexact / 4);
 }
 
+// Element i's random number is a function of (seed, i) alone: the result does not depend
+// on the thread count or on which thread rounds element i.
+TEST(Quantize, StochasticTakesElementIsNumberFromTheCounterGenerator) {
+  const std::size_t n = 20000;
+  const auto x = random_view(n, 5);
+  const auto f = ebla::formats::binary16();
+  Kokkos::View<double*> y("y", n);
+  ebla::quantize(x, y, f, Rounding::stochastic, 1234);
+  const auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  const auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  const auto c = ebla::rounding_constants(f);
+  double mean = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double r = ebla::detail::counter_uniform(1234, i);
+    ASSERT_TRUE(r >= 0 && r < 1) << i;
+    mean += r;
+    ASSERT_TRUE(same(hy(i), ebla::round_to<Rounding::stochastic>(hx(i), c, r))) << i;
+  }
+  EXPECT_NEAR(mean / n, 0.5, 0.01);  // uniform: mean 1/2, standard error 0.002
+  // another seed gives other numbers
+  EXPECT_NE(ebla::detail::counter_uniform(1234, 0), ebla::detail::counter_uniform(1235, 0));
+}
+
 TEST(Quantize, ThrowsOnExtentMismatch) {
   Kokkos::View<double*> x("x", 3), y("y", 4);
   try {

@@ -7,7 +7,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace ebla::detail {
 
@@ -33,6 +35,54 @@ void for_each_chunk(std::size_t chunks, const F& f) {
   using host = Kokkos::DefaultHostExecutionSpace;
   Kokkos::parallel_for("ebla::chunks", Kokkos::RangePolicy<host, Kokkos::Schedule<Kokkos::Static>>(0, chunks),
                        [&f](const std::size_t c) { f(c); });
+  host().fence();
+}
+
+/// Chunk size of the streaming host kernels for n items: the power of two from 2^12 to 2^16
+/// that gives at least 64 chunks where n allows (work for up to 64 threads; longer chunks
+/// where n is large, so that per-chunk costs stay below 1 %). It depends on n alone.
+inline std::size_t stream_chunk(std::size_t n) {
+  std::size_t c = std::size_t{1} << 12;
+  while (c < (std::size_t{1} << 16) && 64 * c < n) c <<= 1;
+  return c;
+}
+
+namespace impl {
+// parallel_reduce functor over chunks whose value is an array of integer counts.
+template <class F>
+struct CountChunks {
+  using value_type = std::int64_t[];
+  using size_type = std::size_t;
+  const F* f;
+  unsigned value_count;
+  void operator()(const std::size_t c, value_type out) const { (*f)(c, out); }
+  void init(value_type out) const { std::fill(out, out + value_count, std::int64_t{0}); }
+  void join(value_type d, const value_type s) const {
+    for (unsigned j = 0; j < value_count; ++j) d[j] += s[j];
+  }
+#if KOKKOS_VERSION < 30700  // older Kokkos joins through volatile references
+  void join(volatile std::int64_t* d, const volatile std::int64_t* s) const {
+    for (unsigned j = 0; j < value_count; ++j) d[j] += s[j];
+  }
+#endif
+};
+}  // namespace impl
+
+/// Adds integer counts over chunks: f(c, out) adds chunk c's counts into out[0, size), on
+/// the threads of the default host execution space, each thread into an array of its own.
+/// Integer sums do not depend on their grouping, so out is the same for any thread count.
+/// out is overwritten.
+template <class F>
+void count_over_chunks(std::size_t chunks, std::size_t size, std::int64_t* out, const F& f) {
+  std::fill(out, out + size, std::int64_t{0});
+  if (chunks <= 1 || host_threads() == 1) {
+    for (std::size_t c = 0; c < chunks; ++c) f(c, out);
+    return;
+  }
+  using host = Kokkos::DefaultHostExecutionSpace;
+  Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> result(out, size);
+  Kokkos::parallel_reduce("ebla::count_chunks", Kokkos::RangePolicy<host, Kokkos::Schedule<Kokkos::Static>>(0, chunks),
+                          impl::CountChunks<F>{&f, static_cast<unsigned>(size)}, result);
   host().fence();
 }
 

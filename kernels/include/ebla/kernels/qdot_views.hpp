@@ -1,10 +1,12 @@
 // qdot over Kokkos views: the generic kernels (any backend) behind qdot.hpp.
 //
 // Selection is a parallel_reduce whose value is the exponent histogram (an array
-// reduction: counts merge by addition, across threads as across processes). Computation
-// is a parallel_reduce whose value is a QdotAccum (compensated sum, bound terms, counts),
-// merged exactly by TwoSum. Contiguous host arrays take the host specialisation in
-// qdot_host.cpp (same arithmetic, vectorised; tested against these kernels).
+// reduction: counts merge by addition, across threads as across processes, in any order).
+// Computation cuts the vectors into chunks of qdot_generic_chunk components; each chunk's
+// QdotAccum (compensated sum, bound terms, counts) is computed on its own and the chunks
+// merge exactly by TwoSum in chunk order, so that the result is the same bits for any
+// number of threads. Contiguous host arrays take the host specialisation in qdot_host.cpp
+// (same arithmetic, vectorised and threaded the same way; tested against these kernels).
 #pragma once
 
 #include <ebla/core/bits.hpp>
@@ -134,15 +136,17 @@ struct QdotHistogram {
   KOKKOS_INLINE_FUNCTION void join(value_type d, const value_type s) const {
     for (unsigned j = 0; j < value_count; ++j) d[j] += s[j];
   }
+#if KOKKOS_VERSION < 30700  // older Kokkos joins through volatile references
   KOKKOS_INLINE_FUNCTION void join(volatile std::int64_t* d, const volatile std::int64_t* s) const {
     for (unsigned j = 0; j < value_count; ++j) d[j] += s[j];
   }
+#endif
 };
 
-/// Computation: Algorithm 3.1 with compensated accumulation and bound terms.
+/// Computation: Algorithm 3.1 with compensated accumulation and bound terms, one
+/// component at a time into an accumulator.
 template <class XView, class YView, class LevelView>
 struct QdotCompute {
-  using value_type = QdotAccum;
   XView x;
   YView y;
   LevelView level;  ///< ladder index of bin e_min + j
@@ -180,23 +184,43 @@ struct QdotCompute {
     acc.s = s;
     acc.c += err;
   }
-  KOKKOS_INLINE_FUNCTION void init(QdotAccum& v) const { qdot_accum_init(v); }
-  KOKKOS_INLINE_FUNCTION void join(QdotAccum& d, const QdotAccum& s) const { qdot_accum_join(d, s); }
-  KOKKOS_INLINE_FUNCTION void join(volatile QdotAccum& d, const volatile QdotAccum& s) const {
-    qdot_accum_join(d, s);
+};
+
+/// Components per chunk of the generic computation (fixed: the merge tree depends on n only).
+constexpr std::size_t qdot_generic_chunk = 4096;
+
+/// Accumulates each chunk of components into part(c).
+template <class Compute, class PartView>
+struct QdotComputeChunks {
+  Compute step;
+  PartView part;
+  std::size_t n;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t c) const {
+    QdotAccum acc;
+    qdot_accum_init(acc);
+    const std::size_t end = (c + 1) * qdot_generic_chunk < n ? (c + 1) * qdot_generic_chunk : n;
+    for (std::size_t i = c * qdot_generic_chunk; i < end; ++i) step(i, acc);
+    part(c) = acc;
   }
 };
 
-/// Plain dot product sum x_i y_i (for inputs with NaN or Inf).
+/// Plain dot product sum x_i y_i (for inputs with NaN or Inf), chunk by chunk, the chunks'
+/// sums added in chunk order.
 template <class XView, class YView>
 double plain_dot(const XView& x, const YView& y) {
+  using exec = typename XView::execution_space;
+  const std::size_t n = x.extent(0), chunks = (n + qdot_generic_chunk - 1) / qdot_generic_chunk;
+  Kokkos::View<double*, typename XView::memory_space> part("ebla::qdot(plain) chunks", chunks);
+  Kokkos::parallel_for(
+      "ebla::qdot(plain)", Kokkos::RangePolicy<exec>(0, chunks), KOKKOS_LAMBDA(const std::size_t c) {
+        const std::size_t end = (c + 1) * qdot_generic_chunk < n ? (c + 1) * qdot_generic_chunk : n;
+        double s = 0;
+        for (std::size_t i = c * qdot_generic_chunk; i < end; ++i) s += static_cast<double>(x(i)) * static_cast<double>(y(i));
+        part(c) = s;
+      });
+  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part);
   double sum = 0;
-  Kokkos::parallel_reduce(
-      "ebla::qdot(plain)", Kokkos::RangePolicy<typename XView::execution_space>(0, x.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i, double& s) {
-        s += static_cast<double>(x(i)) * static_cast<double>(y(i));
-      },
-      sum);
+  for (std::size_t c = 0; c < chunks; ++c) sum += host(c);
   return sum;
 }
 
@@ -254,11 +278,15 @@ QdotResult qdot_compute_kokkos(const XView& x, const YView& y, const QdotPlan& p
   auto host_level = Kokkos::create_mirror_view(level);
   for (std::size_t j = 0; j < plan.level.size(); ++j) host_level(j) = plan.level[j];
   Kokkos::deep_copy(level, host_level);
+  const std::size_t n = x.extent(0), chunks = (n + qdot_generic_chunk - 1) / qdot_generic_chunk;
+  Kokkos::View<QdotAccum*, mem> part("ebla::qdot chunks", chunks);
+  using Compute = QdotCompute<XView, YView, decltype(level)>;
+  Kokkos::parallel_for("ebla::qdot_compute", Kokkos::RangePolicy<exec>(0, chunks),
+                       QdotComputeChunks<Compute, decltype(part)>{Compute{x, y, level, kernel_levels(plan)}, part, n});
+  const auto host_part = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part);
   QdotAccum acc;
   qdot_accum_init(acc);
-  Kokkos::parallel_reduce("ebla::qdot_compute", Kokkos::RangePolicy<exec>(0, x.extent(0)),
-                          QdotCompute<XView, YView, decltype(level)>{x, y, level, kernel_levels(plan)},
-                          acc);
+  for (std::size_t c = 0; c < chunks; ++c) qdot_accum_join(acc, host_part(c));  // chunk order
   QdotResult result = finish_result(plan, acc, x.extent(0));
   if (result.stats.nonfinite) result.value = plain_dot(x, y);
   result.stats.compute_seconds = seconds_since(t0);

@@ -2,18 +2,18 @@
 //
 // The elementwise kernel every approximate kernel starts with (rounding inputs to a
 // narrow format). The rounding mode is made a template argument once, outside the
-// loop, so each mode gets its own branch-free loop body. Stochastic rounding draws
-// one uniform number per element from a Kokkos random pool seeded with `seed`, so a
-// run is reproducible for a fixed seed and backend.
+// loop, so each mode gets its own branch-free loop body. Stochastic rounding takes
+// element i's uniform number from a counter-based generator, a function of (seed, i)
+// alone, so a run gives the same bits for a fixed seed on any backend and thread count.
 #pragma once
 
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
+#include <ebla/core/parallel.hpp>
 #include <ebla/core/rounding.hpp>
 #include <ebla/kernels/quantize_host.hpp>
 
 #include <Kokkos_Core.hpp>
-#include <Kokkos_Random.hpp>
 
 #include <cstdint>
 #include <string>
@@ -33,17 +33,26 @@ struct QuantizeFunctor {
   }
 };
 
-template <class InView, class OutView, class Pool>
+/// The uniform number in [0, 1) of element i for seed s: the top 53 bits of SplitMix64's
+/// output for the state s + (i + 1) * 0x9e3779b97f4a7c15 (Steele, Lea and Flood, "Fast
+/// splittable pseudorandom number generators", OOPSLA 2014), which passes BigCrush for
+/// consecutive counters.
+KOKKOS_INLINE_FUNCTION double counter_uniform(std::uint64_t s, std::uint64_t i) {
+  std::uint64_t z = s + (i + 1) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1p-53;
+}
+
+template <class InView, class OutView>
 struct StochasticQuantizeFunctor {
   InView x;
   OutView y;
   RoundingConstants c;
-  Pool pool;
+  std::uint64_t seed;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
-    auto gen = pool.get_state();
-    const double r = gen.drand(0.0, 1.0);  // uniform in [0, 1)
-    pool.free_state(gen);
-    y(i) = round_to<Rounding::stochastic>(x(i), c, r);
+    y(i) = round_to<Rounding::stochastic>(x(i), c, counter_uniform(seed, i));
   }
 };
 
@@ -55,9 +64,7 @@ void quantize_kokkos(const InView& x, const OutView& y, const Format& f, Roundin
   const Kokkos::RangePolicy<exec> range(0, x.extent(0));
   const RoundingConstants c = rounding_constants(f);
   if (mode == Rounding::stochastic) {
-    using pool_type = Kokkos::Random_XorShift64_Pool<exec>;
-    Kokkos::parallel_for("ebla::quantize(stochastic)", range,
-                         StochasticQuantizeFunctor<InView, OutView, pool_type>{x, y, c, pool_type(seed)});
+    Kokkos::parallel_for("ebla::quantize(stochastic)", range, StochasticQuantizeFunctor<InView, OutView>{x, y, c, seed});
     return;
   }
   dispatch_rounding(mode, [&](auto m) {
@@ -79,16 +86,12 @@ constexpr bool host_doubles() {
 /// space, each rounded by the variant compiled for this CPU's instruction set.
 inline void quantize_host_parallel(const double* x, double* y, std::size_t n,
                                    const RoundingConstants& c, Rounding mode) {
-  constexpr std::size_t chunk = 1 << 14;
-  const std::size_t chunks = (n + chunk - 1) / chunk;
+  const std::size_t chunk = stream_chunk(n);
   const HostIsa isa = best_host_isa();
-  Kokkos::parallel_for("ebla::quantize(host)",
-                       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, chunks),
-                       [=](const std::size_t k) {
-                         const std::size_t begin = k * chunk;
-                         const std::size_t len = n - begin < chunk ? n - begin : chunk;
-                         quantize_host(x + begin, y + begin, len, c, mode, isa);
-                       });
+  for_each_chunk(chunk_count(n, chunk), [=](const std::size_t k) {
+    const std::size_t begin = k * chunk;
+    quantize_host(x + begin, y + begin, n - begin < chunk ? n - begin : chunk, c, mode, isa);
+  });
 }
 
 }  // namespace detail
