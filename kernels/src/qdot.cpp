@@ -3,6 +3,7 @@
 #include <ebla/kernels/qdot_host.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -351,12 +352,66 @@ QdotResult compute_pointers(const T* x, const T* y, std::size_t n, const QdotPla
   return detail::qdot_compute_host(x, y, n, plan);
 }
 
+// The plans of the last calls of this thread on given arrays: qdot tries the one of its
+// arrays and options first (see QdotOptions::reuse_plan). A hint is only a guess: a stale
+// one costs a second pass, never a different result.
+struct PlanHint {
+  const void* x = nullptr;
+  const void* y = nullptr;
+  std::size_t n = 0;
+  QdotPlan plan;
+};
+constexpr std::size_t hint_slots = 8;
+
+struct PlanHints {
+  std::array<PlanHint, hint_slots> slot;
+  std::size_t next = 0;  // the slot replaced next (round robin)
+
+  // the hint for these arrays and options (ladder: the options' ladder, resolved)
+  PlanHint* find(const void* x, const void* y, std::size_t n, const QdotOptions& o, int input_t,
+                 const std::string& ladder) {
+    for (auto& h : slot)
+      if (h.x == x && h.y == y && h.n == n && h.plan.input_t == input_t && h.plan.policy == o.policy &&
+          h.plan.tolerance == o.tolerance && to_string(h.plan.ladder) == ladder)
+        return &h;
+    return nullptr;
+  }
+  PlanHint& place(const void* x, const void* y, std::size_t n) {
+    PlanHint& h = slot[next];
+    next = (next + 1) % hint_slots;
+    h.x = x;
+    h.y = y;
+    h.n = n;
+    return h;
+  }
+};
+
+PlanHints& plan_hints() {
+  thread_local PlanHints hints;
+  return hints;
+}
+
 template <class T>
 QdotResult qdot_pointers(const T* x, const T* y, std::size_t n, const QdotOptions& options) {
+  constexpr int input_t = std::is_same<T, double>::value ? 53 : 24;
+  PlanHint* hint = nullptr;
+  if (options.reuse_plan && n > 0) {
+    check_pointers(x, y, n, "ebla::qdot_select");
+    const std::string ladder = to_string(detail::resolve_ladder(options, input_t, "ebla::qdot_select"));
+    hint = plan_hints().find(x, y, n, options, input_t, ladder);
+  }
+  if (hint) {  // one pass, where the last plan on these arrays still holds
+    QdotPlan selected;
+    QdotResult r = detail::qdot_one_pass_host(x, y, n, options, hint->plan, selected);
+    hint->plan = std::move(selected);
+    return r;
+  }
   const QdotPlan plan = select_pointers(x, y, n, options);
   // the same data as the selection: the plan's counts per level are this call's
   QdotResult r = detail::qdot_compute_host(x, y, n, plan, detail::best_host_isa(), false);
   r.stats.select_seconds = plan.select_seconds;
+  r.stats.passes = 2;
+  if (options.reuse_plan && n > 0) plan_hints().place(x, y, n).plan = plan;
   return r;
 }
 

@@ -147,7 +147,15 @@ struct Tables {
   std::int64_t bins;
   QdotKernelLevels L;
   bool count_levels = true;   // false: the caller takes the counts from the plan
+  bool stream = false;        // the arrays come from memory: prefetch ahead
 };
+
+// Whether arrays of n components each come from memory rather than cache (then the
+// kernels prefetch ahead of the hardware prefetcher).
+template <class T>
+bool streaming(std::size_t n) {
+  return 2 * n * sizeof(T) > prefetch_above;
+}
 
 // The per-level constants as plain arrays (what the vectoriser can gather from).
 struct LevelArrays {
@@ -541,7 +549,7 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   Lanes a;
   std::memset(&a, 0, sizeof a);
   const std::size_t main = n - n % 16;
-  const bool large = 2 * n * sizeof(T) > prefetch_above;
+  const bool large = t.stream;
   for (std::size_t b0 = 0; b0 < main; b0 += 16 * 255) {  // the 8-bit level counters hold 255
     Avx512Lanes A{}, B{};
     A.s = A.c = A.q = A.b = B.s = B.c = B.q = B.b = _mm512_setzero_pd();
@@ -606,7 +614,7 @@ EBLA_AVX512 QdotAccum compute_avx512_intrinsics(const T* x, const T* y, std::siz
 // One entry point per element type, operation and instruction set.
 template <class T>
 struct Kernels {
-  static void hist_baseline(const T* x, const T* y, std::size_t n, std::int64_t* out) {
+  static void hist_baseline(const T* x, const T* y, std::size_t n, std::int64_t* out, bool) {
     histogram(x, y, n, out, slots<T>, NoBlockCounter{});
   }
   static QdotAccum compute_baseline(const T* x, const T* y, std::size_t n, const Tables& t) {
@@ -614,7 +622,7 @@ struct Kernels {
   }
 #if defined(__x86_64__) && defined(__GNUC__)
   __attribute__((target("avx2,bmi,bmi2,fma"))) static void hist_avx2(const T* x, const T* y, std::size_t n,
-                                                                     std::int64_t* out) {
+                                                                     std::int64_t* out, bool) {
     histogram(x, y, n, out, [](const T* a, const T* b, std::size_t len, std::int32_t* idx) {
       for (std::size_t i = 0; i < len; ++i) idx[i] = slot(a[i], b[i]);
     }, NoBlockCounter{});
@@ -624,8 +632,8 @@ struct Kernels {
     return compute(x, y, n, t);
   }
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) static void hist_avx512(
-      const T* x, const T* y, std::size_t n, std::int64_t* out) {
-    if (2 * n * sizeof(T) > prefetch_above)
+      const T* x, const T* y, std::size_t n, std::int64_t* out, bool stream) {
+    if (stream)
       histogram(x, y, n, out, slots_avx512<T, true>, BitslicedCounter{});
     else
       histogram(x, y, n, out, slots_avx512<T, false>, BitslicedCounter{});
@@ -635,17 +643,17 @@ struct Kernels {
     return compute_avx512_intrinsics(x, y, n, t);
   }
 #else
-  static void hist_avx2(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out, slots<T>, NoBlockCounter{}); }
-  static void hist_avx512(const T* x, const T* y, std::size_t n, std::int64_t* out) { histogram(x, y, n, out, slots<T>, NoBlockCounter{}); }
+  static void hist_avx2(const T* x, const T* y, std::size_t n, std::int64_t* out, bool) { histogram(x, y, n, out, slots<T>, NoBlockCounter{}); }
+  static void hist_avx512(const T* x, const T* y, std::size_t n, std::int64_t* out, bool) { histogram(x, y, n, out, slots<T>, NoBlockCounter{}); }
   static QdotAccum compute_avx2(const T* x, const T* y, std::size_t n, const Tables& t) { return compute(x, y, n, t); }
   static QdotAccum compute_avx512(const T* x, const T* y, std::size_t n, const Tables& t) { return compute(x, y, n, t); }
 #endif
 
-  static void hist(HostIsa isa, const T* x, const T* y, std::size_t n, std::int64_t* out) {
+  static void hist(HostIsa isa, const T* x, const T* y, std::size_t n, std::int64_t* out, bool stream) {
     switch (isa) {
-      case HostIsa::avx512: hist_avx512(x, y, n, out); return;
-      case HostIsa::avx2: hist_avx2(x, y, n, out); return;
-      case HostIsa::baseline: hist_baseline(x, y, n, out); return;
+      case HostIsa::avx512: hist_avx512(x, y, n, out, stream); return;
+      case HostIsa::avx2: hist_avx2(x, y, n, out, stream); return;
+      case HostIsa::baseline: hist_baseline(x, y, n, out, stream); return;
     }
   }
   static QdotAccum run(HostIsa isa, const T* x, const T* y, std::size_t n, const Tables& t) {
@@ -664,29 +672,59 @@ struct Kernels {
 template <class T>
 void histogram_threads(HostIsa isa, const T* x, const T* y, std::size_t n, std::int64_t* out) {
   const std::size_t chunk = stream_chunk(n);
+  const bool stream = streaming<T>(n);
   count_over_chunks(chunk_count(n, chunk), qdot_hist_size, out, [=](std::size_t c, std::int64_t* h) {
     const std::size_t b = c * chunk;
-    Kernels<T>::hist(isa, x + b, y + b, std::min(chunk, n - b), h);
+    Kernels<T>::hist(isa, x + b, y + b, std::min(chunk, n - b), h, stream);
   });
 }
 
-// The accumulation of x and y under the tables t: every chunk on its own (on every host
-// thread), the chunks' sums then merged in chunk order by TwoSum. The merge tree is fixed
-// by n alone, so the result is the same bits for any thread count; any merge tree keeps
-// the bound of qdot.hpp (it counts the rounded additions of a tree with n leaves).
+// The chunks' sums merged in chunk order by TwoSum. The merge tree is fixed by n alone, so
+// the result is the same bits for any thread count; any merge tree keeps the bound of
+// qdot.hpp (it counts the rounded additions of a tree with n leaves).
+QdotAccum merge_in_order(const std::vector<QdotAccum>& part) {
+  QdotAccum acc = part[0];
+  for (std::size_t c = 1; c < part.size(); ++c) qdot_accum_join(acc, part[c]);
+  return acc;
+}
+
+// The accumulation of x and y under the tables t: every chunk on its own, on every host
+// thread, then merged in chunk order.
 template <class T>
-QdotAccum accumulate_threads(HostIsa isa, const T* x, const T* y, std::size_t n, const Tables& t) {
+QdotAccum accumulate_threads(HostIsa isa, const T* x, const T* y, std::size_t n, Tables t) {
   const std::size_t chunk = stream_chunk(n);
   const std::size_t chunks = chunk_count(n, chunk);
+  t.stream = streaming<T>(n);
   if (chunks <= 1) return Kernels<T>::run(isa, x, y, n, t);
   std::vector<QdotAccum> part(chunks);
   for_each_chunk(chunks, [&](std::size_t c) {
     const std::size_t b = c * chunk;
     part[c] = Kernels<T>::run(isa, x + b, y + b, std::min(chunk, n - b), t);
   });
-  QdotAccum acc = part[0];
-  for (std::size_t c = 1; c < chunks; ++c) qdot_accum_join(acc, part[c]);
-  return acc;
+  return merge_in_order(part);
+}
+
+// Both in one pass over x and y: each chunk's histogram (into hist, overwritten), then the
+// chunk's accumulation under the tables t while the chunk is still in cache. The
+// accumulation is the same bits as accumulate_threads under t.
+template <class T>
+QdotAccum histogram_and_accumulate(HostIsa isa, const T* x, const T* y, std::size_t n, Tables t,
+                                   std::int64_t* hist) {
+  const std::size_t chunk = stream_chunk(n);
+  const std::size_t chunks = chunk_count(n, chunk);
+  const bool stream = streaming<T>(n);
+  t.stream = false;  // the histogram brought the chunk into cache
+  if (chunks == 0) {
+    std::fill(hist, hist + qdot_hist_size, std::int64_t{0});
+    return Kernels<T>::run(isa, x, y, n, t);
+  }
+  std::vector<QdotAccum> part(chunks);
+  count_over_chunks(chunks, qdot_hist_size, hist, [&](std::size_t c, std::int64_t* h) {
+    const std::size_t b = c * chunk, len = std::min(chunk, n - b);
+    Kernels<T>::hist(isa, x + b, y + b, len, h, stream);
+    part[c] = Kernels<T>::run(isa, x + b, y + b, len, t);
+  });
+  return merge_in_order(part);
 }
 
 template <class T>
@@ -699,15 +737,12 @@ QdotPlan select_host(const T* x, const T* y, std::size_t n, const QdotOptions& o
   return plan;
 }
 
+// The result of an accumulation under `plan`. count_levels = false: the data is the plan's
+// own, so the counts per level are the plan's and nothing lies outside it.
 template <class T>
-QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& plan, HostIsa isa,
-                        bool count_levels) {
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::int64_t> level(plan.level.begin(), plan.level.end());
-  if (level.empty()) level.push_back(0);  // no bins: every lookup is masked, but stays in bounds
-  const Tables t{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan), count_levels};
-  QdotAccum acc = accumulate_threads(isa, x, y, n, t);
-  if (!count_levels) {  // the data the plan was selected on: its counts are the plan's
+QdotResult finish_host(const T* x, const T* y, std::size_t n, const QdotPlan& plan, QdotAccum acc,
+                       bool count_levels) {
+  if (!count_levels) {
     const auto per = plan.count_per_level();
     std::int64_t counted = 0;
     for (std::size_t l = 0; l < per.size(); ++l) {
@@ -715,6 +750,7 @@ QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& p
       counted += acc.count[l];
     }
     acc.zeros = static_cast<std::int64_t>(n) - counted - acc.nonfinite;  // the rest
+    acc.outside = 0;
   }
   QdotResult r = finish_result(plan, acc, n);
   if (r.stats.nonfinite) {  // the plain dot product, NaN/Inf as it gives them
@@ -722,7 +758,69 @@ QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& p
     for (std::size_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(y[i]);
     r.value = sum;
   }
+  return r;
+}
+
+// The level lookup of a plan as the kernels take it.
+struct LevelTable {
+  std::vector<std::int64_t> level;
+  Tables tables;
+  LevelTable(const QdotPlan& plan, bool count_levels) : level(plan.level.begin(), plan.level.end()) {
+    if (level.empty()) level.push_back(0);  // no bins: every lookup is masked, but stays in bounds
+    tables = Tables{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan), count_levels};
+  }
+};
+
+template <class T>
+QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& plan, HostIsa isa,
+                        bool count_levels) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const LevelTable table(plan, count_levels);
+  QdotResult r = finish_host(x, y, n, plan, accumulate_threads(isa, x, y, n, table.tables), count_levels);
   r.stats.compute_seconds = seconds_since(t0);
+  return r;
+}
+
+// Whether the accumulation under `hint` computed every component of x and y as `plan`
+// does: the same ladder, and every bin `plan` fills at the same level (a bin outside the
+// hint's range was computed at the input precision, level 0).
+bool same_levels(const QdotPlan& plan, const QdotPlan& hint) {
+  if (hint.input_t != plan.input_t || hint.ladder.size() != plan.ladder.size()) return false;
+  const QdotKernelLevels a = kernel_levels(plan), b = kernel_levels(hint);
+  if (a.perforate != b.perforate) return false;
+  for (int l = 0; l < a.count; ++l)
+    if (a.shift[l] != b.shift[l] || bit_cast<std::uint64_t>(a.c[l]) != bit_cast<std::uint64_t>(b.c[l])) return false;
+  for (std::size_t j = 0; j < plan.count.size(); ++j) {
+    if (plan.count[j] == 0) continue;
+    const std::int64_t k = plan.e_min + static_cast<std::int64_t>(j) - hint.e_min;
+    const bool inside = k >= 0 && k < static_cast<std::int64_t>(hint.level.size());
+    if ((inside ? hint.level[static_cast<std::size_t>(k)] : std::uint8_t{0}) != plan.level[j]) return false;
+  }
+  return true;
+}
+
+// qdot in one pass where `hint` still holds: the histogram and the accumulation under the
+// hint in the same pass; the plan the histogram selects is compared with the hint, and
+// where a bin's level differs the products are computed again under the selected plan.
+// Either way the result is qdot_compute(x, y, qdot_select(x, y, options)), bit for bit.
+template <class T>
+QdotResult one_pass_host(const T* x, const T* y, std::size_t n, const QdotOptions& options, const QdotPlan& hint,
+                         HostIsa isa, QdotPlan& selected) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const LevelTable table(hint, true);
+  std::vector<std::int64_t> h(qdot_hist_size, 0);
+  const QdotAccum acc = histogram_and_accumulate(isa, x, y, n, table.tables, h.data());
+  selected = plan_from_histogram(h.data(), n, std::is_same<T, double>::value ? 53 : 24, options);
+  selected.select_seconds = seconds_since(t0);
+  if (!same_levels(selected, hint)) {
+    QdotResult r = compute_host(x, y, n, selected, isa, false);
+    r.stats.select_seconds = selected.select_seconds;
+    r.stats.passes = 2;
+    return r;
+  }
+  QdotResult r = finish_host(x, y, n, selected, acc, false);
+  r.stats.select_seconds = selected.select_seconds;
+  r.stats.passes = 1;
   return r;
 }
 
@@ -743,16 +841,23 @@ QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, cons
   return compute_host(x, y, n, p, isa, count_levels);
 }
 
+QdotResult qdot_one_pass_host(const double* x, const double* y, std::size_t n, const QdotOptions& o,
+                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa) {
+  return one_pass_host(x, y, n, o, hint, isa, selected);
+}
+QdotResult qdot_one_pass_host(const float* x, const float* y, std::size_t n, const QdotOptions& o,
+                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa) {
+  return one_pass_host(x, y, n, o, hint, isa, selected);
+}
+
 void qdot_histogram_host(const double* x, const double* y, std::size_t n, std::int64_t* out, HostIsa isa) {
   histogram_threads(isa, x, y, n, out);
 }
 
 QdotAccum qdot_accumulate_host(const double* x, const double* y, std::size_t n, const QdotPlan& plan,
                                HostIsa isa) {
-  std::vector<std::int64_t> level(plan.level.begin(), plan.level.end());
-  if (level.empty()) level.push_back(0);  // as in compute_host
-  const Tables t{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan), true};
-  return accumulate_threads(isa, x, y, n, t);
+  const LevelTable table(plan, true);
+  return accumulate_threads(isa, x, y, n, table.tables);
 }
 
 }  // namespace ebla::detail

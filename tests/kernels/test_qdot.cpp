@@ -1272,6 +1272,114 @@ std::string results_disagree(const QdotResult& a, const QdotResult& b, const Ref
   return problem;
 }
 
+// ---- one pass: the plan of the last call tried first ----------------------------------------
+
+/// Results equal bit for bit (value, every bound, the statistics).
+std::string bits_differ(const QdotResult& a, const QdotResult& b) {
+  std::string problem;
+  if (bits_of(a.value) != bits_of(b.value)) problem += " value;";
+  if (bits_of(a.bound) != bits_of(b.bound) || bits_of(a.quantization_bound) != bits_of(b.quantization_bound) ||
+      bits_of(a.accumulation_bound) != bits_of(b.accumulation_bound) || bits_of(a.abs_sum) != bits_of(b.abs_sum))
+    problem += " bounds;";
+  if (a.stats.count_per_level != b.stats.count_per_level || a.stats.zeros != b.stats.zeros ||
+      a.stats.outside_plan != b.stats.outside_plan || a.stats.nonfinite != b.stats.nonfinite)
+    problem += " statistics;";
+  return problem;
+}
+
+/// A pair from distribution `kind` with parameter t into x and y, in place (same arrays).
+template <class T>
+void refill(std::mt19937_64& gen, char kind, int t, std::vector<T>& x, std::vector<T>& y) {
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = seed_component<T>(gen, kind, t, false);
+    y[i] = seed_component<T>(gen, kind, t, false);
+  }
+}
+
+// qdot_one_pass_host against qdot_select + qdot_compute, with hints from other vectors
+// (right, wrong, empty, with other bin ranges): the same plan and the same result bits.
+template <class T>
+void one_pass_against_two_phases(std::uint64_t seed, Tally& tally, std::size_t& single) {
+  std::mt19937_64 gen(seed);
+  for (int p = 0; p < 60; ++p) {
+    const std::size_t n = p % 3 == 0 ? short_length(gen) : 1000 + gen() % 150000;
+    std::vector<T> x(n), y(n), hx(n), hy(n);
+    refill(gen, 'B', 2 + static_cast<int>(gen() % 20), x, y);
+    const bool same_data = p % 4 == 0;
+    if (same_data) {
+      hx = x;
+      hy = y;
+    } else {
+      refill(gen, p % 2 ? 'A' : 'B', 2 + static_cast<int>(gen() % 20), hx, hy);
+    }
+    for (const auto& o : sweep()) {
+      const QdotPlan hint = ebla::qdot_select(hx.data(), hy.data(), n, o);
+      const QdotPlan plan = ebla::qdot_select(x.data(), y.data(), n, o);
+      QdotResult two = ebla::qdot_compute(x.data(), y.data(), n, plan);
+      QdotPlan selected;
+      const QdotResult one = ebla::detail::qdot_one_pass_host(x.data(), y.data(), n, o, hint, selected);
+      ++tally.cases;
+      single += one.stats.passes == 1;
+      std::string problem = plan_difference(plan, selected);
+      if (!problem.empty()) problem = " plans differ (" + problem + ");";
+      problem += bits_differ(one, two);
+      if (same_data && one.stats.passes != 1) problem += " the plan of the same data took two passes;";
+      if (!problem.empty()) tally.fail("one pass, pair " + std::to_string(p) + ", n = " + std::to_string(n) + problem);
+    }
+  }
+}
+
+TEST(QdotOnePass, EveryHintGivesTheTwoPhaseResultBitForBit) {
+  Tally& tally = tallies()["one-pass"];
+  std::size_t single = 0;
+  one_pass_against_two_phases<double>(81000, tally, single);
+  one_pass_against_two_phases<float>(81001, tally, single);
+  expect_clean(tally);
+  // both ways were taken: hints that held, and hints that did not
+  EXPECT_GT(single, tally.cases / 8);
+  EXPECT_LT(single, tally.cases);
+}
+
+// qdot itself remembers the plan per arrays: the same data again takes one pass, changed
+// data in the same arrays may take two; every result equals the one without reuse.
+TEST(QdotOnePass, RepeatedCallsOnTheSameArraysTakeOnePassAndGiveTheSameBits) {
+  std::mt19937_64 gen(82000);
+  std::size_t single = 0, calls = 0;
+  for (const std::size_t n : {std::size_t{5000}, std::size_t{70000}, std::size_t{1000000}}) {
+    std::vector<double> x(n), y(n);
+    refill(gen, 'B', 9, x, y);
+    QdotOptions o;
+    o.tolerance = 1e-8;
+    QdotOptions fresh = o;
+    fresh.reuse_plan = false;
+    for (int call = 0; call < 6; ++call) {
+      if (call == 3) refill(gen, 'A', 30, x, y);  // other data in the same arrays: a stale hint
+      if (call == 5) x[n / 2] *= 0x1p-100;  // one component into a bin far below: perforated, not as before
+      const QdotResult r = ebla::qdot(x.data(), y.data(), n, o);
+      const QdotResult ref = ebla::qdot(x.data(), y.data(), n, fresh);
+      EXPECT_EQ(ref.stats.passes, 2);
+      EXPECT_EQ(bits_differ(r, ref), "") << "n = " << n << ", call " << call;
+      ++calls;
+      single += r.stats.passes == 1;
+      if (call == 1 || call == 2 || call == 4) {
+        EXPECT_EQ(r.stats.passes, 1) << "n = " << n << ", call " << call;
+      }
+      if (call == 3 || call == 5) {
+        EXPECT_EQ(r.stats.passes, 2) << "n = " << n << ", call " << call;
+      }
+    }
+    // another tolerance on the same arrays is another plan
+    QdotOptions other = o;
+    other.tolerance = 1e-4;
+    const QdotResult r = ebla::qdot(x.data(), y.data(), n, other);
+    EXPECT_EQ(r.stats.passes, 2);
+    other.reuse_plan = false;
+    EXPECT_EQ(bits_differ(r, ebla::qdot(x.data(), y.data(), n, other)), "");
+  }
+  EXPECT_EQ(single, 9u);
+  EXPECT_EQ(calls, 18u);
+}
+
 template <class T, class Fill>
 void compare_generic_with_pointers(const std::string& label, std::uint64_t seed, int pairs, Fill fill, Tally& tally,
                                    std::size_t& identical) {

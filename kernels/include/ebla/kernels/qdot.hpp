@@ -97,6 +97,14 @@ struct QdotOptions {
   /// means the seed's ladder: {binary64, binary32, binary16, perforate} for double input,
   /// {binary32, binary16, perforate} for float input. The first rung is the input precision.
   std::vector<QdotLevel> ladder;
+  /// qdot on contiguous host arrays remembers the plan of its last calls on the same arrays
+  /// (pointers, length, options; a few per thread) and tries it first: one pass over x and
+  /// y counts the histogram and computes under that plan, and where the histogram selects
+  /// the same level for every bin, that is the result; else a second pass computes under
+  /// the selected plan. The result is the same bits either way (that of qdot_compute under
+  /// qdot_select's plan): only the number of passes (stats.passes) depends on this option
+  /// and on the history of calls. false: always select, then compute.
+  bool reuse_plan = true;
 };
 
 /// The parameters Theta(x, y, eps) of Algorithm 3.2: plain data, printable, reusable.
@@ -129,6 +137,7 @@ struct QdotStats {
   std::size_t outside_plan = 0;           ///< components outside the plan's bins (input precision)
   bool nonfinite = false;                 ///< NaN/Inf in the input: value is the plain dot
   bool early_termination = false;
+  int passes = 1;  ///< reads of x and y: 1 for qdot_compute; 2 for qdot, or 1 where the plan it tried held
   double select_seconds = 0, compute_seconds = 0;
 };
 

@@ -23,6 +23,15 @@ QdotResult qdot_compute_host(const double* x, const double* y, std::size_t n, co
 QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, const QdotPlan& plan,
                              HostIsa isa = best_host_isa(), bool count_levels = true);
 
+/// qdot with a plan to try: one pass over x and y counts the histogram and accumulates the
+/// products under `hint`; if the plan the histogram selects (returned in `selected`) puts
+/// every filled bin at the hint's level, that accumulation is the result (stats.passes = 1),
+/// else a second pass computes under the selected plan (stats.passes = 2). The result is
+/// qdot_compute(x, y, qdot_select(x, y, options)) bit for bit, whatever the hint.
+QdotResult qdot_one_pass_host(const double* x, const double* y, std::size_t n, const QdotOptions& options,
+                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa = best_host_isa());
+QdotResult qdot_one_pass_host(const float* x, const float* y, std::size_t n, const QdotOptions& options,
+                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa = best_host_isa());
 
 /// The pieces of the two phases, for callers that combine them across processes (ebla::mpi):
 /// the exponent histogram of x and y into out[0, qdot_hist_size) (overwritten), and the
