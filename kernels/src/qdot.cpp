@@ -391,19 +391,39 @@ PlanHints& plan_hints() {
   return hints;
 }
 
+}  // namespace
+
+const QdotPlan* detail::plan_hint(const void* x, const void* y, std::size_t n, const QdotOptions& options,
+                                  int input_t) {
+  if (!options.reuse_plan || n == 0) return nullptr;
+  const std::string ladder = to_string(detail::resolve_ladder(options, input_t, "ebla::qdot_select"));
+  const PlanHint* h = plan_hints().find(x, y, n, options, input_t, ladder);
+  return h ? &h->plan : nullptr;
+}
+
+void detail::remember_plan(const void* x, const void* y, std::size_t n, const QdotPlan& plan) {
+  if (n == 0) return;
+  PlanHint* h = nullptr;
+  for (auto& slot : plan_hints().slot)
+    if (slot.x == x && slot.y == y && slot.n == n && slot.plan.input_t == plan.input_t &&
+        slot.plan.policy == plan.policy && slot.plan.tolerance == plan.tolerance &&
+        to_string(slot.plan.ladder) == to_string(plan.ladder))
+      h = &slot;
+  if (!h) h = &plan_hints().place(x, y, n);
+  h->plan = plan;
+}
+
+namespace {
+
 template <class T>
 QdotResult qdot_pointers(const T* x, const T* y, std::size_t n, const QdotOptions& options) {
   constexpr int input_t = std::is_same<T, double>::value ? 53 : 24;
-  PlanHint* hint = nullptr;
-  if (options.reuse_plan && n > 0) {
-    check_pointers(x, y, n, "ebla::qdot_select");
-    const std::string ladder = to_string(detail::resolve_ladder(options, input_t, "ebla::qdot_select"));
-    hint = plan_hints().find(x, y, n, options, input_t, ladder);
-  }
+  check_pointers(x, y, n, "ebla::qdot_select");
+  const QdotPlan* hint = detail::plan_hint(x, y, n, options, input_t);
   if (hint) {  // one pass, where the last plan on these arrays still holds
     QdotPlan selected;
-    QdotResult r = detail::qdot_one_pass_host(x, y, n, options, hint->plan, selected);
-    hint->plan = std::move(selected);
+    QdotResult r = detail::qdot_one_pass_host(x, y, n, options, *hint, selected);
+    detail::remember_plan(x, y, n, selected);
     return r;
   }
   const QdotPlan plan = select_pointers(x, y, n, options);
@@ -411,7 +431,7 @@ QdotResult qdot_pointers(const T* x, const T* y, std::size_t n, const QdotOption
   QdotResult r = detail::qdot_compute_host(x, y, n, plan, detail::best_host_isa(), false);
   r.stats.select_seconds = plan.select_seconds;
   r.stats.passes = 2;
-  if (options.reuse_plan && n > 0) plan_hints().place(x, y, n).plan = plan;
+  if (options.reuse_plan) detail::remember_plan(x, y, n, plan);
   return r;
 }
 

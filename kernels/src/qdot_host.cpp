@@ -850,6 +850,63 @@ QdotResult qdot_one_pass_host(const float* x, const float* y, std::size_t n, con
   return one_pass_host(x, y, n, o, hint, isa, selected);
 }
 
+// ---- QdotStream: a qdot riding in the caller's pass ----------------------------------------
+
+struct QdotStream::Impl {
+  Impl(const double* x_, const double* y_, std::size_t n_, const QdotOptions& o)
+      : x(x_), y(y_), n(n_), chunk(stream_chunk(n_)), chunks(chunk_count(n_, chunk)), options(o) {}
+  const double* x;
+  const double* y;
+  std::size_t n, chunk, chunks;
+  QdotOptions options;
+  HostIsa isa = best_host_isa();
+  std::unique_ptr<QdotPlan> hint;     // the plan tried, if any
+  std::unique_ptr<LevelTable> table;  // its lookup
+  std::vector<QdotAccum> part;        // products per chunk under the hint
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+};
+
+QdotStream::QdotStream(const double* x, const double* y, std::size_t n, const QdotOptions& options)
+    : impl_(std::make_unique<Impl>(x, y, n, options)) {
+  resolve_ladder(options, 53, "ebla::qdot_select");
+  if (const QdotPlan* h = plan_hint(x, y, n, options, 53)) {
+    impl_->hint = std::make_unique<QdotPlan>(*h);
+    impl_->table = std::make_unique<LevelTable>(*impl_->hint, true);
+    impl_->part.resize(impl_->chunks);
+  }
+}
+
+QdotStream::~QdotStream() = default;
+std::size_t QdotStream::chunk() const { return impl_->chunk; }
+std::size_t QdotStream::chunks() const { return impl_->chunks; }
+std::size_t QdotStream::histogram_size() { return qdot_hist_size; }
+
+void QdotStream::add(std::size_t c, std::int64_t* hist) {
+  Impl& s = *impl_;
+  const std::size_t b = c * s.chunk, len = std::min(s.chunk, s.n - b);
+  // the caller just wrote the chunk: it is in cache
+  Kernels<double>::hist(s.isa, s.x + b, s.y + b, len, hist, false);
+  if (s.hint) s.part[c] = Kernels<double>::run(s.isa, s.x + b, s.y + b, len, s.table->tables);
+}
+
+QdotResult QdotStream::finish(const std::int64_t* hist) {
+  Impl& s = *impl_;
+  QdotPlan plan = plan_from_histogram(hist, s.n, 53, s.options);
+  plan.select_seconds = seconds_since(s.t0);
+  QdotResult r;
+  if (s.hint && same_levels(plan, *s.hint)) {
+    const QdotAccum acc = s.chunks > 0 ? merge_in_order(s.part) : Kernels<double>::run(s.isa, s.x, s.y, 0, s.table->tables);
+    r = finish_host(s.x, s.y, s.n, plan, acc, false);
+    r.stats.passes = 0;
+  } else {
+    r = compute_host(s.x, s.y, s.n, plan, s.isa, false);
+    r.stats.passes = 1;
+  }
+  r.stats.select_seconds = plan.select_seconds;
+  if (s.options.reuse_plan) remember_plan(s.x, s.y, s.n, plan);
+  return r;
+}
+
 void qdot_histogram_host(const double* x, const double* y, std::size_t n, std::int64_t* out, HostIsa isa) {
   histogram_threads(isa, x, y, n, out);
 }

@@ -2,6 +2,8 @@
 
 #include <ebla/core/bounds.hpp>
 #include <ebla/core/error.hpp>
+#include <ebla/core/parallel.hpp>
+#include <ebla/kernels/qdot_host.hpp>
 
 #include <KokkosBlas1_dot.hpp>
 
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace ebla {
 
@@ -53,17 +56,63 @@ bool finite_vector(ConstVector v) {
   return bad == 0;
 }
 
-// x += alpha p; r -= alpha q (lines 8-9), in one pass that also returns fl(r^T r) for
-// the stopping test. Blocks of 1024 keep their partial sum in a local variable (a sum
-// in the reduction argument would be stored back after every element, since the stores to
-// x and r might alias it); blocked summation keeps the gamma_n bound.
-double update_x_r(double alpha, ConstVector p, ConstVector q, Vector x, Vector r) {
-  constexpr std::size_t block = 1024;
+// Whether the solvers' vectors live in memory the host can read (then the host passes below
+// serve, chunk by chunk on every host thread).
+constexpr bool host_vectors = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Vector::memory_space>::accessible;
+
+// fl(sum of r_i^2) over i in [b, e), in eight interleaved partial sums added in a fixed order
+// (the sum of nonnegative terms keeps the gamma_n bound in any order).
+inline double sum_of_squares(const double* r, std::size_t b, std::size_t e) {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::size_t i = b;
+  for (; i + 8 <= e; i += 8)
+    for (int k = 0; k < 8; ++k) s[k] += r[i + k] * r[i + k];
+  for (; i < e; ++i) s[i % 8] += r[i] * r[i];
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+// x += alpha p; r -= alpha q (lines 8-9), in one pass that also returns fl(r^T r) for the
+// stopping test: chunk by chunk on every host thread, each chunk's sum of squares taken
+// while the chunk is in cache, the chunks' sums added in chunk order (the same bits for any
+// thread count). With `rr`, the qdot r^T r (line 10) rides in the same pass: each chunk's
+// histogram, and its products under the last plan, right after the chunk of r is written
+// (detail::QdotStream).
+double update_x_r_host(double alpha, ConstVector p, ConstVector q, Vector x, Vector r, detail::QdotStream* rr,
+                       std::int64_t* histogram) {
   const std::size_t n = x.extent(0);
-  double rr = 0;
-  Kokkos::parallel_reduce(
-      "ebla::cg_update", Kokkos::RangePolicy<exec>(0, (n + block - 1) / block),
-      KOKKOS_LAMBDA(const std::size_t b, double& sum) {
+  const std::size_t chunk = rr ? rr->chunk() : detail::stream_chunk(n);
+  const std::size_t chunks = detail::chunk_count(n, chunk);
+  double* xp = x.data();
+  double* rp = r.data();
+  const double* pp = p.data();
+  const double* qp = q.data();
+  std::vector<double> part(chunks, 0.0);
+  auto update = [&](std::size_t c, std::int64_t* h) {
+    const std::size_t b = c * chunk, e = std::min(n, b + chunk);
+    for (std::size_t i = b; i < e; ++i) {
+      xp[i] += alpha * pp[i];  // x = x + alpha p
+      rp[i] -= alpha * qp[i];  // r = r - alpha q
+    }
+    part[c] = sum_of_squares(rp, b, e);
+    if (rr) rr->add(c, h);
+  };
+  if (rr)
+    detail::count_over_chunks(chunks, detail::QdotStream::histogram_size(), histogram, update);
+  else
+    detail::for_each_chunk(chunks, [&](std::size_t c) { update(c, nullptr); });
+  double sum = 0;
+  for (double v : part) sum += v;
+  return sum;
+}
+
+// The same on any execution space: chunks of 1024, each summing its squares, the chunks'
+// sums added in chunk order on the host.
+double update_x_r_kokkos(double alpha, ConstVector p, ConstVector q, Vector x, Vector r) {
+  constexpr std::size_t block = 1024;
+  const std::size_t n = x.extent(0), chunks = (n + block - 1) / block;
+  Kokkos::View<double*> part("ebla::cg_update chunks", chunks);
+  Kokkos::parallel_for(
+      "ebla::cg_update", Kokkos::RangePolicy<exec>(0, chunks), KOKKOS_LAMBDA(const std::size_t b) {
         const std::size_t end = (b + 1) * block < n ? (b + 1) * block : n;
         double s = 0;
         for (std::size_t i = b * block; i < end; ++i) {
@@ -72,10 +121,19 @@ double update_x_r(double alpha, ConstVector p, ConstVector q, Vector x, Vector r
           r(i) = ri;
           s += ri * ri;
         }
-        sum += s;
-      },
-      rr);
-  return rr;
+        part(b) = s;
+      });
+  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part);
+  double sum = 0;
+  for (std::size_t b = 0; b < chunks; ++b) sum += host(b);
+  return sum;
+}
+
+double update_x_r(double alpha, ConstVector p, ConstVector q, Vector x, Vector r) {
+  if constexpr (host_vectors)
+    return update_x_r_host(alpha, p, q, x, r, nullptr, nullptr);
+  else
+    return update_x_r_kokkos(alpha, p, q, x, r);
 }
 
 // p = z + beta p (line 12).
@@ -170,6 +228,10 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
   std::vector<std::uint8_t>* no_map = nullptr;
   // exact dots without preconditioning: r^T r is the sum of squares the update pass takes
   const bool exact_rr = dots.kind == DotKind::exact && !o.jacobi;
+  // qdot on one process without preconditioning: r^T r's qdot rides in the update pass
+  const bool riding_rr = host_vectors && A.single_process() && dots.kind == DotKind::qdot && !o.jacobi &&
+                         !o.record_levels;
+  std::vector<std::int64_t> histogram(riding_rr ? detail::QdotStream::histogram_size() : 0);
 
   Kokkos::deep_copy(x, x0);
   A.apply(x, q);                                   // r_0 = b - A x_0
@@ -207,13 +269,22 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
       break;
     }
     it.alpha = c / it.pq.value;                    // alpha_k = c_k / qdot(p_k, q_k) (line 7)
-    const double rr = A.sum(update_x_r(it.alpha, p, q, x, r)); // x_{k+1}, r_{k+1} (lines 8-9)
-    precondition();                                // z_{k+1} = M^-1 r_{k+1}
-    if (exact_rr) {                                // c_{k+1} (line 10): exact, from the update pass
-      it.rr = exact_squares_record(rr, N);
-      if (o.record_levels) it.rr_levels.assign(n, 0);
+    double rr = 0;                                 // fl(r_{k+1}^T r_{k+1}), for the stopping test
+    if (riding_rr) {                               // x_{k+1}, r_{k+1} (lines 8-9), c_{k+1} (line 10)
+      detail::QdotStream rr_dot(r.data(), r.data(), n, dots.qdot);  //   in one pass
+      rr = update_x_r_host(it.alpha, p, q, x, r, &rr_dot, histogram.data());
+      const auto t1 = std::chrono::steady_clock::now();
+      it.rr = detail::record_of(rr_dot.finish(histogram.data()), n);
+      it.rr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     } else {
-      it.rr = A.dot(dots, r, z, o.record_levels ? &it.rr_levels : no_map);
+      rr = A.sum(update_x_r(it.alpha, p, q, x, r)); // x_{k+1}, r_{k+1} (lines 8-9)
+      precondition();                              // z_{k+1} = M^-1 r_{k+1}
+      if (exact_rr) {                              // c_{k+1} (line 10): exact, from the update pass
+        it.rr = exact_squares_record(rr, N);
+        if (o.record_levels) it.rr_levels.assign(n, 0);
+      } else {
+        it.rr = A.dot(dots, r, z, o.record_levels ? &it.rr_levels : no_map);
+      }
     }
     it.beta = it.rr.value / c;                     // beta_k = c_{k+1} / c_k (line 11)
     update_p(z, it.beta, p);                       // p_{k+1} = z_{k+1} + beta_k p_k (line 12)

@@ -8,6 +8,8 @@
 #include <ebla/kernels/quantize_host.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 
 namespace ebla::detail {
 
@@ -32,6 +34,48 @@ QdotResult qdot_one_pass_host(const double* x, const double* y, std::size_t n, c
                               const QdotPlan& hint, QdotPlan& selected, HostIsa isa = best_host_isa());
 QdotResult qdot_one_pass_host(const float* x, const float* y, std::size_t n, const QdotOptions& options,
                               const QdotPlan& hint, QdotPlan& selected, HostIsa isa = best_host_isa());
+
+/// The plan of this thread's last qdot on the arrays x and y of length n with these options
+/// (input_t 53 for double, 24 for float), or null (none, or options.reuse_plan is false).
+/// The pointer is valid until the next qdot of this thread.
+const QdotPlan* plan_hint(const void* x, const void* y, std::size_t n, const QdotOptions& options, int input_t);
+/// Remembers `plan` as the plan of x and y (see QdotOptions::reuse_plan).
+void remember_plan(const void* x, const void* y, std::size_t n, const QdotPlan& plan);
+
+/// qdot(x, y, options) for double arrays that the caller writes chunk by chunk in a pass of
+/// its own (a solver's vector update), so that the qdot rides in that pass:
+///
+///   QdotStream s(x, y, n, options);
+///   count_over_chunks(s.chunks(), s.histogram_size(), h, [&](c, hc) {
+///     ... write components [c * s.chunk(), ...) of x and y ...;
+///     s.add(c, hc);               // that chunk's histogram into hc, and its products
+///   });
+///   QdotResult r = s.finish(h);   // the plan, and the products again if it moved
+///
+/// add counts the histogram and, where a plan of the last call on x and y is known,
+/// accumulates the products under it; finish selects the plan from the histogram and,
+/// where that plan puts a bin at another level (or none was known), computes the products
+/// in a second pass. The result is qdot(x, y, options) bit for bit (stats.passes: the
+/// passes over x and y besides the caller's own, 0 or 1).
+class QdotStream {
+public:
+  QdotStream(const double* x, const double* y, std::size_t n, const QdotOptions& options);
+  ~QdotStream();
+  QdotStream(const QdotStream&) = delete;
+  QdotStream& operator=(const QdotStream&) = delete;
+  std::size_t chunk() const;           ///< components per chunk
+  std::size_t chunks() const;          ///< chunks covering n
+  static std::size_t histogram_size();  ///< counts per histogram
+  /// Chunk c of x and y, once written: its histogram added into hist, and its products.
+  /// Called once per chunk, from any thread (each with its own hist).
+  void add(std::size_t c, std::int64_t* hist);
+  /// The result, from the summed histogram of every chunk.
+  QdotResult finish(const std::int64_t* hist);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// The pieces of the two phases, for callers that combine them across processes (ebla::mpi):
 /// the exponent histogram of x and y into out[0, qdot_hist_size) (overwritten), and the

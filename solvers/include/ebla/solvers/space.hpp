@@ -38,6 +38,9 @@ public:
                         std::vector<std::uint8_t>* levels) const = 0;
   virtual double sum(double local) const = 0;
   virtual bool all(bool ok) const = 0;
+  /// Whether the space is one process (dot is ebla::dot on the owned vectors themselves):
+  /// then a solver may compute a dot product inside a pass of its own (cg.cpp).
+  virtual bool single_process() const { return false; }
 };
 
 /// One process: the operator's own rows, ebla::dot, no communication.
@@ -56,6 +59,7 @@ public:
   }
   double sum(double local) const override { return local; }
   bool all(bool ok) const override { return ok; }
+  bool single_process() const override { return true; }
 
 private:
   const Op& A_;
