@@ -148,6 +148,8 @@ struct Tables {
   QdotKernelLevels L;
   bool count_levels = true;   // false: the caller takes the counts from the plan
   bool stream = false;        // the arrays come from memory: prefetch ahead
+  std::int64_t* hist = nullptr;  // non-null: also count the histogram of x and y into it
+  std::int64_t window = 0;       // first bin of the 64 counted by bit slices (fused AVX-512 loop)
 };
 
 // Whether arrays of n components each come from memory rather than cache (then the
@@ -507,6 +509,111 @@ struct BitslicedCounter {
   }
 };
 
+// The histogram counted inside the AVX-512 computation (one pass): a component whose bin
+// lies in a window of 64 bins (where the plan being tried has most components) becomes the
+// one-hot word 2^(bin - window), and the words are summed by carry-save adders as in
+// BitslicedCounter, sixteen vectors a round; every other component (another bin, a zero,
+// NaN/Inf, a subnormal or extreme factor) is counted one by one.
+struct WindowHistogram {
+  static constexpr int levels = 9;  // per-lane counts up to 511: decoded every 16 * 255 components
+  __m512i level[levels];
+  __m512i pending[16];
+  int waiting = 0;
+  __m512i base;        // fx + fy (biased exponent fields) of the window's first bin
+  std::int64_t first;  // the histogram slot of the window's first bin
+  std::int64_t* h;     // the histogram counted into
+};
+
+EBLA_AVX512 inline void window_start(WindowHistogram& W, std::int64_t window, std::int64_t* h) {
+  for (auto& v : W.level) v = _mm512_setzero_si512();
+  W.waiting = 0;
+  W.base = _mm512_set1_epi64(window + 2046);
+  W.first = window + qdot_offset;
+  W.h = h;
+}
+
+// Adds one vector of one-hot words to the bit slices (a carry rippling up).
+EBLA_AVX512 inline void window_ripple(WindowHistogram& W, __m512i carry, int from) {
+  for (int k = from; k < WindowHistogram::levels; ++k) {
+    const __m512i next = _mm512_and_si512(W.level[k], carry);
+    W.level[k] = _mm512_xor_si512(W.level[k], carry);
+    carry = next;
+  }
+}
+
+// Sixteen pending vectors into the slices: a tree of full adders into levels 0-3, the
+// carry of weight 16 rippled into the levels above.
+EBLA_AVX512 [[gnu::noinline]] void window_round(WindowHistogram& W) {
+  const __m512i* p = W.pending;
+  __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
+  __m512i& ones = W.level[0];
+  __m512i& twos = W.level[1];
+  __m512i& fours = W.level[2];
+  __m512i& eights = W.level[3];
+  full_add(twos_a, ones, ones, p[0], p[1]);
+  full_add(twos_b, ones, ones, p[2], p[3]);
+  full_add(fours_a, twos, twos, twos_a, twos_b);
+  full_add(twos_a, ones, ones, p[4], p[5]);
+  full_add(twos_b, ones, ones, p[6], p[7]);
+  full_add(fours_b, twos, twos, twos_a, twos_b);
+  full_add(eights_a, fours, fours, fours_a, fours_b);
+  full_add(twos_a, ones, ones, p[8], p[9]);
+  full_add(twos_b, ones, ones, p[10], p[11]);
+  full_add(fours_a, twos, twos, twos_a, twos_b);
+  full_add(twos_a, ones, ones, p[12], p[13]);
+  full_add(twos_b, ones, ones, p[14], p[15]);
+  full_add(fours_b, twos, twos, twos_a, twos_b);
+  full_add(eights_b, fours, fours, fours_a, fours_b);
+  full_add(sixteens, eights, eights, eights_a, eights_b);
+  window_ripple(W, sixteens, 4);
+  W.waiting = 0;
+}
+
+// Counts the lanes of X and Y (values of x and y as doubles) marked in `elsewhere` one by one.
+EBLA_AVX512 [[gnu::noinline]] void window_elsewhere(WindowHistogram& W, __m512d X, __m512d Y, __mmask8 elsewhere) {
+  alignas(64) double xs[8], ys[8];
+  _mm512_store_pd(xs, X);
+  _mm512_store_pd(ys, Y);
+  for (int w = 0; w < 8; ++w)
+    if (elsewhere >> w & 1) ++W.h[slot(xs[w], ys[w])];
+}
+
+// Counts the components of X and Y (values of x and y as doubles).
+EBLA_AVX512 [[gnu::always_inline]] inline void window_add(WindowHistogram& W, __m512d X, __m512d Y,
+                                                          const Avx512Consts& K) {
+  const __m512i fx = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(X), K.abs_mask), 52);
+  const __m512i fy = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(Y), K.abs_mask), 52);
+  const __mmask8 unusual = _mm512_cmpgt_epu64_mask(
+      _mm512_or_si512(_mm512_sub_epi64(fx, K.f_small), _mm512_sub_epi64(fy, K.f_small)), K.f_span);
+  const __m512i k = _mm512_sub_epi64(_mm512_add_epi64(fx, fy), W.base);
+  const __mmask8 elsewhere = unusual | _mm512_cmpgt_epu64_mask(k, _mm512_set1_epi64(63));
+  if (__builtin_expect(elsewhere != 0, 0)) window_elsewhere(W, X, Y, elsewhere);
+  W.pending[W.waiting++] = _mm512_maskz_sllv_epi64(static_cast<__mmask8>(~elsewhere), K.one, k);
+  if (W.waiting == 16) window_round(W);
+}
+
+// Adds the counts held in the slices to the histogram and clears them.
+EBLA_AVX512 inline void window_decode(WindowHistogram& W) {
+  for (int v = 0; v < W.waiting; ++v) window_ripple(W, W.pending[v], 0);
+  W.waiting = 0;
+  __m512i total_lo = _mm512_setzero_si512(), total_hi = _mm512_setzero_si512();  // 16-bit counts
+  alignas(64) std::uint64_t words[8];
+  for (int k = 0; k < WindowHistogram::levels; ++k) {
+    _mm512_store_si512(words, W.level[k]);
+    W.level[k] = _mm512_setzero_si512();
+    __m512i lanes_set = _mm512_setzero_si512();  // byte b: lanes whose word has bit b
+    for (int w = 0; w < 8; ++w)
+      lanes_set = _mm512_mask_add_epi8(lanes_set, static_cast<__mmask64>(words[w]), lanes_set, _mm512_set1_epi8(1));
+    total_lo = _mm512_add_epi16(total_lo, _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(lanes_set)), k));
+    total_hi = _mm512_add_epi16(total_hi, _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(lanes_set, 1)), k));
+  }
+  alignas(64) std::uint16_t count[64];
+  _mm512_store_si512(count, total_lo);
+  _mm512_store_si512(count + 32, total_hi);
+  for (int b = 0; b < 64; ++b)
+    if (W.first + b < qdot_bins) W.h[W.first + b] += count[b];
+}
+
 EBLA_AVX512 inline void store_lanes(const Avx512Lanes& L, Lanes& a, int offset) {
   _mm512_storeu_pd(a.s + offset, L.s);
   _mm512_storeu_pd(a.c + offset, L.c);
@@ -520,7 +627,7 @@ EBLA_AVX512 inline void store_lanes(const Avx512Lanes& L, Lanes& a, int offset) 
   a.nonfinite[offset] += static_cast<std::int64_t>(L.nonfinite);
 }
 
-template <class T, bool bytes, bool count>
+template <class T, bool bytes, bool count, bool fused = false>
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bmi2,fma"))) QdotAccum
 compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   Avx512Consts K;
@@ -550,6 +657,8 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   std::memset(&a, 0, sizeof a);
   const std::size_t main = n - n % 16;
   const bool large = t.stream;
+  WindowHistogram W;
+  if constexpr (fused) window_start(W, t.window, t.hist);
   for (std::size_t b0 = 0; b0 < main; b0 += 16 * 255) {  // the 8-bit level counters hold 255
     Avx512Lanes A{}, B{};
     A.s = A.c = A.q = A.b = B.s = B.c = B.q = B.b = _mm512_setzero_pd();
@@ -561,9 +670,15 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
           _mm_prefetch(reinterpret_cast<const char*>(x + i) + prefetch_distance + line, _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(y + i) + prefetch_distance + line, _MM_HINT_T0);
         }
-      step8<bytes, count>(A, load8(x + i), load8(y + i), K);
-      step8<bytes, count>(B, load8(x + i + 8), load8(y + i + 8), K);
+      const __m512d xa = load8(x + i), ya = load8(y + i), xb = load8(x + i + 8), yb = load8(y + i + 8);
+      if constexpr (fused) {
+        window_add(W, xa, ya, K);
+        window_add(W, xb, yb, K);
+      }
+      step8<bytes, count>(A, xa, ya, K);
+      step8<bytes, count>(B, xb, yb, K);
     }
+    if constexpr (fused) window_decode(W);
     // merge this chunk's lanes into the running ones exactly (TwoSum per lane)
     Lanes chunk;
     std::memset(&chunk, 0, sizeof chunk);
@@ -594,8 +709,10 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
     la.shift[l] = t.L.shift[l];
     la.c[l] = t.L.c[l];
   }
-  for (int w = 0; main + static_cast<std::size_t>(w) < n; ++w)
+  for (int w = 0; main + static_cast<std::size_t>(w) < n; ++w) {
     lane_step(a, w, x[main + w], y[main + w], t, la.shift, la.c, t.L.e_min, t.bins, t.L.perforate);
+    if constexpr (fused) ++t.hist[slot(x[main + w], y[main + w])];
+  }
   for (int w = 0; w < lanes; ++w)
     for (int m = 0; m < qdot_max_levels; ++m) a.count[m][w] += static_cast<std::int64_t>((a.packed[w] >> (8 * m)) & 0xff);
   return join_lanes(a);
@@ -604,6 +721,10 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
 template <class T>
 EBLA_AVX512 QdotAccum compute_avx512_intrinsics(const T* x, const T* y, std::size_t n, const Tables& t) {
   static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+  if (t.hist) {  // with the histogram (plans being tried count their components)
+    if (vbmi && t.bins <= 128) return compute_avx512_loop<T, true, true, true>(x, y, n, t);
+    return compute_avx512_loop<T, false, true, true>(x, y, n, t);
+  }
   if (vbmi && t.bins <= 128)
     return t.count_levels ? compute_avx512_loop<T, true, true>(x, y, n, t) : compute_avx512_loop<T, true, false>(x, y, n, t);
   return t.count_levels ? compute_avx512_loop<T, false, true>(x, y, n, t) : compute_avx512_loop<T, false, false>(x, y, n, t);
@@ -657,6 +778,12 @@ struct Kernels {
     }
   }
   static QdotAccum run(HostIsa isa, const T* x, const T* y, std::size_t n, const Tables& t) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const bool histogram_inside = isa == HostIsa::avx512;  // the AVX-512 loop counts it itself
+#else
+    const bool histogram_inside = false;
+#endif
+    if (t.hist && !histogram_inside) hist(isa, x, y, n, t.hist, false);  // in a loop of its own
     switch (isa) {
       case HostIsa::avx512: return compute_avx512(x, y, n, t);
       case HostIsa::avx2: return compute_avx2(x, y, n, t);
@@ -704,16 +831,15 @@ QdotAccum accumulate_threads(HostIsa isa, const T* x, const T* y, std::size_t n,
   return merge_in_order(part);
 }
 
-// Both in one pass over x and y: each chunk's histogram (into hist, overwritten), then the
-// chunk's accumulation under the tables t while the chunk is still in cache. The
-// accumulation is the same bits as accumulate_threads under t.
+// Both in one pass over x and y: each chunk's histogram (into hist, overwritten) and its
+// accumulation under the tables t, in one loop (AVX-512) or in two while the chunk is in
+// cache. The accumulation is the same bits as accumulate_threads under t.
 template <class T>
 QdotAccum histogram_and_accumulate(HostIsa isa, const T* x, const T* y, std::size_t n, Tables t,
                                    std::int64_t* hist) {
   const std::size_t chunk = stream_chunk(n);
   const std::size_t chunks = chunk_count(n, chunk);
-  const bool stream = streaming<T>(n);
-  t.stream = false;  // the histogram brought the chunk into cache
+  t.stream = streaming<T>(n);
   if (chunks == 0) {
     std::fill(hist, hist + qdot_hist_size, std::int64_t{0});
     return Kernels<T>::run(isa, x, y, n, t);
@@ -721,8 +847,9 @@ QdotAccum histogram_and_accumulate(HostIsa isa, const T* x, const T* y, std::siz
   std::vector<QdotAccum> part(chunks);
   count_over_chunks(chunks, qdot_hist_size, hist, [&](std::size_t c, std::int64_t* h) {
     const std::size_t b = c * chunk, len = std::min(chunk, n - b);
-    Kernels<T>::hist(isa, x + b, y + b, len, h, stream);
-    part[c] = Kernels<T>::run(isa, x + b, y + b, len, t);
+    Tables counting = t;
+    counting.hist = h;
+    part[c] = Kernels<T>::run(isa, x + b, y + b, len, counting);
   });
   return merge_in_order(part);
 }
@@ -768,6 +895,20 @@ struct LevelTable {
   LevelTable(const QdotPlan& plan, bool count_levels) : level(plan.level.begin(), plan.level.end()) {
     if (level.empty()) level.push_back(0);  // no bins: every lookup is masked, but stays in bounds
     tables = Tables{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan), count_levels};
+    tables.window = busiest_window(plan);
+  }
+  // The first bin of the 64 consecutive bins that hold the most of the plan's components.
+  static std::int64_t busiest_window(const QdotPlan& plan) {
+    std::int64_t best = plan.e_min, most = -1, sum = 0;
+    const std::size_t bins = plan.count.size();
+    for (std::size_t j = 0; j < bins; ++j) {  // sum over bins [j - 63, j]
+      sum += plan.count[j] - (j >= 64 ? plan.count[j - 64] : 0);
+      if (sum > most) {
+        most = sum;
+        best = plan.e_min + std::max<std::int64_t>(0, static_cast<std::int64_t>(j) - 63);
+      }
+    }
+    return best;
   }
 };
 
@@ -885,8 +1026,13 @@ void QdotStream::add(std::size_t c, std::int64_t* hist) {
   Impl& s = *impl_;
   const std::size_t b = c * s.chunk, len = std::min(s.chunk, s.n - b);
   // the caller just wrote the chunk: it is in cache
-  Kernels<double>::hist(s.isa, s.x + b, s.y + b, len, hist, false);
-  if (s.hint) s.part[c] = Kernels<double>::run(s.isa, s.x + b, s.y + b, len, s.table->tables);
+  if (!s.hint) {
+    Kernels<double>::hist(s.isa, s.x + b, s.y + b, len, hist, false);
+    return;
+  }
+  Tables counting = s.table->tables;
+  counting.hist = hist;
+  s.part[c] = Kernels<double>::run(s.isa, s.x + b, s.y + b, len, counting);
 }
 
 QdotResult QdotStream::finish(const std::int64_t* hist) {

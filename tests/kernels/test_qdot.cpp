@@ -1312,19 +1312,23 @@ void one_pass_against_two_phases(std::uint64_t seed, Tally& tally, std::size_t& 
     } else {
       refill(gen, p % 2 ? 'A' : 'B', 2 + static_cast<int>(gen() % 20), hx, hy);
     }
+    const auto isas = ebla::detail::supported_host_isas();
     for (const auto& o : sweep()) {
-      const QdotPlan hint = ebla::qdot_select(hx.data(), hy.data(), n, o);
-      const QdotPlan plan = ebla::qdot_select(x.data(), y.data(), n, o);
-      QdotResult two = ebla::qdot_compute(x.data(), y.data(), n, plan);
+      const auto isa = isas[static_cast<std::size_t>(gen() % isas.size())];  // every variant in turn
+      const QdotPlan hint = ebla::detail::qdot_select_host(hx.data(), hy.data(), n, o, isa);
+      const QdotPlan plan = ebla::detail::qdot_select_host(x.data(), y.data(), n, o, isa);
+      QdotResult two = ebla::detail::qdot_compute_host(x.data(), y.data(), n, plan, isa);
       QdotPlan selected;
-      const QdotResult one = ebla::detail::qdot_one_pass_host(x.data(), y.data(), n, o, hint, selected);
+      const QdotResult one = ebla::detail::qdot_one_pass_host(x.data(), y.data(), n, o, hint, selected, isa);
       ++tally.cases;
       single += one.stats.passes == 1;
       std::string problem = plan_difference(plan, selected);
       if (!problem.empty()) problem = " plans differ (" + problem + ");";
       problem += bits_differ(one, two);
       if (same_data && one.stats.passes != 1) problem += " the plan of the same data took two passes;";
-      if (!problem.empty()) tally.fail("one pass, pair " + std::to_string(p) + ", n = " + std::to_string(n) + problem);
+      if (!problem.empty())
+        tally.fail(std::string("one pass, ") + ebla::detail::to_string(isa) + ", pair " + std::to_string(p) +
+                   ", n = " + std::to_string(n) + problem);
     }
   }
 }
