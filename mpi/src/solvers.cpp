@@ -3,8 +3,6 @@
 
 #include <ebla/core/error.hpp>
 
-#include <KokkosBlas1_dot.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -37,7 +35,7 @@ void join_double_doubles(void* in, void* inout, int* len, MPI_Datatype*) {
 // differ in length here) (a length is exact in a double up to 2^53).
 DotRecord exact_dot(ConstVector x, ConstVector y, MPI_Comm comm) {
   const bool same = x.extent(0) == y.extent(0);
-  double v[3] = {same ? KokkosBlas::dot(x, y) : 0.0, static_cast<double>(x.extent(0)), same ? 0.0 : 1.0};
+  double v[3] = {same ? ebla::plain_dot(x, y) : 0.0, static_cast<double>(x.extent(0)), same ? 0.0 : 1.0};
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_SUM, comm), "MPI_Allreduce");
   if (v[2] > 0)  // every rank throws, none waits
     throw_invalid("ebla::mpi::dot", same ? "the local lengths of x and y differ on " + std::to_string(static_cast<long>(v[2])) + " rank(s)"

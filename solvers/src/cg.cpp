@@ -5,8 +5,6 @@
 #include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot_host.hpp>
 
-#include <KokkosBlas1_dot.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -45,7 +43,7 @@ double norm_from_squares(double sum_squares, std::size_t n) {
 
 // ||v|| of the global vector whose owned part is v.
 double exact_norm(const SolverSpace& A, ConstVector v) {
-  return norm_from_squares(A.sum(KokkosBlas::dot(v, v)), A.global_size());
+  return norm_from_squares(A.sum(plain_dot(v, v)), A.global_size());
 }
 
 bool finite_vector(ConstVector v) {
@@ -241,7 +239,7 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
   Kokkos::deep_copy(p, z);                         // p_0 = z_0
   res.rr0 = A.dot(dots, r, z, no_map);              // c_0 = qdot(r_0, z_0) (line 4)
   double c = res.rr0.value;
-  double rnorm = residual_norm(o, A.sum(KokkosBlas::dot(r, r)), N, res.rr0);
+  double rnorm = residual_norm(o, A.sum(plain_dot(r, r)), N, res.rr0);
   res.initial_residual = rnorm;
   const auto loop_start = std::chrono::steady_clock::now();
   int k = 0;

@@ -4,7 +4,9 @@
 #include <ebla/core/bounds.hpp>
 #include <ebla/core/error.hpp>
 
-#include <KokkosBlas1_dot.hpp>
+#include <ebla/core/parallel.hpp>
+
+#include <algorithm>
 
 #include <chrono>
 #include <cmath>
@@ -91,8 +93,57 @@ DotRecord detail::record_of(const QdotResult& r, std::size_t n) {
 
 namespace {
 
+// fl(sum of x_i y_i) over i in [b, e), in eight interleaved partial sums added in a fixed order.
+inline double chunk_dot(const double* x, const double* y, std::size_t b, std::size_t e) {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::size_t i = b;
+  for (; i + 8 <= e; i += 8)
+    for (int k = 0; k < 8; ++k) s[k] += x[i + k] * y[i + k];
+  for (; i < e; ++i) s[i % 8] += x[i] * y[i];
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+double plain_dot_kokkos(ConstVector x, ConstVector y) {
+  constexpr std::size_t block = 1024;
+  const std::size_t n = x.extent(0), chunks = (n + block - 1) / block;
+  Kokkos::View<double*> part("ebla::plain_dot chunks", chunks);
+  Kokkos::parallel_for(
+      "ebla::plain_dot", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, chunks),
+      KOKKOS_LAMBDA(const std::size_t c) {
+        const std::size_t end = (c + 1) * block < n ? (c + 1) * block : n;
+        double s = 0;
+        for (std::size_t i = c * block; i < end; ++i) s += x(i) * y(i);
+        part(c) = s;
+      });
+  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part);
+  double sum = 0;
+  for (std::size_t c = 0; c < chunks; ++c) sum += host(c);
+  return sum;
+}
+
+}  // namespace
+
+double plain_dot(ConstVector x, ConstVector y) {
+  if (x.extent(0) != y.extent(0))
+    throw_invalid("ebla::plain_dot", "x has " + std::to_string(x.extent(0)) + " entries, y " + std::to_string(y.extent(0)));
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, ConstVector::memory_space>::accessible) {
+    const std::size_t n = x.extent(0), chunk = detail::stream_chunk(n), chunks = detail::chunk_count(n, chunk);
+    std::vector<double> part(chunks, 0.0);
+    const double* xp = x.data();
+    const double* yp = y.data();
+    detail::for_each_chunk(chunks, [&](std::size_t c) { part[c] = chunk_dot(xp, yp, c * chunk, std::min(n, (c + 1) * chunk)); });
+    double sum = 0;
+    for (double v : part) sum += v;
+    return sum;
+  } else {
+    return plain_dot_kokkos(x, y);
+  }
+}
+
+namespace {
+
 DotRecord exact_dot(ConstVector x, ConstVector y) {
-  const double value = KokkosBlas::dot(x, y);
+  const double value = plain_dot(x, y);
   if (x.data() == y.data()) return exact_squares_record(value, x.extent(0));
   DotRecord d;  // for x != y, |x|^T|y| is not known
   d.value = value;

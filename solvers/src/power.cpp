@@ -2,8 +2,6 @@
 
 #include <ebla/core/error.hpp>
 
-#include <KokkosBlas1_dot.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -30,7 +28,7 @@ double validate(const SolverSpace& A, ConstVector x0, const PowerOptions& o) {
   else if (o.max_iterations < 1) problem = "max_iterations " + std::to_string(o.max_iterations) + " must be at least 1";
   if (!A.all(problem.empty()))
     throw_invalid(f, problem.empty() ? std::string("invalid input on another process") : problem);
-  const double norm2 = A.sum(KokkosBlas::dot(x0, x0));
+  const double norm2 = A.sum(plain_dot(x0, x0));
   if (!std::isfinite(norm2)) throw_invalid(f, "x0 has a NaN or infinite entry (or overflows)");
   if (norm2 == 0) throw_invalid(f, "x0 is the zero vector: the power method needs a nonzero start");
   return norm2;

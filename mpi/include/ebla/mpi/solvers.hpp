@@ -87,7 +87,7 @@ private:
 };
 
 /// The global dot product of the owned parts x, y under a policy, collective over comm:
-/// exact is one MPI_Allreduce of the local KokkosBlas::dot (bound as in dots.hpp, with
+/// exact is one MPI_Allreduce of the local plain_dot (bound as in dots.hpp, with
 /// the global length), approximate the distributed qdot (one MPI_Allreduce), fixed a
 /// distributed qdot_select with every bin at the format, then qdot_compute (two).
 /// `collectives` chooses the qdot for DotPolicy::approximate.

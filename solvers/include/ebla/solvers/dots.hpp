@@ -1,6 +1,6 @@
 // The dot products the solvers take: one policy, many calls, each call recorded.
 //
-//   DotPolicy::exact()              plain double dot product (KokkosBlas::dot);
+//   DotPolicy::exact()              plain double dot product (plain_dot);
 //   DotPolicy::approximate(options) qdot with a tolerance, selection policy and ladder;
 //   DotPolicy::fixed(format)        every product from factors rounded to one format of
 //                                   the catalogue (a qdot plan with every bin at that
@@ -57,6 +57,13 @@ DotRecord exact_squares_record(double s, std::size_t n);
 /// component the ladder index it was computed at (255 for a zero product, which has no
 /// bin): seed 002's Fig. 5 maps. Throws InvalidArgument on a length mismatch.
 DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, std::vector<std::uint8_t>* levels = nullptr);
+
+/// fl(x^T y) in double, the same bits for any thread count: on host memory, summed per
+/// fixed chunk (eight interleaved partial sums, added in a fixed order) on every host thread,
+/// the chunks' sums added in chunk order; elsewhere per chunk of 1024 on the execution
+/// space, the chunks' sums added in order on the host. Every ordering of a sum keeps the
+/// gamma_n bound (Higham, (3.5)).
+double plain_dot(ConstVector x, ConstVector y);
 
 namespace detail {
 

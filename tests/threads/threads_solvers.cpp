@@ -1,0 +1,61 @@
+// CG and ACG (qdot riding in the update pass, plans tried again) on HPCCG's problem with the
+// stencil and CSR operators, and the power method with qdot on a graph Laplacian: every
+// iterate's scalars and the solution.
+#include "digest.hpp"
+
+#include <ebla/solvers/cg.hpp>
+#include <ebla/solvers/power.hpp>
+#include <ebla/solvers/problems.hpp>
+
+namespace {
+
+using ebla_threads::Digest;
+
+void record(Digest& d, const ebla::CgResult& r) {
+  d.add(r.iterations);
+  d.add(r.true_residual);
+  for (const auto& it : r.history) {
+    d.add(it.alpha);
+    d.add(it.beta);
+    d.add(it.residual);
+    d.add(it.pq.value);
+    d.add(it.pq.bound);
+    d.add(it.rr.value);
+    d.add(it.rr.bound);
+  }
+  d.add(r.x.data(), r.x.extent(0));
+}
+
+void cg_cases(Digest& d) {
+  const auto problem = ebla::hpccg_problem(40, 40, 30);  // 48,000 rows: several chunks
+  const ebla::StencilOperator stencil(40, 40, 30);
+  const ebla::CsrOperator csr(problem.A);
+  ebla::CgOptions o;
+  o.tolerance = 1e-8;
+  ebla::QdotOptions q;
+  q.tolerance = 1e-4;
+  for (const auto& dots : {ebla::DotPolicy::exact(), ebla::DotPolicy::approximate(q)}) {
+    record(d, ebla::cg(stencil, problem.b, problem.x0, dots, o));
+    record(d, ebla::cg(csr, problem.b, problem.x0, dots, o));
+  }
+  o.jacobi = true;
+  record(d, ebla::cg(csr, problem.b, problem.x0, ebla::DotPolicy::approximate(q), o));
+}
+
+void power_cases(Digest& d) {
+  const ebla::CsrOperator L(ebla::graph_laplacian(30000, 10, 1));
+  ebla::PowerOptions o;
+  o.max_iterations = 40;
+  ebla::QdotOptions q;
+  q.tolerance = 1e-6;
+  const auto r = ebla::power_method(L, ebla::random_unit_vector(30000, 2), ebla::DotPolicy::approximate(q), o);
+  d.add(r.iterations);
+  d.add(r.residual);
+  d.add(r.eigenvalue);
+  d.add(r.eigenvector.data(), r.eigenvector.extent(0));
+}
+
+const ebla_threads::Register cg_case("solvers.cg", cg_cases);
+const ebla_threads::Register power_case("solvers.power", power_cases);
+
+}  // namespace
