@@ -699,6 +699,15 @@ QdotPlan select_host(const T* x, const T* y, std::size_t n, const QdotOptions& o
   return plan;
 }
 
+// The raw accumulation under plan (levels counted), for callers that join it with others.
+template <class T>
+QdotAccum accumulate_host(const T* x, const T* y, std::size_t n, const QdotPlan& plan, HostIsa isa) {
+  std::vector<std::int64_t> level(plan.level.begin(), plan.level.end());
+  if (level.empty()) level.push_back(0);  // as in compute_host
+  const Tables t{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan), true};
+  return accumulate_threads(isa, x, y, n, t);
+}
+
 template <class T>
 QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& plan, HostIsa isa,
                         bool count_levels) {
@@ -746,13 +755,17 @@ QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, cons
 void qdot_histogram_host(const double* x, const double* y, std::size_t n, std::int64_t* out, HostIsa isa) {
   histogram_threads(isa, x, y, n, out);
 }
+void qdot_histogram_host(const float* x, const float* y, std::size_t n, std::int64_t* out, HostIsa isa) {
+  histogram_threads(isa, x, y, n, out);
+}
 
 QdotAccum qdot_accumulate_host(const double* x, const double* y, std::size_t n, const QdotPlan& plan,
                                HostIsa isa) {
-  std::vector<std::int64_t> level(plan.level.begin(), plan.level.end());
-  if (level.empty()) level.push_back(0);  // as in compute_host
-  const Tables t{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan), true};
-  return accumulate_threads(isa, x, y, n, t);
+  return accumulate_host(x, y, n, plan, isa);
+}
+QdotAccum qdot_accumulate_host(const float* x, const float* y, std::size_t n, const QdotPlan& plan,
+                               HostIsa isa) {
+  return accumulate_host(x, y, n, plan, isa);
 }
 
 }  // namespace ebla::detail

@@ -3,6 +3,7 @@
 #include <ebla/mpi/qdot.hpp>
 
 #include <ebla/core/exact.hpp>
+#include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot_host.hpp>
 
 #include <algorithm>
@@ -69,51 +70,21 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 template <class T>
 constexpr int input_t = std::is_same<T, double>::value ? 53 : 24;
 
-// f(x, y, len) on the local block as doubles: a double block itself, a float block widened
-// (exactly) chunk by chunk, so that the double kernels serve both; the serial qdot on float
-// views computes in double from the widened values too.
-template <class F>
-void in_double_chunks(const double* x, const double* y, std::size_t n, F&& f) {
-  f(x, y, n);
-}
-template <class F>
-void in_double_chunks(const float* x, const float* y, std::size_t n, F&& f) {
-  constexpr std::size_t chunk = 8192;
-  std::vector<double> xd(std::min(chunk, n)), yd(xd.size());
-  for (std::size_t first = 0; first < n; first += chunk) {
-    const std::size_t len = std::min(chunk, n - first);
-    std::copy(x + first, x + first + len, xd.begin());
-    std::copy(y + first, y + first + len, yd.begin());
-    f(xd.data(), yd.data(), len);
-  }
-}
-
-// The exponent histogram of the local block, added to h.
-template <class T>
-void add_local_histogram(const T* x, const T* y, std::size_t n, std::int64_t* h) {
-  std::vector<std::int64_t> part(detail::qdot_hist_size);
-  in_double_chunks(x, y, n, [&](const double* xd, const double* yd, std::size_t len) {
-    detail::qdot_histogram_host(xd, yd, len, part.data());
-    for (int j = 0; j < detail::qdot_hist_size; ++j) h[j] += part[j];
-  });
-}
-
-// The serial accumulation of the local block under plan (chunks joined as lanes are).
-template <class T>
-detail::QdotAccum local_accumulation(const T* x, const T* y, std::size_t n, const QdotPlan& plan) {
-  detail::QdotAccum total;
-  detail::qdot_accum_init(total);
-  in_double_chunks(x, y, n, [&](const double* xd, const double* yd, std::size_t len) {
-    detail::qdot_accum_join(total, detail::qdot_accumulate_host(xd, yd, len, plan));
-  });
-  return total;
-}
-
-// The plain dot product of the local block (in double).
+// The plain dot product of the local block (in double): fixed chunks of a size set by n
+// alone, each summed on its own (on every host thread), their sums added in chunk order,
+// so that the value is the same for any thread count.
 template <class T>
 double plain_dot(const T* x, const T* y, std::size_t n) {
+  const std::size_t chunk = detail::stream_chunk(n);
+  std::vector<double> part(detail::chunk_count(n, chunk));
+  detail::for_each_chunk(part.size(), [&](std::size_t c) {
+    const std::size_t first = c * chunk, last = std::min(n, first + chunk);
+    double sum = 0;
+    for (std::size_t i = first; i < last; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+    part[c] = sum;
+  });
   double sum = 0;
-  for (std::size_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+  for (const double p : part) sum += p;
   return sum;
 }
 
@@ -134,8 +105,8 @@ QdotPlan select(const BasicDistributedVector<T>& x, const BasicDistributedVector
   }
   // slots [0, qdot_hist_size): the histogram; the last one: ranks with invalid arguments
   std::vector<std::int64_t> h(detail::qdot_hist_size + 1, 0);
-  if (problem.empty())
-    add_local_histogram(x.data, y.data, x.local_size, h.data());
+  if (problem.empty())  // the local histogram (threaded; float read widened to double)
+    detail::qdot_histogram_host(x.data, y.data, x.local_size, h.data());
   else
     h[detail::qdot_hist_size] = 1;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, h.data(), static_cast<int>(h.size()), MPI_INT64_T, MPI_SUM, x.comm),
@@ -164,7 +135,7 @@ QdotResult compute(const BasicDistributedVector<T>& x, const BasicDistributedVec
   detail::qdot_accum_init(st.acc);
   st.invalid = problem.empty() ? 0 : 1;
   if (problem.empty()) {
-    st.acc = local_accumulation(x.data, y.data, x.local_size, plan);
+    st.acc = detail::qdot_accumulate_host(x.data, y.data, x.local_size, plan);  // threaded, chunks joined in order
     if (st.acc.nonfinite > 0 || plan.nonfinite) {  // the plain dot product, NaN/Inf as it gives them
       st.acc.s = plain_dot(x.data, y.data, x.local_size);
       st.acc.c = 0;
