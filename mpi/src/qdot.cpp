@@ -189,9 +189,13 @@ QdotResult qdot_compute(const DistributedVectorFloat& x, const DistributedVector
 // sum, accumulated at the input precision (level 0) only, with their count and their
 // smallest bin. Merging two states re-anchors the window at the larger top and moves the
 // bins of the other that fall below it into the underflow (its level-0 sum joined exactly,
-// its count added). A bin lands in the underflow iff it lies W or more below the GLOBAL top
-// (no rank's top nor any partial merge's exceeds it), so the split is the same for every
-// number of ranks and every order of the merges; only roundings differ.
+// its count added). A rank's local pass is made of such merges too: its block is cut into
+// chunks of a size set by the local length alone, each accumulated into a state of its own
+// (the chunks on every host thread), and the chunks' states merged in chunk order, so that
+// the rank's state is the same bits for any thread count. A bin lands in the underflow iff
+// it lies W or more below the GLOBAL top (no chunk's or rank's top nor any partial merge's
+// exceeds it), so the split is the same for every number of ranks and chunks and every
+// order of the merges; only roundings differ.
 //
 // W = 64: a product in a bin W below the top one is below 2^(3 - W) times it, i.e. under
 // 2^-61 relative: below the rounding of the input precision (2^-53) by a factor 2^8, so
@@ -224,7 +228,7 @@ QdotResult qdot_compute(const DistributedVectorFloat& x, const DistributedVector
 // accumulators in which every product the plan computes (in the window at its bin's level,
 // in the underflow at level 0) enters exactly once, by TwoSum, and the accumulators of the
 // levels not chosen are discarded: it is what the serial kernel computes with one lane per
-// rank, bin and level, joined in some order. Every TwoSum is exact; one error term per
+// rank, chunk, bin and level, joined in some order. Every TwoSum is exact; one error term per
 // product added and one per join of two nonempty accumulators (a join with an empty one
 // adds an exact 0), i.e. at most n + (n - 1) terms whatever the number of joins (those of
 // a binary tree with at most n leaves), within the N = 2n + 2 of the accumulation bound;
@@ -319,6 +323,41 @@ inline void to_underflow(Head& h, std::int64_t bin, std::int64_t count, const Su
   join(h.under, level0);
   h.under_count += count;
   h.under_min = std::min(h.under_min, bin);
+}
+
+// The bins of o into r (whose top is at least o's): those below r's window into the underflow.
+void fold(const WindowState& o, WindowState& r) {
+  const int K = static_cast<int>(r.h.levels);
+  join(r.h.under, o.h.under);
+  r.h.under_count += o.h.under_count;
+  r.h.under_min = std::min(r.h.under_min, o.h.under_min);
+  if (o.h.top == no_bin) return;
+  const std::int64_t d = r.h.top - o.h.top;
+  for (int j = 0; j < W; ++j) {
+    if (o.count[j] == 0) continue;
+    const Sum* from = o.sum.data() + static_cast<std::ptrdiff_t>(j) * K;
+    if (j + d >= W) {
+      to_underflow(r.h, o.h.top - j, o.count[j], from[0]);
+      continue;
+    }
+    r.count[j + d] += o.count[j];
+    Sum* to = r.sum.data() + (j + d) * K;
+    for (int l = 0; l < K; ++l) join(to[l], from[l]);
+  }
+}
+
+// r = a followed by b: a from the lower ranks, or a rank's earlier chunks.
+void merge(const WindowState& a, const WindowState& b, WindowState& r) {
+  init(r, static_cast<int>(a.h.levels));
+  r.h.invalid = a.h.invalid + b.h.invalid;
+  r.h.options_min = std::min(a.h.options_min, b.h.options_min);
+  r.h.options_max = std::max(a.h.options_max, b.h.options_max);
+  r.h.top = std::max(a.h.top, b.h.top);
+  r.h.zeros = a.h.zeros + b.h.zeros;
+  r.h.nonfinite = a.h.nonfinite + b.h.nonfinite;
+  r.h.plain = a.h.plain + b.h.plain;
+  fold(a, r);
+  fold(b, r);
 }
 
 // One pass over the local block, in blocks of `block` components, compiled for AVX-512,
@@ -501,11 +540,12 @@ BlockFn<K> block_for(detail::HostIsa isa) {
   return &block_baseline<K>;
 }
 
+// The local pass over one chunk of the block into st (empty): the chunk's own window, its
+// lanes joined into st in lane order.
 template <int K, class T>
-void accumulate_levels(const T* x, const T* y, std::size_t n, const std::int64_t* shift, WindowState& st,
-                       detail::HostIsa isa) {
+void accumulate_chunk(const T* x, const T* y, std::size_t n, const std::int64_t* shift, BlockFn<K> run,
+                      WindowState& st) {
   Head& h = st.h;
-  const BlockFn<K> run = block_for<K>(isa);
   auto w = std::make_unique<LocalWindow<K>>();
   for (std::size_t first = 0; first < n; first += block) {
     const std::size_t len = std::min(block, n - first);
@@ -528,6 +568,28 @@ void accumulate_levels(const T* x, const T* y, std::size_t n, const std::int64_t
     }
     join(h.under, level_sum(w->sum[lane][W], 0));
     h.under_count += w->count[lane][W];
+  }
+}
+
+// The local pass over the block, merged into st: fixed chunks (a size set by n alone), each
+// with a state of its own, on every host thread; then the chunks' states merged in chunk
+// order by the merge of the ranks' states. The merge tree depends on n alone, so the state
+// is the same bits for any thread count.
+template <int K, class T>
+void accumulate_levels(const T* x, const T* y, std::size_t n, const std::int64_t* shift, WindowState& st,
+                       detail::HostIsa isa) {
+  const BlockFn<K> run = block_for<K>(isa);
+  const std::size_t chunk = detail::stream_chunk(n);
+  std::vector<WindowState> part(detail::chunk_count(n, chunk));
+  detail::for_each_chunk(part.size(), [&](std::size_t c) {
+    const std::size_t first = c * chunk;
+    init(part[c], K);
+    accumulate_chunk<K>(x + first, y + first, std::min(chunk, n - first), shift, run, part[c]);
+  });
+  WindowState merged;
+  for (const WindowState& p : part) {
+    merge(st, p, merged);
+    std::swap(st, merged);
   }
 }
 
@@ -556,41 +618,6 @@ double plain_share(const T* x, const T* y, std::size_t n, const WindowState& st)
   Sum total = st.h.under;
   for (int j = W - 1; j >= 0; --j) join(total, st.sum[static_cast<std::size_t>(j * st.h.levels)]);
   return total.s;
-}
-
-// The bins of o into r (whose top is at least o's): those below r's window into the underflow.
-void fold(const WindowState& o, WindowState& r) {
-  const int K = static_cast<int>(r.h.levels);
-  join(r.h.under, o.h.under);
-  r.h.under_count += o.h.under_count;
-  r.h.under_min = std::min(r.h.under_min, o.h.under_min);
-  if (o.h.top == no_bin) return;
-  const std::int64_t d = r.h.top - o.h.top;
-  for (int j = 0; j < W; ++j) {
-    if (o.count[j] == 0) continue;
-    const Sum* from = o.sum.data() + static_cast<std::ptrdiff_t>(j) * K;
-    if (j + d >= W) {
-      to_underflow(r.h, o.h.top - j, o.count[j], from[0]);
-      continue;
-    }
-    r.count[j + d] += o.count[j];
-    Sum* to = r.sum.data() + (j + d) * K;
-    for (int l = 0; l < K; ++l) join(to[l], from[l]);
-  }
-}
-
-// r = a followed by b (a from the lower ranks).
-void merge(const WindowState& a, const WindowState& b, WindowState& r) {
-  init(r, static_cast<int>(a.h.levels));
-  r.h.invalid = a.h.invalid + b.h.invalid;
-  r.h.options_min = std::min(a.h.options_min, b.h.options_min);
-  r.h.options_max = std::max(a.h.options_max, b.h.options_max);
-  r.h.top = std::max(a.h.top, b.h.top);
-  r.h.zeros = a.h.zeros + b.h.zeros;
-  r.h.nonfinite = a.h.nonfinite + b.h.nonfinite;
-  r.h.plain = a.h.plain + b.h.plain;
-  fold(a, r);
-  fold(b, r);
 }
 
 // inout = in (lower ranks) merged with inout.
