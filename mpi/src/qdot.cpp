@@ -407,20 +407,20 @@ Sum level_sum(const LevelSums<K>& a, int l) {
   return Sum{a.s[l / 4][l % 4], a.c[l / 4][l % 4], a.q[l / 4][l % 4]};
 }
 
-// The local window re-anchored at a larger top bin e (rare: at most once per bin up).
+// The local window re-anchored at a larger top bin e (rare: at most once per bin up). A
+// slot with no component holds zero sums, so only the slots with components move.
 template <int K>
 [[gnu::noinline]] void raise_window(LocalWindow<K>& w, Head& h, std::int64_t e) {
   const std::int64_t d = e - w.top;
   for (int lane = 0; lane < lanes; ++lane)
     for (int j = W - 1; j >= 0; --j) {  // from the bottom: targets j + d are already vacated
       std::int64_t& count = w.count[lane][j];
-      if (count != 0) {
-        if (j + d >= W)
-          to_underflow(h, w.top - j, count, level_sum(w.sum[lane][j], 0));
-        else {
-          w.count[lane][j + d] = count;
-          w.sum[lane][j + d] = w.sum[lane][j];
-        }
+      if (count == 0) continue;
+      if (j + d >= W)
+        to_underflow(h, w.top - j, count, level_sum(w.sum[lane][j], 0));
+      else {
+        w.count[lane][j + d] = count;
+        w.sum[lane][j + d] = w.sum[lane][j];
       }
       count = 0;
       w.sum[lane][j] = LevelSums<K>{};
@@ -558,11 +558,12 @@ void accumulate_chunk(const T* x, const T* y, std::size_t n, const std::int64_t*
       run(xd, yd, len, shift, *w, h);
     }
   }
-  // the lanes joined into the state, in lane order
+  // the lanes joined into the state, in lane order (an empty slot holds zero sums)
   h.top = w->top;
   h.under_min = std::min(h.under_min, w->under_min);
   for (int lane = 0; lane < lanes; ++lane) {
     for (int j = 0; j < W; ++j) {
+      if (w->count[lane][j] == 0) continue;
       st.count[j] += w->count[lane][j];
       for (int l = 0; l < K; ++l) join(st.sum[static_cast<std::size_t>(j * K + l)], level_sum(w->sum[lane][j], l));
     }
