@@ -407,8 +407,8 @@ Sum level_sum(const LevelSums<K>& a, int l) {
   return Sum{a.s[l / 4][l % 4], a.c[l / 4][l % 4], a.q[l / 4][l % 4]};
 }
 
-// The local window re-anchored at a larger top bin e (rare: at most once per bin up). A
-// slot with no component holds zero sums, so only the slots with components move.
+// The local window re-anchored at a larger top bin e (rare: at most once per new top bin of
+// a chunk). A slot with no component holds zero sums, so only the slots with components move.
 template <int K>
 [[gnu::noinline]] void raise_window(LocalWindow<K>& w, Head& h, std::int64_t e) {
   const std::int64_t d = e - w.top;
