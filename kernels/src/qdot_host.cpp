@@ -1056,8 +1056,16 @@ QdotResult QdotStream::finish(const std::int64_t* hist) {
 void qdot_histogram_host(const double* x, const double* y, std::size_t n, std::int64_t* out, HostIsa isa) {
   histogram_threads(isa, x, y, n, out);
 }
+void qdot_histogram_host(const float* x, const float* y, std::size_t n, std::int64_t* out, HostIsa isa) {
+  histogram_threads(isa, x, y, n, out);
+}
 
 QdotAccum qdot_accumulate_host(const double* x, const double* y, std::size_t n, const QdotPlan& plan,
+                               HostIsa isa) {
+  const LevelTable table(plan, true);
+  return accumulate_threads(isa, x, y, n, table.tables);
+}
+QdotAccum qdot_accumulate_host(const float* x, const float* y, std::size_t n, const QdotPlan& plan,
                                HostIsa isa) {
   const LevelTable table(plan, true);
   return accumulate_threads(isa, x, y, n, table.tables);

@@ -3,6 +3,7 @@
 #include <ebla/mpi/qdot.hpp>
 
 #include <ebla/core/exact.hpp>
+#include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot_host.hpp>
 
 #include <algorithm>
@@ -69,51 +70,21 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 template <class T>
 constexpr int input_t = std::is_same<T, double>::value ? 53 : 24;
 
-// f(x, y, len) on the local block as doubles: a double block itself, a float block widened
-// (exactly) chunk by chunk, so that the double kernels serve both; the serial qdot on float
-// views computes in double from the widened values too.
-template <class F>
-void in_double_chunks(const double* x, const double* y, std::size_t n, F&& f) {
-  f(x, y, n);
-}
-template <class F>
-void in_double_chunks(const float* x, const float* y, std::size_t n, F&& f) {
-  constexpr std::size_t chunk = 8192;
-  std::vector<double> xd(std::min(chunk, n)), yd(xd.size());
-  for (std::size_t first = 0; first < n; first += chunk) {
-    const std::size_t len = std::min(chunk, n - first);
-    std::copy(x + first, x + first + len, xd.begin());
-    std::copy(y + first, y + first + len, yd.begin());
-    f(xd.data(), yd.data(), len);
-  }
-}
-
-// The exponent histogram of the local block, added to h.
-template <class T>
-void add_local_histogram(const T* x, const T* y, std::size_t n, std::int64_t* h) {
-  std::vector<std::int64_t> part(detail::qdot_hist_size);
-  in_double_chunks(x, y, n, [&](const double* xd, const double* yd, std::size_t len) {
-    detail::qdot_histogram_host(xd, yd, len, part.data());
-    for (int j = 0; j < detail::qdot_hist_size; ++j) h[j] += part[j];
-  });
-}
-
-// The serial accumulation of the local block under plan (chunks joined as lanes are).
-template <class T>
-detail::QdotAccum local_accumulation(const T* x, const T* y, std::size_t n, const QdotPlan& plan) {
-  detail::QdotAccum total;
-  detail::qdot_accum_init(total);
-  in_double_chunks(x, y, n, [&](const double* xd, const double* yd, std::size_t len) {
-    detail::qdot_accum_join(total, detail::qdot_accumulate_host(xd, yd, len, plan));
-  });
-  return total;
-}
-
-// The plain dot product of the local block (in double).
+// The plain dot product of the local block (in double): fixed chunks of a size set by n
+// alone, each summed on its own (on every host thread), their sums added in chunk order,
+// so that the value is the same for any thread count.
 template <class T>
 double plain_dot(const T* x, const T* y, std::size_t n) {
+  const std::size_t chunk = detail::stream_chunk(n);
+  std::vector<double> part(detail::chunk_count(n, chunk));
+  detail::for_each_chunk(part.size(), [&](std::size_t c) {
+    const std::size_t first = c * chunk, last = std::min(n, first + chunk);
+    double sum = 0;
+    for (std::size_t i = first; i < last; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+    part[c] = sum;
+  });
   double sum = 0;
-  for (std::size_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+  for (const double p : part) sum += p;
   return sum;
 }
 
@@ -134,8 +105,8 @@ QdotPlan select(const BasicDistributedVector<T>& x, const BasicDistributedVector
   }
   // slots [0, qdot_hist_size): the histogram; the last one: ranks with invalid arguments
   std::vector<std::int64_t> h(detail::qdot_hist_size + 1, 0);
-  if (problem.empty())
-    add_local_histogram(x.data, y.data, x.local_size, h.data());
+  if (problem.empty())  // the local histogram (threaded; float read widened to double)
+    detail::qdot_histogram_host(x.data, y.data, x.local_size, h.data());
   else
     h[detail::qdot_hist_size] = 1;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, h.data(), static_cast<int>(h.size()), MPI_INT64_T, MPI_SUM, x.comm),
@@ -164,7 +135,7 @@ QdotResult compute(const BasicDistributedVector<T>& x, const BasicDistributedVec
   detail::qdot_accum_init(st.acc);
   st.invalid = problem.empty() ? 0 : 1;
   if (problem.empty()) {
-    st.acc = local_accumulation(x.data, y.data, x.local_size, plan);
+    st.acc = detail::qdot_accumulate_host(x.data, y.data, x.local_size, plan);  // threaded, chunks joined in order
     if (st.acc.nonfinite > 0 || plan.nonfinite) {  // the plain dot product, NaN/Inf as it gives them
       st.acc.s = plain_dot(x.data, y.data, x.local_size);
       st.acc.c = 0;
@@ -218,9 +189,13 @@ QdotResult qdot_compute(const DistributedVectorFloat& x, const DistributedVector
 // sum, accumulated at the input precision (level 0) only, with their count and their
 // smallest bin. Merging two states re-anchors the window at the larger top and moves the
 // bins of the other that fall below it into the underflow (its level-0 sum joined exactly,
-// its count added). A bin lands in the underflow iff it lies W or more below the GLOBAL top
-// (no rank's top nor any partial merge's exceeds it), so the split is the same for every
-// number of ranks and every order of the merges; only roundings differ.
+// its count added). A rank's local pass is made of such merges too: its block is cut into
+// chunks of a size set by the local length alone, each accumulated into a state of its own
+// (the chunks on every host thread), and the chunks' states merged in chunk order, so that
+// the rank's state is the same bits for any thread count. A bin lands in the underflow iff
+// it lies W or more below the GLOBAL top (no chunk's or rank's top nor any partial merge's
+// exceeds it), so the split is the same for every number of ranks and chunks and every
+// order of the merges; only roundings differ.
 //
 // W = 64: a product in a bin W below the top one is below 2^(3 - W) times it, i.e. under
 // 2^-61 relative: below the rounding of the input precision (2^-53) by a factor 2^8, so
@@ -253,7 +228,7 @@ QdotResult qdot_compute(const DistributedVectorFloat& x, const DistributedVector
 // accumulators in which every product the plan computes (in the window at its bin's level,
 // in the underflow at level 0) enters exactly once, by TwoSum, and the accumulators of the
 // levels not chosen are discarded: it is what the serial kernel computes with one lane per
-// rank, bin and level, joined in some order. Every TwoSum is exact; one error term per
+// rank, chunk, bin and level, joined in some order. Every TwoSum is exact; one error term per
 // product added and one per join of two nonempty accumulators (a join with an empty one
 // adds an exact 0), i.e. at most n + (n - 1) terms whatever the number of joins (those of
 // a binary tree with at most n leaves), within the N = 2n + 2 of the accumulation bound;
@@ -350,6 +325,41 @@ inline void to_underflow(Head& h, std::int64_t bin, std::int64_t count, const Su
   h.under_min = std::min(h.under_min, bin);
 }
 
+// The bins of o into r (whose top is at least o's): those below r's window into the underflow.
+void fold(const WindowState& o, WindowState& r) {
+  const int K = static_cast<int>(r.h.levels);
+  join(r.h.under, o.h.under);
+  r.h.under_count += o.h.under_count;
+  r.h.under_min = std::min(r.h.under_min, o.h.under_min);
+  if (o.h.top == no_bin) return;
+  const std::int64_t d = r.h.top - o.h.top;
+  for (int j = 0; j < W; ++j) {
+    if (o.count[j] == 0) continue;
+    const Sum* from = o.sum.data() + static_cast<std::ptrdiff_t>(j) * K;
+    if (j + d >= W) {
+      to_underflow(r.h, o.h.top - j, o.count[j], from[0]);
+      continue;
+    }
+    r.count[j + d] += o.count[j];
+    Sum* to = r.sum.data() + (j + d) * K;
+    for (int l = 0; l < K; ++l) join(to[l], from[l]);
+  }
+}
+
+// r = a followed by b: a from the lower ranks, or a rank's earlier chunks.
+void merge(const WindowState& a, const WindowState& b, WindowState& r) {
+  init(r, static_cast<int>(a.h.levels));
+  r.h.invalid = a.h.invalid + b.h.invalid;
+  r.h.options_min = std::min(a.h.options_min, b.h.options_min);
+  r.h.options_max = std::max(a.h.options_max, b.h.options_max);
+  r.h.top = std::max(a.h.top, b.h.top);
+  r.h.zeros = a.h.zeros + b.h.zeros;
+  r.h.nonfinite = a.h.nonfinite + b.h.nonfinite;
+  r.h.plain = a.h.plain + b.h.plain;
+  fold(a, r);
+  fold(b, r);
+}
+
 // One pass over the local block, in blocks of `block` components, compiled for AVX-512,
 // AVX2 and the baseline and chosen at run time. Per block: first, branch-free and
 // vectorised, each component's bin (or a code for a zero or non-finite product) and its
@@ -397,20 +407,20 @@ Sum level_sum(const LevelSums<K>& a, int l) {
   return Sum{a.s[l / 4][l % 4], a.c[l / 4][l % 4], a.q[l / 4][l % 4]};
 }
 
-// The local window re-anchored at a larger top bin e (rare: at most once per bin up).
+// The local window re-anchored at a larger top bin e (rare: at most once per new top bin of
+// a chunk). A slot with no component holds zero sums, so only the slots with components move.
 template <int K>
 [[gnu::noinline]] void raise_window(LocalWindow<K>& w, Head& h, std::int64_t e) {
   const std::int64_t d = e - w.top;
   for (int lane = 0; lane < lanes; ++lane)
     for (int j = W - 1; j >= 0; --j) {  // from the bottom: targets j + d are already vacated
       std::int64_t& count = w.count[lane][j];
-      if (count != 0) {
-        if (j + d >= W)
-          to_underflow(h, w.top - j, count, level_sum(w.sum[lane][j], 0));
-        else {
-          w.count[lane][j + d] = count;
-          w.sum[lane][j + d] = w.sum[lane][j];
-        }
+      if (count == 0) continue;
+      if (j + d >= W)
+        to_underflow(h, w.top - j, count, level_sum(w.sum[lane][j], 0));
+      else {
+        w.count[lane][j + d] = count;
+        w.sum[lane][j + d] = w.sum[lane][j];
       }
       count = 0;
       w.sum[lane][j] = LevelSums<K>{};
@@ -530,11 +540,12 @@ BlockFn<K> block_for(detail::HostIsa isa) {
   return &block_baseline<K>;
 }
 
+// The local pass over one chunk of the block into st (empty): the chunk's own window, its
+// lanes joined into st in lane order.
 template <int K, class T>
-void accumulate_levels(const T* x, const T* y, std::size_t n, const std::int64_t* shift, WindowState& st,
-                       detail::HostIsa isa) {
+void accumulate_chunk(const T* x, const T* y, std::size_t n, const std::int64_t* shift, BlockFn<K> run,
+                      WindowState& st) {
   Head& h = st.h;
-  const BlockFn<K> run = block_for<K>(isa);
   auto w = std::make_unique<LocalWindow<K>>();
   for (std::size_t first = 0; first < n; first += block) {
     const std::size_t len = std::min(block, n - first);
@@ -547,16 +558,39 @@ void accumulate_levels(const T* x, const T* y, std::size_t n, const std::int64_t
       run(xd, yd, len, shift, *w, h);
     }
   }
-  // the lanes joined into the state, in lane order
+  // the lanes joined into the state, in lane order (an empty slot holds zero sums)
   h.top = w->top;
   h.under_min = std::min(h.under_min, w->under_min);
   for (int lane = 0; lane < lanes; ++lane) {
     for (int j = 0; j < W; ++j) {
+      if (w->count[lane][j] == 0) continue;
       st.count[j] += w->count[lane][j];
       for (int l = 0; l < K; ++l) join(st.sum[static_cast<std::size_t>(j * K + l)], level_sum(w->sum[lane][j], l));
     }
     join(h.under, level_sum(w->sum[lane][W], 0));
     h.under_count += w->count[lane][W];
+  }
+}
+
+// The local pass over the block, merged into st: fixed chunks (a size set by n alone), each
+// with a state of its own, on every host thread; then the chunks' states merged in chunk
+// order by the merge of the ranks' states. The merge tree depends on n alone, so the state
+// is the same bits for any thread count.
+template <int K, class T>
+void accumulate_levels(const T* x, const T* y, std::size_t n, const std::int64_t* shift, WindowState& st,
+                       detail::HostIsa isa) {
+  const BlockFn<K> run = block_for<K>(isa);
+  const std::size_t chunk = detail::stream_chunk(n);
+  std::vector<WindowState> part(detail::chunk_count(n, chunk));
+  detail::for_each_chunk(part.size(), [&](std::size_t c) {
+    const std::size_t first = c * chunk;
+    init(part[c], K);
+    accumulate_chunk<K>(x + first, y + first, std::min(chunk, n - first), shift, run, part[c]);
+  });
+  WindowState merged;
+  for (const WindowState& p : part) {
+    merge(st, p, merged);
+    std::swap(st, merged);
   }
 }
 
@@ -585,41 +619,6 @@ double plain_share(const T* x, const T* y, std::size_t n, const WindowState& st)
   Sum total = st.h.under;
   for (int j = W - 1; j >= 0; --j) join(total, st.sum[static_cast<std::size_t>(j * st.h.levels)]);
   return total.s;
-}
-
-// The bins of o into r (whose top is at least o's): those below r's window into the underflow.
-void fold(const WindowState& o, WindowState& r) {
-  const int K = static_cast<int>(r.h.levels);
-  join(r.h.under, o.h.under);
-  r.h.under_count += o.h.under_count;
-  r.h.under_min = std::min(r.h.under_min, o.h.under_min);
-  if (o.h.top == no_bin) return;
-  const std::int64_t d = r.h.top - o.h.top;
-  for (int j = 0; j < W; ++j) {
-    if (o.count[j] == 0) continue;
-    const Sum* from = o.sum.data() + static_cast<std::ptrdiff_t>(j) * K;
-    if (j + d >= W) {
-      to_underflow(r.h, o.h.top - j, o.count[j], from[0]);
-      continue;
-    }
-    r.count[j + d] += o.count[j];
-    Sum* to = r.sum.data() + (j + d) * K;
-    for (int l = 0; l < K; ++l) join(to[l], from[l]);
-  }
-}
-
-// r = a followed by b (a from the lower ranks).
-void merge(const WindowState& a, const WindowState& b, WindowState& r) {
-  init(r, static_cast<int>(a.h.levels));
-  r.h.invalid = a.h.invalid + b.h.invalid;
-  r.h.options_min = std::min(a.h.options_min, b.h.options_min);
-  r.h.options_max = std::max(a.h.options_max, b.h.options_max);
-  r.h.top = std::max(a.h.top, b.h.top);
-  r.h.zeros = a.h.zeros + b.h.zeros;
-  r.h.nonfinite = a.h.nonfinite + b.h.nonfinite;
-  r.h.plain = a.h.plain + b.h.plain;
-  fold(a, r);
-  fold(b, r);
 }
 
 // inout = in (lower ranks) merged with inout.

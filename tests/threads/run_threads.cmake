@@ -1,11 +1,14 @@
-# cmake -DPROGRAM=test_threads -P run_threads.cmake
+# cmake -DPROGRAM=test_threads [-DLAUNCHER="mpiexec -n 2 ..."] -P run_threads.cmake
 # Runs PROGRAM with OMP_NUM_THREADS = 1, 2 and 3 and fails unless every run prints the same
 # digests. A threaded host space must report the thread count asked for; a serial one
 # (Kokkos built without OpenMP or Threads) runs on one thread every time, and says so.
+# LAUNCHER, if given, is the command line that starts PROGRAM (an MPI launcher: every
+# rank then runs that many threads).
+separate_arguments(launcher UNIX_COMMAND "${LAUNCHER}")
 set(reference "")
 foreach(threads 1 2 3)
   execute_process(
-    COMMAND ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=${threads} OMP_PROC_BIND=false ${PROGRAM}
+    COMMAND ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=${threads} OMP_PROC_BIND=false ${launcher} ${PROGRAM}
     RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT code EQUAL 0)
     message(FATAL_ERROR "${PROGRAM} on ${threads} thread(s) exited with ${code}:\n${out}\n${err}")

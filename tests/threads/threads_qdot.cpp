@@ -2,6 +2,7 @@
 // and both) at lengths around the chunk size, with a bin layout that changes along the
 // vectors so that chunks see different bins.
 #include "digest.hpp"
+#include "qdot_record.hpp"
 
 #include <ebla/kernels/qdot.hpp>
 
@@ -14,6 +15,7 @@ namespace {
 
 using ebla_threads::Digest;
 using ebla_threads::Register;
+using ebla_threads::record;
 
 // s 2^p with s ~ U[0.5, 1), p ~ N(0, spread) rounded (seed 002's distribution B for
 // spread = t/2), the spread growing along the vector, random signs.
@@ -27,26 +29,6 @@ std::vector<T> vector_of(std::size_t n, std::uint64_t seed) {
     v[i] = static_cast<T>((gen() & 1 ? -1 : 1) * s(gen) * std::exp2(std::round(p(gen))));
   }
   return v;
-}
-
-void record(Digest& d, const ebla::QdotPlan& p) {
-  d.add(p.e_min);
-  d.add(p.e_max);
-  d.add(p.level);
-  d.add(p.count);
-  d.add(p.nonzero);
-  d.add(p.budget_used);
-}
-
-void record(Digest& d, const ebla::QdotResult& r) {
-  d.add(r.value);
-  d.add(r.bound);
-  d.add(r.quantization_bound);
-  d.add(r.accumulation_bound);
-  d.add(r.abs_sum);
-  d.add(r.stats.count_per_level);
-  d.add(r.stats.zeros);
-  d.add(r.stats.outside_plan);
 }
 
 const std::size_t lengths[] = {1000, 16383, 16384, 16385, 100000, 1000003};

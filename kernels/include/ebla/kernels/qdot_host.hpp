@@ -80,10 +80,15 @@ private:
 /// The pieces of the two phases, for callers that combine them across processes (ebla::mpi):
 /// the exponent histogram of x and y into out[0, qdot_hist_size) (overwritten), and the
 /// raw accumulation of the products under `plan` (counting levels; no check of the plan's
-/// length against n), which finish_result turns into a value and a bound.
+/// length against n), which finish_result turns into a value and a bound. float input is
+/// read as the serial qdot on float arrays reads it: widened (exactly) to double.
 void qdot_histogram_host(const double* x, const double* y, std::size_t n, std::int64_t* out,
                          HostIsa isa = best_host_isa());
+void qdot_histogram_host(const float* x, const float* y, std::size_t n, std::int64_t* out,
+                         HostIsa isa = best_host_isa());
 QdotAccum qdot_accumulate_host(const double* x, const double* y, std::size_t n, const QdotPlan& plan,
+                               HostIsa isa = best_host_isa());
+QdotAccum qdot_accumulate_host(const float* x, const float* y, std::size_t n, const QdotPlan& plan,
                                HostIsa isa = best_host_isa());
 
 }  // namespace ebla::detail

@@ -12,8 +12,10 @@
 // qdot: one MPI_Allreduce per dot product, as a plain distributed dot. Every rank computes
 //   each of its products at EVERY computed level of the ladder and accumulates it, per
 //   exponent bin and level, into a window of the qdot_window bins from its largest bin down;
-//   the bins below the window go to one "underflow" accumulator at the input precision. A user
-//   operation (non-commutative: rank order) merges the ranks' windows at the larger top bin.
+//   the bins below the window go to one "underflow" accumulator at the input precision (per
+//   fixed chunk of the block, on every host thread, the chunks' windows merged in chunk
+//   order). A user operation (non-commutative: rank order) merges the ranks' windows at the
+//   larger top bin.
 //   After the collective every rank selects the plan with the serial selection from the
 //   merged counts and adds up, per bin, the accumulator of the level the plan chose, plus
 //   the underflow at the input precision. If no bin lies qdot_window or more below the
@@ -35,6 +37,8 @@
 //                 128-byte state, a non-commutative user operation): the compensated
 //                 sums s + c are merged by TwoSum (exact), the compensation terms, the
 //                 sums |q_i| and the bound terms are added.
+// The local parts of both run on every thread of Kokkos::DefaultHostExecutionSpace, and
+// the result is the same bits for any number of threads (fixed chunks, merged in order).
 // Either way the result has the meaning of ebla::qdot's for the GLOBAL dot product:
 //   |r.value - x^T y| <= r.bound, with the bound of the serial qdot for the global length:
 // the combination is more joins of accumulators, as the serial kernel does between its
