@@ -23,8 +23,8 @@ namespace ebla::cli {
 
 namespace {
 
-// "4.6.01" from 40601: Kokkos's own spelling of its versions.
-std::string version_text(int v) { return strf("%d.%d.%02d", v / 10000, v / 100 % 100, v % 100); }
+// "4.6.1" from 40601 (as Kokkos's CMake package spells it).
+std::string version_text(int v) { return strf("%d.%d.%d", v / 10000, v / 100 % 100, v % 100); }
 
 std::string kokkos_backends() {
   std::string s;
