@@ -13,10 +13,56 @@
 #     again only in a variable.
 # This file is installed with ebla and included by eblaConfig.cmake, so projects that
 # find_package(ebla) get the same repair.
+#
+# Included by eblaConfig.cmake, it finds the Kokkos and Kokkos Kernels that ebla was built
+# with: eblaConfig.cmake sets EBLA_BUILT_<Kokkos|KokkosKernels>_VERSION and _DIR (the
+# version, empty if the package records none, and the directory of its config file), and
+# the search looks in that directory before the usual places and accepts only that version.
+# Another version stops with an error naming both.
 
 include_guard(GLOBAL)
 
-find_package(Kokkos REQUIRED)
+# find_package(<package>) in a build, or the package ebla was built with in an installed ebla.
+macro(_ebla_find_kokkos_package package)
+  if(NOT DEFINED EBLA_BUILT_${package}_DIR)
+    find_package(${package} REQUIRED)
+  else()
+    set(_ebla_want "${EBLA_BUILT_${package}_VERSION}")
+    set(_ebla_where "${EBLA_BUILT_${package}_DIR}")
+    if(${package}_FOUND AND _ebla_want AND NOT "${${package}_VERSION}" VERSION_EQUAL _ebla_want)
+      # found before ebla was looked for (by the project, or another package's config)
+      message(FATAL_ERROR "ebla was built with ${package} ${_ebla_want} (${_ebla_where}), but this "
+                          "project already uses ${package} ${${package}_VERSION} (${${package}_DIR}). "
+                          "Build ebla with the same ${package}, or point ${package}_DIR at ${_ebla_where}.")
+    endif()
+    if(_ebla_want)
+      find_package(${package} ${_ebla_want} EXACT CONFIG QUIET HINTS "${_ebla_where}")
+    else()  # Debian's Kokkos Kernels records no version: the directory alone says which
+      find_package(${package} CONFIG QUIET HINTS "${_ebla_where}")
+    endif()
+    if(NOT ${package}_FOUND)
+      set(_ebla_seen "")
+      foreach(_ebla_config _ebla_version IN ZIP_LISTS ${package}_CONSIDERED_CONFIGS
+                                                     ${package}_CONSIDERED_VERSIONS)
+        if(_ebla_config)
+          get_filename_component(_ebla_config "${_ebla_config}" REALPATH)
+          list(APPEND _ebla_seen "${package} ${_ebla_version} (${_ebla_config})")
+        endif()
+      endforeach()
+      list(REMOVE_DUPLICATES _ebla_seen)
+      if(_ebla_seen)
+        list(JOIN _ebla_seen ", " _ebla_seen)
+      else()
+        set(_ebla_seen "no ${package} at all")
+      endif()
+      message(FATAL_ERROR "ebla was built with ${package} ${_ebla_want} (${_ebla_where}), but found "
+                          "${_ebla_seen}. Install ebla's ${package} there again, or set "
+                          "${package}_DIR (or CMAKE_PREFIX_PATH) to its location.")
+    endif()
+  endif()
+endmacro()
+
+_ebla_find_kokkos_package(Kokkos)
 
 # Repair 1: drop include directories that do not exist, add Kokkos_INCLUDE_DIRS.
 if(TARGET Kokkos::kokkos)
@@ -52,7 +98,7 @@ else()
   message(FATAL_ERROR "ebla: find_package(Kokkos) succeeded but defined no Kokkos::kokkos target")
 endif()
 
-find_package(KokkosKernels REQUIRED)
+_ebla_find_kokkos_package(KokkosKernels)
 
 # Repair 2: create Kokkos::kokkoskernels from the plain Trilinos target.
 if(NOT TARGET Kokkos::kokkoskernels)

@@ -396,7 +396,7 @@ int run_sweep(const Problem& p, const CgConfig& c, Hdf5Writer* out) {
 
 // ---- the command --------------------------------------------------------------------
 
-// Everything that holds Kokkos views lives in here, inside the ScopeGuard of run_cg.
+// Everything that holds Kokkos views lives in here, inside the KokkosSession of run_cg.
 int execute(const CgConfig& c) {
   // Created (and so checked) before the work, committed after it: a bad path fails at
   // once, and a failure half-way leaves no file.
@@ -417,7 +417,7 @@ int execute(const CgConfig& c) {
 int run_cg(const CgCli& cli) {
   const CgConfig c = make_config(cli);  // every option checked before any work
   start_processes();  // joins MPI under mpirun
-  Kokkos::ScopeGuard kokkos;
+  KokkosSession kokkos;
   return execute(c);
 }
 

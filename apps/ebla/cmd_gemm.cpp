@@ -972,7 +972,7 @@ int run_tensor_core(const Config& c, Hdf5Writer* out) {
 
 int run_gemm(const GemmCliOptions& options) {
   const Config c = make_config(options);  // every option checked before any work
-  Kokkos::ScopeGuard kokkos;
+  KokkosSession kokkos;
   // created (and so checked) before the work, committed after it: no file on failure
   std::unique_ptr<Hdf5Writer> out;
   if (!c.output.empty())

@@ -311,7 +311,7 @@ void write_operation(const Hdf5Group& root, const Config& c, const Operation& op
 
 int run_mac(const MacCliOptions& options) {
   const Config c = make_config(options);  // every option checked before any work
-  Kokkos::ScopeGuard kokkos;
+  KokkosSession kokkos;
   // created (and so checked) before the work, committed after it: no file on failure
   std::unique_ptr<Hdf5Writer> out;
   if (!c.output.empty())

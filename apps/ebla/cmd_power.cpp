@@ -355,7 +355,7 @@ int run_sweep(const Problem& p, const PowerConfig& c, Hdf5Writer* out) {
 
 // ---- the command --------------------------------------------------------------------
 
-// Everything that holds Kokkos views lives in here, inside the ScopeGuard of run_power.
+// Everything that holds Kokkos views lives in here, inside the KokkosSession of run_power.
 int execute(const PowerConfig& c) {
   std::unique_ptr<Hdf5Writer> out;  // checked before the work, committed after it
   if (!c.out.output.empty() && processes().rank == 0) out = std::make_unique<Hdf5Writer>(c.out.output);  // rank 0 writes
@@ -372,7 +372,7 @@ int execute(const PowerConfig& c) {
 int run_power(const PowerCli& cli) {
   const PowerConfig c = make_config(cli);  // every option checked before any work
   start_processes();  // joins MPI under mpirun
-  Kokkos::ScopeGuard kokkos;
+  KokkosSession kokkos;
   return execute(c);
 }
 

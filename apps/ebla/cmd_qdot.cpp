@@ -940,7 +940,7 @@ int run_single(const Config& c, const Hdf5Writer* out) {
 
 int run_qdot(const QdotCliOptions& o) {
   Config c = make_config(o);  // every option checked before any work
-  Kokkos::ScopeGuard kokkos;
+  KokkosSession kokkos;
   resolve_ladder(c);
   // Created (and so checked) before the work, committed after it: a bad path fails at
   // once, and a failure half-way leaves no file.

@@ -224,7 +224,7 @@ constexpr std::size_t max_rows = 32;
 
 int run_weakform(const WeakformCliOptions& options) {
   const Config c = make_config(options);  // every option checked before any work
-  Kokkos::ScopeGuard kokkos;
+  KokkosSession kokkos;
   long violations = 0, paper_exceeded = 0;
   {
     const Data d = draw(c);

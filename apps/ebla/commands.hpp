@@ -23,6 +23,7 @@ Command add_mac(CLI::App& app);
 Command add_gemm(CLI::App& app);
 Command add_probe(CLI::App& app);
 Command add_weakform(CLI::App& app);
+Command add_info(CLI::App& app);
 
 /// Exit code for bad input (unknown names, malformed numbers, invalid options).
 constexpr int exit_bad_input = 2;
@@ -43,6 +44,25 @@ auto under_option(const std::string& option, F&& f) -> decltype(f()) {
     throw_invalid(option, e.what());
   }
 }
+
+/// The thread count of Kokkos's host execution space asked for with --kokkos-num-threads
+/// (0: Kokkos's own choice: KOKKOS_NUM_THREADS, OMP_NUM_THREADS, or every core). main()
+/// sets it before a command runs.
+void set_kokkos_threads(int threads);
+
+/// Kokkos for the length of a command: initialised with that thread count (unless Kokkos
+/// is already running), finalised at the end of the scope. Serial host spaces always run
+/// one thread.
+class KokkosSession {
+ public:
+  KokkosSession();
+  ~KokkosSession();
+  KokkosSession(const KokkosSession&) = delete;
+  KokkosSession& operator=(const KokkosSession&) = delete;
+
+ private:
+  bool owner_ = false;
+};
 
 /// The command line of this process, arguments quoted where needed (for result files);
 /// recorded by main().

@@ -93,6 +93,24 @@ int main(int argc, char** argv) {
               "or the experiments of seed 001 (Figs. 5.1, 5.2) and seed 000 (Fig. 6)", ebla::cli::add_gemm);
   add("probe", "The tests of seed 003 on a matrix-multiply unit: a preset, or this CPU's VDPBF16PS (avx512_bf16_hw)", ebla::cli::add_probe);
   add("weakform", "The weak-form kernel A += B C layer by layer with its layer-wise error bounds (seed 004)", ebla::cli::add_weakform);
+  add("info", "This build and this machine: versions, Kokkos backends and threads, the instruction set of "
+              "each host kernel, the GEMM engines", ebla::cli::add_info);
+  // the commands that run Kokkos take its host thread count (Kokkos's own spelling of the option)
+  int kokkos_threads = 0;
+  for (const char* name : {"qdot", "cg", "power", "mac", "gemm", "weakform", "info"})
+    app.get_subcommand(name)
+        ->add_option("--kokkos-num-threads", kokkos_threads,
+                     "Threads of Kokkos's host execution space (OpenMP or Threads backends; a Serial one runs "
+                     "one). Default: KOKKOS_NUM_THREADS, OMP_NUM_THREADS, else every core")
+        ->check(
+            [](const std::string& text) {
+              char* end = nullptr;
+              const long n = std::strtol(text.c_str(), &end, 10);
+              return !text.empty() && *end == '\0' && n >= 1 && n <= 1024
+                         ? std::string()
+                         : "'" + text + "' is not a thread count in 1..1024";
+            },
+            "INT in 1..1024");
 
   try {
     app.parse(argc, argv);
@@ -107,6 +125,7 @@ int main(int argc, char** argv) {
     spdlog::error("run 'ebla --help' for the commands, 'ebla COMMAND --help' for their options");
     return ebla::cli::exit_bad_input;
   }
+  ebla::cli::set_kokkos_threads(kokkos_threads);
   try {
     for (const auto& [sub, run] : commands)
       if (sub->parsed()) return run();

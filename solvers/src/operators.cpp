@@ -30,12 +30,14 @@ struct SquaredResiduals {
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t k, DoubleDouble& acc) const { item(k, acc); }
   KOKKOS_INLINE_FUNCTION void init(DoubleDouble& v) const { v = DoubleDouble{}; }
   KOKKOS_INLINE_FUNCTION void join(DoubleDouble& d, const DoubleDouble& s) const { d.join(s); }
+#if KOKKOS_VERSION < 40000  // Kokkos 3 joins volatile partial sums; Kokkos 4 deprecates this form
   KOKKOS_INLINE_FUNCTION void join(volatile DoubleDouble& d, const volatile DoubleDouble& s) const {
     DoubleDouble t{d.hi, d.lo};
     t.join(DoubleDouble{s.hi, s.lo});
     d.hi = t.hi;
     d.lo = t.lo;
   }
+#endif
 };
 
 // sum of r_i^2 from `items` work items (see SquaredResiduals).
