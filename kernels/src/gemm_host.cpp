@@ -182,6 +182,10 @@ const GemmEngines& gemm_engines() {
   return engines;
 }
 
+void set_blas_threads(int threads) { openblas_set_num_threads(threads); }
+
+int blas_threads() { return openblas_get_num_threads(); }
+
 void dgemm(std::int64_t m, std::int64_t n, std::int64_t k, const double* A, const double* B, double* C) {
   blas_gemm("ebla::host::dgemm", cblas_dgemm, m, n, k, A, B, C);
 }

@@ -70,6 +70,11 @@ struct GemmEngines {
 };
 const GemmEngines& gemm_engines();
 
+/// The threads of OpenBLAS (dgemm, sgemm): openblas_set_num_threads / openblas_get_num_threads.
+/// oneDNN's OpenMP build takes the calling thread's OpenMP setting (omp_set_num_threads).
+void set_blas_threads(int threads);
+int blas_threads();
+
 /// Row-major, no transposes, contiguous: C (m x n) = A (m x k) B (k x n). k may be 0 (C = 0).
 /// m, n, k >= 0; pointers may be null when the corresponding size product is 0. A negative
 /// size, a null pointer to data that exists, or (BLAS: 32-bit sizes) a size above INT_MAX
