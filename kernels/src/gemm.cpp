@@ -325,7 +325,6 @@ AccumulationModel accumulation_model(const GemmConfig& config, std::int64_t k) {
 }
 
 namespace {
-
 // ---- the host passes: chunks of rows on every thread ----------------------------------------
 //
 // Every O(m k + k n + m n) pass runs on the threads of the default host execution space
@@ -407,70 +406,69 @@ EBLA_INLINE void max_abs_into_body(const double* x, double* max, std::int64_t n)
   }
 }
 
-/// r = x s (one scale, or one per element), slack = 0.
-EBLA_INLINE void scale_line_body(const double* x, const double* scale, double one_scale,
-                                 double* r, double* slack, std::int64_t n) {
-  if (scale != nullptr) {
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) {
-      r[j] = x[j] * scale[j];
-      slack[j] = 0;
+/// The constants of the split (4.5)-(4.6) of one matrix into p words.
+struct SplitConstants {
+  int p = 1;
+  bool identity = false;  ///< binary64 words of an unscaled matrix: X^(0) = X, the rest 0, rho = 0
+  RoundingConstants rc{};
+  double up[3] = {}, down[3] = {};  ///< u^-w and u^w
+  double margin[3] = {};            ///< the underflow margin of |rho| after w + 1 words
+  // nearest_word: the format's exponents (see there), when `fast`
+  bool fast = false;
+  std::int64_t t = 0, e_low = 0, e_high = 0;
+};
+
+/// round_to<nearest_even>(y) into the input format by one binary64 addition and subtraction,
+/// for formats with t <= 52 and emax + 54 - t <= 1023 (those of the engines and the narrow
+/// ones; not the unbounded-range variants). Let q be the format's quantum at |y|:
+/// 2^(max(e_y, emin) - t + 1) with subnormals; 2^emin below fmin without (e_low is emin, or
+/// emin + t - 1 without subnormals, and the exponent of q is e_q - t + 1 with e_q = e_low below
+/// fmin, else min(e_y, emax + 1)). With s = 2^52 q, |y| < s (t <= 52), so |y| + s lies in
+/// [s, 2s), where binary64's spacing is q: its rounding to nearest is s plus |y| rounded to a
+/// multiple of q, ties to an even multiple (s is one), and subtracting s is exact (Sterbenz).
+/// Above 2^(emax + 2) the exponent is held at emax + 1 (s stays finite) and the result still
+/// exceeds fmax. Overflow, infinities and NaN then as round_to does; the sign is y's.
+EBLA_INLINE double nearest_word(double y, const SplitConstants& k) {
+  using namespace binary64;
+  const std::uint64_t bits = bit_cast<std::uint64_t>(y);
+  const std::uint64_t a = bits & abs_mask;
+  const std::int64_t field = static_cast<std::int64_t>(a >> fraction_bits);
+  const std::int64_t e = field - bias;
+  const std::int64_t e_q = a < k.rc.fmin ? k.e_low : (e < k.e_high ? e : k.e_high);
+  const double s = bit_cast<double>(static_cast<std::uint64_t>(e_q - k.t + 1 + fraction_bits + bias) << fraction_bits);
+  std::uint64_t r = bit_cast<std::uint64_t>((bit_cast<double>(a) + s) - s);
+  r = r > k.rc.fmax ? k.rc.overflow_bits : r;
+  r = field == 0x7ff ? (a == exponent_mask ? k.rc.infinity_bits : a) : r;
+  return bit_cast<double>((bits & sign_mask) | r);
+}
+
+/// The P words of (4.5)-(4.6) of n entries in one pass: r = x s (s = scale_j if PerEntry, else
+/// one_scale); per word w, y = r u^-w, word_w = fl(y), r = (y - word_w) u^w (exact but after a
+/// saturated word: 2^-52 |r| per word covers that), and after the last one |rho| = |r| plus
+/// those slacks and the underflow margin. Returns sum_j |rho_j| weight_j.
+template <int P, bool PerEntry, bool Fast>
+EBLA_INLINE double words_body(const SplitConstants& k, const double* x, const double* scale, double one_scale,
+                              double* w0, double* w1, double* w2, double* rho, const double* weight,
+                              std::int64_t n) {
+  const SplitConstants kc = k;
+  const RoundingConstants c = k.rc;
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (std::int64_t j = 0; j < n; ++j) {
+    double r = x[j] * (PerEntry ? scale[j] : one_scale);
+    double slack = 0;
+    for (int w = 0; w < P; ++w) {
+      const double y = w == 0 ? r : r * kc.up[w];  // r / u^w (u^0 = 1)
+      const double v = Fast ? nearest_word(y, kc) : round_to<Rounding::nearest_even>(y, c);  // (4.5)
+      (w == 0 ? w0 : w == 1 ? w1 : w2)[j] = v;
+      r = (y - v) * kc.down[w];  // exact (docs/gemm.md) but after a saturated word
+      slack += 2 * binary64_u * std::fabs(r);
     }
-  } else {
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) {
-      r[j] = x[j] * one_scale;
-      slack[j] = 0;
-    }
+    const double rh = std::fabs(r) + slack * (1 + 4 * binary64_u) + kc.margin[P - 1];
+    rho[j] = rh;
+    sum += rh * weight[j];
   }
-}
-
-/// One word of (4.5) for a line: word = fl(r u^-w), r = (r u^-w - word) u^w, and |rho|.
-EBLA_INLINE void word_line_body(double* r, double* slack, double up, double down,
-                                const RoundingConstants& rc, double* word, double* rho,
-                                double margin, std::int64_t n) {
-  const RoundingConstants c = rc;
-#pragma omp simd
-  for (std::int64_t j = 0; j < n; ++j) {
-    const double y = r[j] * up;                                // r / u^w
-    const double v = round_to<Rounding::nearest_even>(y, c);  // (4.5)
-    word[j] = v;
-    const double rest = (y - v) * down;  // y - v is exact (docs/gemm.md) but after a
-    r[j] = rest;                         // saturated word; an ulp covers that case
-    slack[j] += 2 * binary64_u * std::fabs(rest);
-    rho[j] = std::fabs(rest) + slack[j] * (1 + 4 * binary64_u) + margin;
-  }
-}
-
-/// one += |v|, max = max(max, |v|), elementwise (the norms of B's columns).
-EBLA_INLINE void add_abs_body(const double* v, double* one, double* max, std::int64_t n) {
-#pragma omp simd
-  for (std::int64_t j = 0; j < n; ++j) {
-    const double a = std::fabs(v[j]);
-    one[j] += a;
-    max[j] = a > max[j] ? a : max[j];
-  }
-}
-
-/// sum and max of |v| (the norms of A's rows).
-EBLA_INLINE void sum_max_abs_body(const double* v, std::int64_t n, double& sum, double& max) {
-  double s = 0, m = 0;
-#pragma omp simd reduction(+ : s) reduction(max : m)
-  for (std::int64_t j = 0; j < n; ++j) {
-    const double a = std::fabs(v[j]);
-    s += a;
-    m = a > m ? a : m;
-  }
-  sum = s;
-  max = m;
-}
-
-/// sum_j |v_j| c_j (c >= 0).
-EBLA_INLINE double abs_dot_body(const double* v, const double* c, std::int64_t n) {
-  double s = 0;
-#pragma omp simd reduction(+ : s)
-  for (std::int64_t j = 0; j < n; ++j) s += std::fabs(v[j]) * c[j];
-  return s;
+  return sum;
 }
 
 /// to = from as binary32 (exact for the words of formats inside binary32).
@@ -486,14 +484,41 @@ EBLA_INLINE void to_bfloat16_body(const double* from, std::uint16_t* to, std::in
     to[j] = static_cast<std::uint16_t>(bit_cast<std::uint32_t>(static_cast<float>(from[j])) >> 16);
 }
 
-/// The constants of the split (4.5)-(4.6) of one matrix into p words.
-struct SplitConstants {
-  int p = 1;
-  bool identity = false;  ///< binary64 words of an unscaled matrix: X^(0) = X, the rest 0, rho = 0
-  RoundingConstants rc{};
-  double up[3] = {}, down[3] = {};  ///< u^-w and u^w
-  double margin[3] = {};            ///< the underflow margin of |rho| after w + 1 words
-};
+// The sums below are loops of their own (not fused with the stores of the words): a loop's
+// sums come out the same whatever else is kept, so gemm_normwise_bound equals gemm's bound.
+
+/// One word of a row of A: sum_j |v_j| wR_j (if WithR) and sum_j |v_j| wW_j (the bound's R and
+/// W), sum_j |v_j| and max_j |v_j| (the row's norms), added into sums[0..3].
+template <bool WithR>
+EBLA_INLINE void row_word_body(const double* v, const double* wR, const double* wW, std::int64_t n, double* sums) {
+  double dr = 0, dw = 0, one = 0, max = 0;
+#pragma omp simd reduction(+ : dr, dw, one) reduction(max : max)
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double a = std::fabs(v[j]);
+    if (WithR) dr += a * wR[j];
+    dw += a * wW[j];
+    one += a;
+    max = a > max ? a : max;
+  }
+  sums[0] += dr;
+  sums[1] += dw;
+  sums[2] += one;
+  sums[3] = sums[3] > max ? sums[3] : max;
+}
+
+/// One word of a row of B: sum_j |v_j| weight_j (returned), |v_j| added to one_j and max_j
+/// raised to it (B's column norms).
+EBLA_INLINE double column_word_body(const double* v, const double* weight, double* one, double* max, std::int64_t n) {
+  double d = 0;
+#pragma omp simd reduction(+ : d)
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double a = std::fabs(v[j]);
+    d += a * weight[j];
+    one[j] += a;
+    max[j] = a > max[j] ? a : max[j];
+  }
+  return d;
+}
 
 /// One line of a split (a row of A or of B) and what the pass over it writes (null: not wanted).
 struct LineJob {
@@ -504,10 +529,10 @@ struct LineJob {
   double* rho = nullptr;                 ///< |rho|
   float* f32[3] = {};                    ///< the words as binary32
   std::uint16_t* bf16[3] = {};           ///< the words as bfloat16
-  const double* rho_weight = nullptr;    ///< LineSums::rho = sum_j |rho_j| rho_weight_j
+  const double* rho_weight = nullptr;    ///< LineSums::rho = sum_j |rho_j| rho_weight_j (not identity)
   const double* weight[2][3] = {};       ///< LineSums::weighted[s][w] = sum_j |X^(w)_j| weight[s][w]_j
-  double* col_one[3] = {};  ///< |X^(w)_j| added to col_one[w]_j, max into col_max_j (B's columns);
-  double* col_max = nullptr;  ///< null: summed over the line into LineSums::one and max (A's rows)
+  double* col_one[3] = {};  ///< B: |X^(w)_j| added to col_one[w]_j, max into col_max_j (weight[1]
+  double* col_max = nullptr;  ///< unused); null: A, summed over the line into LineSums::one and max
 };
 
 /// The sums of one line's pass.
@@ -520,43 +545,59 @@ struct LineSums {
 
 constexpr std::int64_t segment = 256;  // entries of a line split at a time: its buffers stay in L1
 
+template <int P, bool PerEntry>
+EBLA_INLINE double words_of(const SplitConstants& k, const LineJob& job, std::int64_t s, double* const* w,
+                            double* rho, std::int64_t len) {
+  const double* scale = PerEntry ? job.col_scale + s : nullptr;
+  return k.fast ? words_body<P, PerEntry, true>(k, job.x + s, scale, job.scale, w[0], w[1], w[2], rho, job.rho_weight + s, len)
+                : words_body<P, PerEntry, false>(k, job.x + s, scale, job.scale, w[0], w[1], w[2], rho, job.rho_weight + s, len);
+}
+
+/// The sums of word w of a segment, and its copy for the engine.
+EBLA_INLINE void use_word(const LineJob& job, int w, const double* v, std::int64_t s, std::int64_t len, LineSums& out) {
+  if (job.f32[w]) to_binary32_body(v, job.f32[w] + s, len);
+  if (job.bf16[w]) to_bfloat16_body(v, job.bf16[w] + s, len);
+  if (job.col_one[w]) {
+    out.weighted[0][w] += column_word_body(v, job.weight[0][w] + s, job.col_one[w] + s, job.col_max + s, len);
+    return;
+  }
+  double sums[4] = {0, 0, 0, out.max};
+  if (job.weight[0][w])
+    row_word_body<true>(v, job.weight[0][w] + s, job.weight[1][w] + s, len, sums);
+  else
+    row_word_body<false>(v, nullptr, job.weight[1][w] + s, len, sums);
+  out.weighted[0][w] += sums[0];
+  out.weighted[1][w] += sums[1];
+  out.one[w] += sums[2];
+  out.max = sums[3];
+}
+
 /// The words of one line (4.5)-(4.6), and in the same pass everything made of them: their
 /// binary64, binary32 or bfloat16 copies, the line's norms and the weighted sums of the
 /// normwise bound. Segment by segment, so that each word is read back from L1.
 EBLA_INLINE LineSums split_line_body(const SplitConstants& k, const LineJob& job, std::int64_t n) {
   LineSums out;
-  alignas(64) double r[segment], slack[segment], words[3][segment], rho[segment];
+  alignas(64) double words[3][segment], rho[segment];
   const int p = k.identity ? 1 : k.p;  // identity: the other words and rho are 0
   for (std::int64_t s = 0; s < n; s += segment) {
     const std::int64_t len = std::min(segment, n - s);
-    const double* at[3] = {job.x + s, nullptr, nullptr};
-    if (!k.identity) {
-      scale_line_body(job.x + s, job.col_scale ? job.col_scale + s : nullptr, job.scale, r, slack, len);
-      double* rh = job.rho ? job.rho + s : rho;
-      for (int w = 0; w < p; ++w) {
-        double* word = job.word[w] ? job.word[w] + s : words[w];
-        word_line_body(r, slack, k.up[w], k.down[w], k.rc, word, rh, k.margin[w], len);
-        at[w] = word;
-      }
-      if (job.rho_weight) out.rho += abs_dot_body(rh, job.rho_weight + s, len);
+    double* at[3] = {};
+    for (int w = 0; w < p; ++w) at[w] = job.word[w] ? job.word[w] + s : words[w];
+    double* rh = job.rho ? job.rho + s : rho;
+    if (k.identity) {
+      at[0] = const_cast<double*>(job.x + s);
+    } else if (job.col_scale) {
+      out.rho += p == 1 ? words_of<1, true>(k, job, s, at, rh, len)
+                 : p == 2 ? words_of<2, true>(k, job, s, at, rh, len) : words_of<3, true>(k, job, s, at, rh, len);
+    } else {
+      out.rho += p == 1 ? words_of<1, false>(k, job, s, at, rh, len)
+                 : p == 2 ? words_of<2, false>(k, job, s, at, rh, len) : words_of<3, false>(k, job, s, at, rh, len);
     }
-    for (int w = 0; w < p; ++w) {
-      if (job.f32[w]) to_binary32_body(at[w], job.f32[w] + s, len);
-      if (job.bf16[w]) to_bfloat16_body(at[w], job.bf16[w] + s, len);
-      for (int side = 0; side < 2; ++side)
-        if (job.weight[side][w]) out.weighted[side][w] += abs_dot_body(at[w], job.weight[side][w] + s, len);
-      if (job.col_one[w]) {
-        add_abs_body(at[w], job.col_one[w] + s, job.col_max + s, len);
-      } else {
-        double sum, max;
-        sum_max_abs_body(at[w], len, sum, max);
-        out.one[w] += sum;
-        out.max = std::max(out.max, max);
-      }
-    }
+    for (int w = 0; w < p; ++w) use_word(job, w, at[w], s, len, out);
   }
   return out;
 }
+
 
 /// The last pass of the assembly (4.7) over a row: S = (First ? +0 : S) + P scale, then times
 /// f c_j if Unscale (f c_j = 2^-(e_i + e_j), a normal number: exact unless the result is
@@ -748,6 +789,11 @@ SplitConstants split_constants(const GemmConfig& s) {
     // 2^-1074 each)
     k.margin[w] = (w + 3) * tiny;
   }
+  const Format& f = s.input;
+  k.fast = f.t <= 52 && f.emax + 54 - f.t <= 1023;
+  k.t = f.t;
+  k.e_low = f.subnormals ? f.emin : f.emin + f.t - 1;
+  k.e_high = f.emax + 1;
   return k;
 }
 
