@@ -1200,7 +1200,7 @@ HostMatrix product(const Prepared& P, bool& finite) {
   finite = true;
   if (S.size() == 0) return S;
   if (s.engine == GemmEngine::dgemm) {  // A and B themselves, straight into C
-    host::dgemm(m, n, k, P.a.w[0].data(), P.b.w[0].data(), S.data());
+    host::dgemm_by_rows(m, n, k, P.a.w[0].data(), P.b.w[0].data(), S.data());
     finite = all_finite(S);
     return S;
   }
@@ -1220,7 +1220,7 @@ HostMatrix product(const Prepared& P, bool& finite) {
       }
       const FloatVector Pvw = uninitialised_vector<float>("P", static_cast<std::size_t>(m * n));
       if (s.engine == GemmEngine::sgemm)
-        host::sgemm(m, n, k, P.a.f32[V].data(), P.b.f32[W].data(), Pvw.data());
+        host::sgemm_by_rows(m, n, k, P.a.f32[V].data(), P.b.f32[W].data(), Pvw.data());
       else
         host::bf16_gemm(m, n, k, P.a.bf16[V].data(), P.b.bf16[W].data(), Pvw.data());
       finite = add_product(P, Pvw.data(), scale, first, last, S);
@@ -1300,7 +1300,7 @@ HostMatrix abs_product(const std::vector<AbsBlock>& blocks, std::int64_t m, std:
   });
   for_each_row(K, n, [&](std::int64_t l) { blocks[static_cast<std::size_t>(l / k)].right(l % k, row_of(R, l)); });
   HostMatrix out = uninitialised("abs_product", m, n);
-  host::dgemm(m, n, K, L.data(), R.data(), out.data());
+  host::dgemm_by_rows(m, n, K, L.data(), R.data(), out.data());
   for_each_row(m, n, [&](std::int64_t i) {
     double* o = row_of(out, i);
     for (std::int64_t j = 0; j < n; ++j) o[j] = inflate(o[j], static_cast<double>(K));
@@ -1521,10 +1521,10 @@ const GemmCostModel& GemmCostModel::measured() {
           host::bf16_gemm(s, s, s, ha.data(), ha.data(), fc.data());
         }) / flops);
       c.sgemm = std::min(c.sgemm, best_seconds(3, [&] {
-        host::sgemm(s, s, s, fa.data(), fa.data(), fc.data());
+        host::sgemm_by_rows(s, s, s, fa.data(), fa.data(), fc.data());
       }) / flops);
       c.dgemm = std::min(c.dgemm, best_seconds(3, [&] {
-        host::dgemm(s, s, s, a.data(), a.data(), cd.data());
+        host::dgemm_by_rows(s, s, s, a.data(), a.data(), cd.data());
       }) / flops);
     }
     const std::int64_t e = 32;
