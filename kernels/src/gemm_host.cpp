@@ -115,10 +115,11 @@ void blas_gemm_by_rows(const char* function, Gemm gemm, std::int64_t m, std::int
     OneThread() { openblas_set_num_threads(1); }
     ~OneThread() { openblas_set_num_threads(before); }
   } one;
-  const std::size_t blocks = ebla::detail::chunk_count(static_cast<std::size_t>(m), static_cast<std::size_t>(by_rows_block));
+  const std::int64_t block = by_rows_block(m);
+  const std::size_t blocks = ebla::detail::chunk_count(static_cast<std::size_t>(m), static_cast<std::size_t>(block));
   ebla::detail::for_each_chunk(blocks, [&](std::size_t b) {
-    const std::int64_t first = static_cast<std::int64_t>(b) * by_rows_block;
-    const std::int64_t rows = std::min(by_rows_block, m - first);
+    const std::int64_t first = static_cast<std::int64_t>(b) * block;
+    const std::int64_t rows = std::min(block, m - first);
     gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k),
          T(1), A + first * k, static_cast<int>(k), B, static_cast<int>(n), T(0), C + first * n, static_cast<int>(n));
   });
@@ -214,6 +215,11 @@ void dgemm(std::int64_t m, std::int64_t n, std::int64_t k, const double* A, cons
 
 void sgemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* A, const float* B, float* C) {
   blas_gemm("ebla::host::sgemm", cblas_sgemm, m, n, k, A, B, C);
+}
+
+std::int64_t by_rows_block(std::int64_t m) {
+  const std::int64_t quarter = (m + 3) / 4;
+  return std::max<std::int64_t>(256, (quarter + 63) / 64 * 64);
 }
 
 void dgemm_by_rows(std::int64_t m, std::int64_t n, std::int64_t k, const double* A, const double* B, double* C) {

@@ -83,10 +83,11 @@ int blas_threads();
 void dgemm(std::int64_t m, std::int64_t n, std::int64_t k, const double* A, const double* B, double* C);   // BLAS dgemm (the baseline)
 void sgemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* A, const float* B, float* C);      // BLAS sgemm
 /// dgemm and sgemm whose every entry is the same bits on any number of threads (OpenBLAS's own
-/// threads change how an entry is summed): C's rows in blocks of `by_rows_block`, each block's
-/// product by the BLAS on one thread, the blocks on the threads of Kokkos' default host
-/// execution space (OpenBLAS is set to one thread meanwhile, then back). ebla::gemm uses these.
-constexpr std::int64_t by_rows_block = 256;
+/// threads change how an entry is summed): C's rows in blocks of by_rows_block(m) (a quarter
+/// of them, at least 256, rounded up to 64: each block repacks B), each block's product by the
+/// BLAS on one thread, the blocks on the threads of Kokkos' default host execution space
+/// (OpenBLAS is set to one thread meanwhile, then back). ebla::gemm uses these.
+std::int64_t by_rows_block(std::int64_t m);
 void dgemm_by_rows(std::int64_t m, std::int64_t n, std::int64_t k, const double* A, const double* B, double* C);
 void sgemm_by_rows(std::int64_t m, std::int64_t n, std::int64_t k, const float* A, const float* B, float* C);
 /// A, B: bfloat16 bit patterns (the high 16 bits of the binary32 value); C binary32. Through oneDNN's matmul primitive
