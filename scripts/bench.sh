@@ -22,6 +22,12 @@ if [ "$bench" = bench_mpi ]; then
     echo "== $bench on $np rank(s)"
     mpiexec -n "$np" --oversubscribe --bind-to core "$build/apps/$bench" "$@"
   done
+elif [ "$bench" = bench_gemm ]; then
+  # ebla's passes, OpenBLAS and oneDNN on 1, then 2 threads (EBLA_GEMM_THREADS="1 2" to choose)
+  for threads in ${EBLA_GEMM_THREADS:-1 2}; do
+    echo "== $bench on $threads thread(s)"
+    OMP_NUM_THREADS=$threads "$build/apps/$bench" "$@"
+  done
 else
   "$build/apps/$bench" "$@"
 fi

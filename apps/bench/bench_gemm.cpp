@@ -14,15 +14,22 @@
 // gemm_select picks for a certified relative normwise bound of 1e-6 (chosen before timing;
 // the choice is printed). The emulated_* rows time the bit-exact emulation of two units.
 //
+// Threads: as many as Kokkos' default host execution space runs (OMP_NUM_THREADS, or
+// --kokkos-num-threads=N with Kokkos 4), for ebla's own passes and, set here to the same
+// number, for OpenBLAS (openblas_set_num_threads) and oneDNN (its OpenMP build follows
+// omp_set_num_threads); the summary states the count. scripts/bench.sh runs 1, then 2.
+//
 // Run with OPENBLAS_THREAD_TIMEOUT=4 OMP_WAIT_POLICY=passive (scripts/bench.sh does): OpenBLAS's
 // and oneDNN's idle threads otherwise spin for a while after each call and take a core from the
 // other library, which slows runs that alternate between them.
+#include <ebla/core/parallel.hpp>
 #include <ebla/kernels/gemm.hpp>
 #include <ebla/kernels/gemm_host.hpp>
 #include <ebla/kernels/matrix_unit.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
+#include <omp.h>
 
 #include "bench_common.hpp"
 
@@ -205,6 +212,9 @@ const char* const sizes[] = {"512", "1024", "2048"};
 void print_summary(const MedianReporter& reporter) {
   const auto& e = ebla::host::gemm_engines();
   std::printf("\n%s; oneDNN ISA %s\n", e.blas.c_str(), e.onednn_isa.c_str());
+  std::printf("threads: %d (Kokkos %s %d, OpenBLAS %d, OpenMP for oneDNN %d)\n", ebla::detail::host_threads(),
+              Kokkos::DefaultHostExecutionSpace::name(), ebla::detail::host_threads(), ebla::host::blas_threads(),
+              omp_get_max_threads());
   std::printf("square n x n; medians; GFLOP/s (2 n^3 per call), and in parentheses the speed-up "
               "over DGEMM\n");
   for (const char* n : sizes) {
@@ -241,6 +251,10 @@ BENCHMARK(emulated_h100)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime()
 int main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);
   {
+    // the engines on as many threads as ebla's passes
+    const int threads = ebla::detail::host_threads();
+    ebla::host::set_blas_threads(threads);
+    omp_set_num_threads(threads);
     std::vector<char*> args(argv, argv + argc);
     initialize_benchmarks(args, 5);
     MedianReporter reporter;

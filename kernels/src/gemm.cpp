@@ -3,6 +3,7 @@
 // derivations are in docs/gemm.md.
 #include <ebla/core/bounds.hpp>
 #include <ebla/core/error.hpp>
+#include <ebla/core/parallel.hpp>
 #include <ebla/core/rounding.hpp>
 #include <ebla/kernels/gemm.hpp>
 #include <ebla/kernels/gemm_host.hpp>
@@ -12,10 +13,11 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 #if defined(__linux__)
@@ -323,167 +325,150 @@ AccumulationModel accumulation_model(const GemmConfig& config, std::int64_t k) {
 }
 
 namespace {
+// ---- the host passes: chunks of rows on every thread ----------------------------------------
+//
+// Every O(m k + k n + m n) pass runs on the threads of the default host execution space
+// (detail::for_each_chunk). A matrix's rows are cut into chunks whose size depends on its
+// shape only; a sum along a row is one thread's, in one order; whatever is summed over rows
+// (B's column norms) is summed per chunk and the chunks' sums added in chunk order. So every
+// result, C and every bound, is the same bits on any number of threads.
 
-// ---- scaling and words ----------------------------------------------------------------------
+constexpr std::int64_t group = 8;  // rows whose in-order sums run side by side
 
-/// A or B as words: X = Scale^-1 (sum_w u^w words[w] + rho), Scale = diag(2^exps).
-/// Per row of A (or column of B): max over words of the 1-norm and of the largest magnitude.
-struct LineNorms {
-  std::vector<double> one, max;
-};
-
-struct Words {
-  std::vector<HostMatrix> w;  ///< words[w], values of the input format
-  HostMatrix rho;             ///< |residual|, enlarged to cover binary64 underflow
-  std::vector<int> exps;      ///< scaling exponents, per row of A or per column of B
-  LineNorms norms;            ///< of the words, per row of A or column of B
-  double inf_norm = 0;        ///< ||X||_inf of the matrix as given
-  std::vector<HostMatrix> rho_after;  ///< |residual| after 1, 2, .. words (the last is rho)
-};
-
-/// The first p words of a split into more (views, no copies); the line norms stay those of
-/// all the words, an upper bound.
-Words first_words(const Words& all, int p) {
-  Words out = all;
-  out.w.resize(static_cast<std::size_t>(p));
-  out.rho = all.rho_after[static_cast<std::size_t>(p - 1)];
-  out.rho_after.resize(static_cast<std::size_t>(p));
-  return out;
+/// Rows per chunk of a matrix with `cols` columns: about 2^16 entries, a multiple of `group`.
+std::int64_t rows_per_chunk(std::int64_t cols) {
+  return group * std::max<std::int64_t>(1, (std::int64_t{1} << 13) / std::max<std::int64_t>(cols, 1));
 }
 
-/// theta of (3.2).
-double theta_of(const GemmConfig& s, std::int64_t k) {
-  const double fmax = s.input.fmax();
-  const double Fmax = accumulation_format(s).fmax();
-  return std::min(fmax, std::sqrt(Fmax / static_cast<double>(std::max<std::int64_t>(k, 1))));
-}
-
-/// The largest e with 2^e max <= theta (max > 0), kept inside binary64's range.
-int scale_exponent(double max, double theta) {
-  if (max == 0) return 0;
-  int e = std::ilogb(theta) - std::ilogb(max);
-  while (std::ldexp(max, e) > theta) --e;
-  while (std::ldexp(max, e + 1) <= theta) ++e;
-  return std::clamp(e, -1000, 1000);
-}
-
-/// Splits X into p words (4.5)-(4.6). by_row: the scaling is per row (A), else per column (B).
-/// The largest magnitude of every line (row if by_row, else column) and ||X||_inf; throws
-/// naming `name` and the position of a NaN or infinite entry.
-std::vector<double> line_maxima(const ConstHostMatrix& X, bool by_row, const char* name,
-                                const char* function, double& inf_norm) {
-  const std::int64_t rows = X.extent(0), cols = X.extent(1);
-  std::vector<double> max(static_cast<std::size_t>(by_row ? rows : cols), 0.0);
-  inf_norm = 0;
-  for (std::int64_t i = 0; i < rows; ++i) {
-    const double* x = &X(i, 0);
-    double sum = 0, row_max = 0;
-    for (std::int64_t j = 0; j < cols; ++j) {
-      const double a = std::fabs(x[j]);
-      sum += a;  // in order: ||X||_inf as the plain sum gives it
-      if (by_row)
-        row_max = std::max(row_max, a);
-      else
-        max[static_cast<std::size_t>(j)] = std::max(max[static_cast<std::size_t>(j)], a);
-    }
-    if (!(sum <= std::numeric_limits<double>::max()))  // inf, NaN, or an overflowing row
-      for (std::int64_t j = 0; j < cols; ++j)
-        if (!std::isfinite(x[j])) {
-          std::ostringstream msg;
-          msg << name << "(" << i << ", " << j << ") = " << x[j] << " is not finite";
-          throw_invalid(function, msg.str());
-        }
-    if (by_row) max[static_cast<std::size_t>(i)] = row_max;
-    inf_norm = std::max(inf_norm, sum);
+/// `rows` rows cut into chunks of rows_per_chunk(cols).
+struct RowChunks {
+  std::int64_t rows, size;
+  RowChunks(std::int64_t rows_, std::int64_t cols) : rows(rows_), size(rows_per_chunk(cols)) {}
+  std::size_t count() const {
+    return detail::chunk_count(static_cast<std::size_t>(rows), static_cast<std::size_t>(size));
   }
-  return max;
+  std::int64_t begin(std::size_t c) const { return static_cast<std::int64_t>(c) * size; }
+  std::int64_t end(std::size_t c) const { return std::min(rows, begin(c) + size); }
+};
+
+/// f(i) for every row i < rows of a matrix with `cols` columns, by chunks on every thread.
+template <class F>
+void for_each_row(std::int64_t rows, std::int64_t cols, const F& f) {
+  const RowChunks chunks(rows, cols);
+  detail::for_each_chunk(chunks.count(), [&](std::size_t c) {
+    for (std::int64_t i = chunks.begin(c); i < chunks.end(c); ++i) f(i);
+  });
 }
 
-/// Adds one word's line norms.
-void add_line_norms(const HostMatrix& W, bool by_row, LineNorms& norms) {
-  const std::int64_t rows = W.extent(0), cols = W.extent(1);
-  std::vector<double> one(norms.one.size(), 0.0);
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < cols; ++j) {
-      const std::size_t l = static_cast<std::size_t>(by_row ? i : j);
-      one[l] += std::fabs(W(i, j));
-      norms.max[l] = std::max(norms.max[l], std::fabs(W(i, j)));
-    }
-  for (std::size_t l = 0; l < one.size(); ++l)
-    norms.one[l] = std::max(norms.one[l], inflate(one[l], 2.0 * static_cast<double>(rows + cols)));
+/// Row i of a row-major matrix.
+template <class View>
+auto row_of(const View& X, std::int64_t i) {
+  return X.data() + i * static_cast<std::int64_t>(X.stride_0());
 }
 
+// ---- line kernels ---------------------------------------------------------------------------
+//
 // The passes over one row of A or B: short loops the compiler vectorises (`omp simd`), forced
 // inline into one set of functions per instruction set of quantize_host.hpp (baseline x86-64,
 // AVX2, AVX-512), chosen at run time from what the CPU runs (detail::gemm_host_isa, which
-// tests can set). Every set gives the same words, residuals and products (elementwise IEEE
-// operations); sums may be ordered differently, which the bounds allow for (inflate()).
+// tests can set). Every set gives the same words, residuals, norms ||X||_inf and products
+// (elementwise IEEE operations, or sums in a fixed order); the sums of the bounds may be
+// ordered differently, which the bounds allow for (inflate()).
 #define EBLA_INLINE [[gnu::always_inline]] inline
 
-/// r = x s (one scale, or one per element), slack = 0.
-EBLA_INLINE void scale_line_body(const double* x, const double* scale, double one_scale,
-                                 double* r, double* slack, std::int64_t n) {
-  if (scale != nullptr) {
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) {
-      r[j] = x[j] * scale[j];
-      slack[j] = 0;
-    }
-  } else {
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) {
-      r[j] = x[j] * one_scale;
-      slack[j] = 0;
-    }
-  }
+/// sums[r] = |x_r0| + |x_r1| + ... + |x_r,n-1| added in this order (||X||_inf as the plain sum
+/// gives it), for R rows ld apart, side by side: R independent chains of additions.
+template <int R>
+EBLA_INLINE void ordered_abs_sums_body(const double* x, std::int64_t ld, std::int64_t n, double* sums) {
+  double s[R] = {};
+  for (std::int64_t j = 0; j < n; ++j)
+    for (int r = 0; r < R; ++r) s[r] += std::fabs(x[r * ld + j]);
+  for (int r = 0; r < R; ++r) sums[r] = s[r];
 }
 
-/// One word of (4.5) for a line: word = fl(r u^-w), r = (r u^-w - word) u^w, and |rho|.
-EBLA_INLINE void word_line_body(double* r, double* slack, double up, double down,
-                                const RoundingConstants& rc, double* word, double* rho,
-                                double margin, std::int64_t n) {
-  const RoundingConstants c = rc;
-#pragma omp simd
+/// max_j |x_j| (exact in any order; a NaN is passed over: it is reported elsewhere).
+EBLA_INLINE double max_abs_body(const double* x, std::int64_t n) {
+  double m = 0;
+#pragma omp simd reduction(max : m)
   for (std::int64_t j = 0; j < n; ++j) {
-    const double y = r[j] * up;                                // r / u^w
-    const double v = round_to<Rounding::nearest_even>(y, c);  // (4.5)
-    word[j] = v;
-    const double rest = (y - v) * down;  // y - v is exact (docs/gemm.md) but after a
-    r[j] = rest;                         // saturated word; an ulp covers that case
-    slack[j] += 2 * binary64_u * std::fabs(rest);
-    rho[j] = std::fabs(rest) + slack[j] * (1 + 4 * binary64_u) + margin;
+    const double a = std::fabs(x[j]);
+    m = a > m ? a : m;
   }
+  return m;
 }
 
-/// one += |v|, max = max(max, |v|), elementwise (the norms of B's columns).
-EBLA_INLINE void add_abs_body(const double* v, double* one, double* max, std::int64_t n) {
+/// max_j = max(max_j, |x_j|) (the largest entry of each column of B).
+EBLA_INLINE void max_abs_into_body(const double* x, double* max, std::int64_t n) {
 #pragma omp simd
   for (std::int64_t j = 0; j < n; ++j) {
-    const double a = std::fabs(v[j]);
-    one[j] += a;
+    const double a = std::fabs(x[j]);
     max[j] = a > max[j] ? a : max[j];
   }
 }
 
-/// sum and max of |v| (the norms of A's rows).
-EBLA_INLINE void sum_max_abs_body(const double* v, std::int64_t n, double& sum, double& max) {
-  double s = 0, m = 0;
-#pragma omp simd reduction(+ : s) reduction(max : m)
-  for (std::int64_t j = 0; j < n; ++j) {
-    const double a = std::fabs(v[j]);
-    s += a;
-    m = a > m ? a : m;
-  }
-  sum = s;
-  max = m;
+/// The constants of the split (4.5)-(4.6) of one matrix into p words.
+struct SplitConstants {
+  int p = 1;
+  bool identity = false;  ///< binary64 words of an unscaled matrix: X^(0) = X, the rest 0, rho = 0
+  RoundingConstants rc{};
+  double up[3] = {}, down[3] = {};  ///< u^-w and u^w
+  double margin[3] = {};            ///< the underflow margin of |rho| after w + 1 words
+  // nearest_word: the format's exponents (see there), when `fast`
+  bool fast = false;
+  std::int64_t t = 0, e_low = 0, e_high = 0;
+};
+
+/// round_to<nearest_even>(y) into the input format by one binary64 addition and subtraction,
+/// for formats with t <= 52 and emax + 54 - t <= 1023 (those of the engines and the narrow
+/// ones; not the unbounded-range variants). Let q be the format's quantum at |y|:
+/// 2^(max(e_y, emin) - t + 1) with subnormals; 2^emin below fmin without (e_low is emin, or
+/// emin + t - 1 without subnormals, and the exponent of q is e_q - t + 1 with e_q = e_low below
+/// fmin, else min(e_y, emax + 1)). With s = 2^52 q, |y| < s (t <= 52), so |y| + s lies in
+/// [s, 2s), where binary64's spacing is q: its rounding to nearest is s plus |y| rounded to a
+/// multiple of q, ties to an even multiple (s is one), and subtracting s is exact (Sterbenz).
+/// Above 2^(emax + 2) the exponent is held at emax + 1 (s stays finite) and the result still
+/// exceeds fmax. Overflow, infinities and NaN then as round_to does; the sign is y's.
+EBLA_INLINE double nearest_word(double y, const SplitConstants& k) {
+  using namespace binary64;
+  const std::uint64_t bits = bit_cast<std::uint64_t>(y);
+  const std::uint64_t a = bits & abs_mask;
+  const std::int64_t field = static_cast<std::int64_t>(a >> fraction_bits);
+  const std::int64_t e = field - bias;
+  const std::int64_t e_q = a < k.rc.fmin ? k.e_low : (e < k.e_high ? e : k.e_high);
+  const double s = bit_cast<double>(static_cast<std::uint64_t>(e_q - k.t + 1 + fraction_bits + bias) << fraction_bits);
+  std::uint64_t r = bit_cast<std::uint64_t>((bit_cast<double>(a) + s) - s);
+  r = r > k.rc.fmax ? k.rc.overflow_bits : r;
+  r = field == 0x7ff ? (a == exponent_mask ? k.rc.infinity_bits : a) : r;
+  return bit_cast<double>((bits & sign_mask) | r);
 }
 
-/// sum_j |v_j| c_j (c >= 0).
-EBLA_INLINE double abs_dot_body(const double* v, const double* c, std::int64_t n) {
-  double s = 0;
-#pragma omp simd reduction(+ : s)
-  for (std::int64_t j = 0; j < n; ++j) s += std::fabs(v[j]) * c[j];
-  return s;
+/// The P words of (4.5)-(4.6) of n entries in one pass: r = x s (s = scale_j if PerEntry, else
+/// one_scale); per word w, y = r u^-w, word_w = fl(y), r = (y - word_w) u^w (exact but after a
+/// saturated word: 2^-52 |r| per word covers that), and after the last one |rho| = |r| plus
+/// those slacks and the underflow margin. Returns sum_j |rho_j| weight_j.
+template <int P, bool PerEntry, bool Fast>
+EBLA_INLINE double words_body(const SplitConstants& k, const double* x, const double* scale, double one_scale,
+                              double* w0, double* w1, double* w2, double* rho, const double* weight,
+                              std::int64_t n) {
+  const SplitConstants kc = k;
+  const RoundingConstants c = k.rc;
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (std::int64_t j = 0; j < n; ++j) {
+    double r = x[j] * (PerEntry ? scale[j] : one_scale);
+    double slack = 0;
+    for (int w = 0; w < P; ++w) {
+      const double y = w == 0 ? r : r * kc.up[w];  // r / u^w (u^0 = 1)
+      const double v = Fast ? nearest_word(y, kc) : round_to<Rounding::nearest_even>(y, c);  // (4.5)
+      (w == 0 ? w0 : w == 1 ? w1 : w2)[j] = v;
+      r = (y - v) * kc.down[w];  // exact (docs/gemm.md) but after a saturated word
+      slack += 2 * binary64_u * std::fabs(r);
+    }
+    const double rh = std::fabs(r) + slack * (1 + 4 * binary64_u) + kc.margin[P - 1];
+    rho[j] = rh;
+    sum += rh * weight[j];
+  }
+  return sum;
 }
 
 /// to = from as binary32 (exact for the words of formats inside binary32).
@@ -499,71 +484,184 @@ EBLA_INLINE void to_bfloat16_body(const double* from, std::uint16_t* to, std::in
     to[j] = static_cast<std::uint16_t>(bit_cast<std::uint32_t>(static_cast<float>(from[j])) >> 16);
 }
 
-/// S = (first ? +0 : S) + P scale (from +0, as a sum does; scale a power of two).
-template <class T>
-EBLA_INLINE void add_scaled_body(double* S, const T* P, double scale, bool first, std::int64_t n) {
-  if (first) {
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) S[j] = 0.0 + static_cast<double>(P[j]) * scale;
-  } else {
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) S[j] = S[j] + static_cast<double>(P[j]) * scale;
+// The sums below are loops of their own (not fused with the stores of the words): a loop's
+// sums come out the same whatever else is kept, so gemm_normwise_bound equals gemm's bound.
+
+/// One word of a row of A: sum_j |v_j| wR_j (if WithR) and sum_j |v_j| wW_j (the bound's R and
+/// W), sum_j |v_j| and max_j |v_j| (the row's norms), added into sums[0..3].
+template <bool WithR>
+EBLA_INLINE void row_word_body(const double* v, const double* wR, const double* wW, std::int64_t n, double* sums) {
+  double dr = 0, dw = 0, one = 0, max = 0;
+#pragma omp simd reduction(+ : dr, dw, one) reduction(max : max)
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double a = std::fabs(v[j]);
+    if (WithR) dr += a * wR[j];
+    dw += a * wW[j];
+    one += a;
+    max = a > max ? a : max;
   }
+  sums[0] += dr;
+  sums[1] += dw;
+  sums[2] += one;
+  sums[3] = sums[3] > max ? sums[3] : max;
 }
 
-/// S_j *= f c_j, f c_j a normal power of two (exact unless S_j f c_j is subnormal).
-EBLA_INLINE void scale_by_body(double* S, double f, const double* c, std::int64_t n) {
-#pragma omp simd
-  for (std::int64_t j = 0; j < n; ++j) S[j] *= f * c[j];
+/// One word of a row of B: sum_j |v_j| weight_j (returned), |v_j| added to one_j and max_j
+/// raised to it (B's column norms).
+EBLA_INLINE double column_word_body(const double* v, const double* weight, double* one, double* max, std::int64_t n) {
+  double d = 0;
+#pragma omp simd reduction(+ : d)
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double a = std::fabs(v[j]);
+    d += a * weight[j];
+    one[j] += a;
+    max[j] = a > max[j] ? a : max[j];
+  }
+  return d;
+}
+
+/// One line of a split (a row of A or of B) and what the pass over it writes (null: not wanted).
+struct LineJob {
+  const double* x = nullptr;
+  const double* col_scale = nullptr;  ///< mu_j per entry (B), or null: `scale` for all (A)
+  double scale = 1;
+  double* word[3] = {};                  ///< the words in binary64
+  double* rho = nullptr;                 ///< |rho|
+  float* f32[3] = {};                    ///< the words as binary32
+  std::uint16_t* bf16[3] = {};           ///< the words as bfloat16
+  const double* rho_weight = nullptr;    ///< LineSums::rho = sum_j |rho_j| rho_weight_j (not identity)
+  const double* weight[2][3] = {};       ///< LineSums::weighted[s][w] = sum_j |X^(w)_j| weight[s][w]_j
+  double* col_one[3] = {};  ///< B: |X^(w)_j| added to col_one[w]_j, max into col_max_j (weight[1]
+  double* col_max = nullptr;  ///< unused); null: A, summed over the line into LineSums::one and max
+};
+
+/// The sums of one line's pass.
+struct LineSums {
+  double rho = 0;
+  double weighted[2][3] = {};
+  double one[3] = {};  ///< sum_j |X^(w)_j|
+  double max = 0;      ///< max_(w, j) |X^(w)_j|
+};
+
+constexpr std::int64_t segment = 256;  // entries of a line split at a time: its buffers stay in L1
+
+template <int P, bool PerEntry>
+EBLA_INLINE double words_of(const SplitConstants& k, const LineJob& job, std::int64_t s, double* const* w,
+                            double* rho, std::int64_t len) {
+  const double* scale = PerEntry ? job.col_scale + s : nullptr;
+  return k.fast ? words_body<P, PerEntry, true>(k, job.x + s, scale, job.scale, w[0], w[1], w[2], rho, job.rho_weight + s, len)
+                : words_body<P, PerEntry, false>(k, job.x + s, scale, job.scale, w[0], w[1], w[2], rho, job.rho_weight + s, len);
+}
+
+/// The sums of word w of a segment, and its copy for the engine.
+EBLA_INLINE void use_word(const LineJob& job, int w, const double* v, std::int64_t s, std::int64_t len, LineSums& out) {
+  if (job.f32[w]) to_binary32_body(v, job.f32[w] + s, len);
+  if (job.bf16[w]) to_bfloat16_body(v, job.bf16[w] + s, len);
+  if (job.col_one[w]) {
+    out.weighted[0][w] += column_word_body(v, job.weight[0][w] + s, job.col_one[w] + s, job.col_max + s, len);
+    return;
+  }
+  double sums[4] = {0, 0, 0, out.max};
+  if (job.weight[0][w])
+    row_word_body<true>(v, job.weight[0][w] + s, job.weight[1][w] + s, len, sums);
+  else
+    row_word_body<false>(v, nullptr, job.weight[1][w] + s, len, sums);
+  out.weighted[0][w] += sums[0];
+  out.weighted[1][w] += sums[1];
+  out.one[w] += sums[2];
+  out.max = sums[3];
+}
+
+/// The words of one line (4.5)-(4.6), and in the same pass everything made of them: their
+/// binary64, binary32 or bfloat16 copies, the line's norms and the weighted sums of the
+/// normwise bound. Segment by segment, so that each word is read back from L1.
+EBLA_INLINE LineSums split_line_body(const SplitConstants& k, const LineJob& job, std::int64_t n) {
+  LineSums out;
+  alignas(64) double words[3][segment], rho[segment];
+  const int p = k.identity ? 1 : k.p;  // identity: the other words and rho are 0
+  for (std::int64_t s = 0; s < n; s += segment) {
+    const std::int64_t len = std::min(segment, n - s);
+    double* at[3] = {};
+    for (int w = 0; w < p; ++w) at[w] = job.word[w] ? job.word[w] + s : words[w];
+    double* rh = job.rho ? job.rho + s : rho;
+    if (k.identity) {
+      at[0] = const_cast<double*>(job.x + s);
+    } else if (job.col_scale) {
+      out.rho += p == 1 ? words_of<1, true>(k, job, s, at, rh, len)
+                 : p == 2 ? words_of<2, true>(k, job, s, at, rh, len) : words_of<3, true>(k, job, s, at, rh, len);
+    } else {
+      out.rho += p == 1 ? words_of<1, false>(k, job, s, at, rh, len)
+                 : p == 2 ? words_of<2, false>(k, job, s, at, rh, len) : words_of<3, false>(k, job, s, at, rh, len);
+    }
+    for (int w = 0; w < p; ++w) use_word(job, w, at[w], s, len, out);
+  }
+  return out;
+}
+
+
+/// The last pass of the assembly (4.7) over a row: S = (First ? +0 : S) + P scale, then times
+/// f c_j if Unscale (f c_j = 2^-(e_i + e_j), a normal number: exact unless the result is
+/// subnormal). Returns whether every S_j is finite.
+template <bool First, bool Unscale, class T>
+EBLA_INLINE bool finish_row(double* S, const T* P, double scale, double f, const double* c, std::int64_t n) {
+  constexpr double max_double = std::numeric_limits<double>::max();
+  int finite = 1;
+#pragma omp simd reduction(& : finite)
+  for (std::int64_t j = 0; j < n; ++j) {
+    double s = (First ? 0.0 : S[j]) + static_cast<double>(P[j]) * scale;
+    if (Unscale) s *= f * c[j];
+    S[j] = s;
+    finite &= std::fabs(s) <= max_double ? 1 : 0;
+  }
+  return finite != 0;
+}
+
+/// S = (first ? +0 : S) + P scale (a power of two); with c (not null) then S_j *= f c_j; true
+/// if every S_j is finite (checked on the last pass only).
+template <class T>
+EBLA_INLINE bool add_scaled_body(double* S, const T* P, double scale, bool first, double f,
+                                 const double* c, std::int64_t n) {
+  if (first) return c ? finish_row<true, true>(S, P, scale, f, c, n) : finish_row<true, false>(S, P, scale, f, c, n);
+  return c ? finish_row<false, true>(S, P, scale, f, c, n) : finish_row<false, false>(S, P, scale, f, c, n);
 }
 
 /// The line kernels of one instruction set.
 struct LineKernels {
-  void (*scale_line)(const double*, const double*, double, double*, double*, std::int64_t);
-  void (*word_line)(double*, double*, double, double, const RoundingConstants&, double*, double*,
-                    double, std::int64_t);
-  void (*add_abs)(const double*, double*, double*, std::int64_t);
-  void (*sum_max_abs)(const double*, std::int64_t, double&, double&);
-  double (*abs_dot)(const double*, const double*, std::int64_t);
-  void (*to_binary32)(const double*, float*, std::int64_t);
-  void (*to_bfloat16)(const double*, std::uint16_t*, std::int64_t);
-  void (*add_scaled64)(double*, const double*, double, bool, std::int64_t);
-  void (*add_scaled32)(double*, const float*, double, bool, std::int64_t);
-  void (*scale_by)(double*, double, const double*, std::int64_t);
+  void (*ordered_abs_sums8)(const double*, std::int64_t, std::int64_t, double*);
+  void (*ordered_abs_sums1)(const double*, std::int64_t, std::int64_t, double*);
+  double (*max_abs)(const double*, std::int64_t);
+  void (*max_abs_into)(const double*, double*, std::int64_t);
+  LineSums (*split_line)(const SplitConstants&, const LineJob&, std::int64_t);
+  bool (*add_scaled64)(double*, const double*, double, bool, double, const double*, std::int64_t);
+  bool (*add_scaled32)(double*, const float*, double, bool, double, const double*, std::int64_t);
 };
 
 // One namespace of wrappers per instruction set, each compiled for it.
 #define EBLA_LINE_KERNELS(NS, TARGET)                                                            \
   namespace NS {                                                                                 \
-  TARGET void scale_line(const double* x, const double* s, double o, double* r, double* sl,      \
-                         std::int64_t n) { scale_line_body(x, s, o, r, sl, n); }                 \
-  TARGET void word_line(double* r, double* sl, double up, double down,                           \
-                        const RoundingConstants& rc, double* w, double* rho, double m,           \
-                        std::int64_t n) { word_line_body(r, sl, up, down, rc, w, rho, m, n); }   \
-  TARGET void add_abs(const double* v, double* one, double* max, std::int64_t n) {               \
-    add_abs_body(v, one, max, n);                                                                \
+  TARGET void ordered_abs_sums8(const double* x, std::int64_t ld, std::int64_t n, double* s) {   \
+    ordered_abs_sums_body<8>(x, ld, n, s);                                                       \
   }                                                                                              \
-  TARGET void sum_max_abs(const double* v, std::int64_t n, double& s, double& m) {               \
-    sum_max_abs_body(v, n, s, m);                                                                \
+  TARGET void ordered_abs_sums1(const double* x, std::int64_t ld, std::int64_t n, double* s) {   \
+    ordered_abs_sums_body<1>(x, ld, n, s);                                                       \
   }                                                                                              \
-  TARGET double abs_dot(const double* v, const double* c, std::int64_t n) {                      \
-    return abs_dot_body(v, c, n);                                                                \
+  TARGET double max_abs(const double* x, std::int64_t n) { return max_abs_body(x, n); }          \
+  TARGET void max_abs_into(const double* x, double* m, std::int64_t n) {                         \
+    max_abs_into_body(x, m, n);                                                                  \
   }                                                                                              \
-  TARGET void to_binary32(const double* f, float* t, std::int64_t n) { to_binary32_body(f, t, n); } \
-  TARGET void to_bfloat16(const double* f, std::uint16_t* t, std::int64_t n) {                   \
-    to_bfloat16_body(f, t, n);                                                                   \
+  TARGET LineSums split_line(const SplitConstants& k, const LineJob& job, std::int64_t n) {      \
+    return split_line_body(k, job, n);                                                           \
   }                                                                                              \
-  TARGET void add_scaled64(double* S, const double* P, double sc, bool first, std::int64_t n) {  \
-    add_scaled_body(S, P, sc, first, n);                                                         \
+  TARGET bool add_scaled64(double* S, const double* P, double sc, bool first, double f,          \
+                           const double* c, std::int64_t n) {                                    \
+    return add_scaled_body(S, P, sc, first, f, c, n);                                            \
   }                                                                                              \
-  TARGET void add_scaled32(double* S, const float* P, double sc, bool first, std::int64_t n) {   \
-    add_scaled_body(S, P, sc, first, n);                                                         \
+  TARGET bool add_scaled32(double* S, const float* P, double sc, bool first, double f,           \
+                           const double* c, std::int64_t n) {                                    \
+    return add_scaled_body(S, P, sc, first, f, c, n);                                            \
   }                                                                                              \
-  TARGET void scale_by(double* S, double f, const double* c, std::int64_t n) {                   \
-    scale_by_body(S, f, c, n);                                                                   \
-  }                                                                                              \
-  constexpr LineKernels kernels{scale_line,  word_line,   add_abs,      sum_max_abs,  abs_dot,   \
-                                to_binary32, to_bfloat16, add_scaled64, add_scaled32, scale_by}; \
+  constexpr LineKernels kernels{ordered_abs_sums8, ordered_abs_sums1, max_abs,     max_abs_into, \
+                                split_line,        add_scaled64,      add_scaled32};             \
   }
 
 EBLA_LINE_KERNELS(line_baseline, )
@@ -587,159 +685,349 @@ const LineKernels& line() {
   return line_baseline::kernels;
 }
 
-/// The words and residuals of (4.5)-(4.6), line by line, and the words' line norms.
-void split_rows(const ConstHostMatrix& X, bool by_row, const Format& input, int p,
-                const std::vector<double>& scale, Words& out) {
-  const std::int64_t rows = X.extent(0), cols = X.extent(1);
-  const RoundingConstants rc = rounding_constants(input);
-  const std::size_t lines = scale.size();
-  std::vector<double> one(static_cast<std::size_t>(p) * lines, 0.0);  // per word and line
-  std::vector<double> r(static_cast<std::size_t>(cols)), slack(r.size());
-  for (std::int64_t i = 0; i < rows; ++i) {
-    line().scale_line(&X(i, 0), by_row ? nullptr : scale.data(),
-               by_row ? scale[static_cast<std::size_t>(i)] : 0.0, r.data(), slack.data(), cols);
-    for (int w = 0; w < p; ++w) {
-      double* word = &out.w[static_cast<std::size_t>(w)](i, 0);
-      // |rho| after w + 1 words, and the subnormal roundings of the scalings (half an ulp of
-      // 2^-1074 each)
-      line().word_line(r.data(), slack.data(), pow2(w * input.t), pow2(-w * input.t), rc, word,
-                &out.rho_after[static_cast<std::size_t>(w)](i, 0), (w + 3) * tiny, cols);
-      if (by_row) {
-        double sum, max;
-        line().sum_max_abs(word, cols, sum, max);
-        one[static_cast<std::size_t>(w) * lines + static_cast<std::size_t>(i)] = sum;
-        out.norms.max[static_cast<std::size_t>(i)] = std::max(out.norms.max[static_cast<std::size_t>(i)], max);
-      } else {
-        line().add_abs(word, &one[static_cast<std::size_t>(w) * lines], out.norms.max.data(), cols);
-      }
-    }
+/// f(i, s_i) for the rows i of X in [begin, end), in order, with s_i = ||row i||_1 added in
+/// order (the sums of `group` rows side by side).
+template <class F>
+void rows_with_sums(const ConstHostMatrix& X, std::int64_t begin, std::int64_t end, const F& f) {
+  const std::int64_t cols = X.extent(1), ld = X.stride_0();
+  double sums[group];
+  for (std::int64_t g = begin; g < end; g += group) {
+    const std::int64_t count = std::min(group, end - g);
+    if (count == group)
+      line().ordered_abs_sums8(row_of(X, g), ld, cols, sums);
+    else
+      for (std::int64_t r = 0; r < count; ++r) line().ordered_abs_sums1(row_of(X, g + r), ld, cols, sums + r);
+    for (std::int64_t r = 0; r < count; ++r) f(g + r, sums[r]);
   }
-  const double terms = 2.0 * static_cast<double>(rows + cols);
-  for (int w = 0; w < p; ++w)
-    for (std::size_t l = 0; l < lines; ++l)
-      out.norms.one[l] = std::max(out.norms.one[l], inflate(one[static_cast<std::size_t>(w) * lines + l], terms));
 }
 
-Words split_words(const ConstHostMatrix& X, bool by_row, const GemmConfig& s, double theta,
-                  const char* name, const char* function) {
-  const std::int64_t rows = X.extent(0), cols = X.extent(1);
-  const std::size_t lines = static_cast<std::size_t>(by_row ? rows : cols);
-  Words out;
-  const std::vector<double> max = line_maxima(X, by_row, name, function, out.inf_norm);
-  out.exps.assign(lines, 0);
-  if (s.scaling)
-    for (std::size_t l = 0; l < lines; ++l) out.exps[l] = scale_exponent(max[l], theta);
-  out.norms = LineNorms{std::vector<double>(lines, 0.0), std::vector<double>(lines, 0.0)};
-  for (int w = 0; w < s.words; ++w) out.w.push_back(uninitialised("word", rows, cols));
-  for (int w = 0; w < s.words; ++w) out.rho_after.push_back(uninitialised("rho", rows, cols));
-  out.rho = out.rho_after.back();
-  if (s.input.t == 53 && s.input.emin == -1022 && s.input.subnormals && !s.scaling) {  // binary64
-    Kokkos::deep_copy(out.w[0], X);
-    for (int w = 1; w < s.words; ++w) Kokkos::deep_copy(out.w[static_cast<std::size_t>(w)], 0.0);
-    for (const HostMatrix& r : out.rho_after) Kokkos::deep_copy(r, 0.0);
-    add_line_norms(out.w[0], by_row, out.norms);
-    return out;
-  }
-  std::vector<double> scale(lines);  // 2^e, |e| <= 1000
-  for (std::size_t l = 0; l < lines; ++l) scale[l] = pow2(out.exps[l]);
-  split_rows(X, by_row, s.input, s.words, scale, out);
-  return out;
-}
+// ---- scaling and words ----------------------------------------------------------------------
 
-// ---- the products ---------------------------------------------------------------------------
+/// Per row of A (or column of B): max over words of the 1-norm and of the largest magnitude.
+struct LineNorms {
+  std::vector<double> one, max;
+};
 
 using FloatVector = ScratchVector<float>;
 using Bf16Vector = ScratchVector<std::uint16_t>;
 
-FloatVector as_floats(const HostMatrix& X) {
-  FloatVector f = uninitialised_vector<float>("words_f32", X.size());
-  line().to_binary32(X.data(), f.data(), static_cast<std::int64_t>(X.size()));
-  return f;
-}
-
-Bf16Vector as_bfloat16(const HostMatrix& X) {
-  Bf16Vector b = uninitialised_vector<std::uint16_t>("words_bf16", X.size());
-  line().to_bfloat16(X.data(), b.data(), static_cast<std::int64_t>(X.size()));
-  return b;
-}
-
-/// The words of A and B in the engine's own storage.
-struct EngineWords {
-  std::vector<FloatVector> fa, fb;
-  std::vector<Bf16Vector> ha, hb;
+/// A or B as words: X = Scale^-1 (sum_w u^w words[w] + rho), Scale = diag(2^exps).
+struct Words {
+  std::vector<ConstHostMatrix> w;  ///< words[w] in binary64 (kept when asked: Keep)
+  ConstHostMatrix rho;             ///< |residual|, enlarged to cover binary64 underflow (likewise)
+  std::vector<FloatVector> f32;    ///< the words as the engine reads them (likewise)
+  std::vector<Bf16Vector> bf16;
+  std::vector<int> exps;   ///< scaling exponents, per row of A or per column of B
+  LineNorms norms;         ///< of the words, per row of A or column of B
+  double inf_norm = 0;     ///< ||X||_inf of the matrix as given
 };
 
-EngineWords engine_words(const GemmConfig& s, const Words& a, const Words& b) {
-  EngineWords e;
+/// What a split keeps besides the norms and the normwise bound.
+struct Keep {
+  bool words = false;   ///< the words in binary64 (the emulated and dgemm engines, entrywise bounds)
+  bool rho = false;     ///< the residuals (entrywise bounds)
+  bool engine = false;  ///< the words as binary32 (sgemm) or bfloat16 (onednn_bf16)
+};
+
+/// theta of (3.2).
+double theta_of(const GemmConfig& s, std::int64_t k) {
+  const double fmax = s.input.fmax();
+  const double Fmax = accumulation_format(s).fmax();
+  return std::min(fmax, std::sqrt(Fmax / static_cast<double>(std::max<std::int64_t>(k, 1))));
+}
+
+/// The largest e with 2^e max <= theta (max > 0 and finite), kept inside binary64's range.
+int scale_exponent(double max, double theta) {
+  if (max == 0 || !std::isfinite(max)) return 0;  // not finite: reported, never used
+  int e = std::ilogb(theta) - std::ilogb(max);
+  while (std::ldexp(max, e) > theta) --e;
+  while (std::ldexp(max, e + 1) <= theta) ++e;
+  return std::clamp(e, -1000, 1000);
+}
+
+/// The first entry of a matrix that is not finite (row -1: none).
+struct BadEntry {
+  std::int64_t i = -1, j = -1;
+  double value = 0;
+};
+
+/// Records in `bad` the first entry of row i that is not finite, unless a row before it has one;
+/// `sum` is the row's 1-norm (finite: no entry to look for).
+void check_row(const ConstHostMatrix& X, std::int64_t i, double sum, BadEntry& bad) {
+  if (sum <= std::numeric_limits<double>::max() || bad.i >= 0) return;  // inf, NaN or overflow
+  const double* x = row_of(X, i);
+  for (std::int64_t j = 0; j < static_cast<std::int64_t>(X.extent(1)); ++j)
+    if (!std::isfinite(x[j])) {
+      bad = BadEntry{i, j, x[j]};
+      return;
+    }
+}
+
+/// The first of the chunks' first bad entries.
+BadEntry first_bad(const std::vector<BadEntry>& chunks) {
+  for (const BadEntry& b : chunks)
+    if (b.i >= 0) return b;
+  return {};
+}
+
+[[noreturn]] void throw_not_finite(const BadEntry& b, const char* name, const char* function) {
+  std::ostringstream msg;
+  msg << name << "(" << b.i << ", " << b.j << ") = " << b.value << " is not finite";
+  throw_invalid(function, msg.str());
+}
+
+/// The split's constants for a settled config.
+SplitConstants split_constants(const GemmConfig& s) {
+  SplitConstants k;
+  k.p = s.words;
+  k.identity = s.input.t == 53 && s.input.emin == -1022 && s.input.subnormals && !s.scaling;
+  k.rc = rounding_constants(s.input);
   for (int w = 0; w < s.words; ++w) {
-    if (s.engine == GemmEngine::sgemm) {
-      e.fa.push_back(as_floats(a.w[static_cast<std::size_t>(w)]));
-      e.fb.push_back(as_floats(b.w[static_cast<std::size_t>(w)]));
-    } else if (s.engine == GemmEngine::onednn_bf16) {
-      e.ha.push_back(as_bfloat16(a.w[static_cast<std::size_t>(w)]));
-      e.hb.push_back(as_bfloat16(b.w[static_cast<std::size_t>(w)]));
-    }
+    k.up[w] = pow2(w * s.input.t);
+    k.down[w] = pow2(-w * s.input.t);
+    // |rho| after w + 1 words, and the subnormal roundings of the scalings (half an ulp of
+    // 2^-1074 each)
+    k.margin[w] = (w + 3) * tiny;
   }
-  return e;
+  const Format& f = s.input;
+  k.fast = f.t <= 52 && f.emax + 54 - f.t <= 1023;
+  k.t = f.t;
+  k.e_low = f.subnormals ? f.emin : f.emin + f.t - 1;
+  k.e_high = f.emax + 1;
+  return k;
 }
 
-/// S = (first) or S += u^(v+w) A^(v) B^(w), the product computed on the engine from zero.
-void add_word_product(const GemmConfig& s, const Words& a, const Words& b, const EngineWords& e,
-                      int v, int w, bool first, HostMatrix& S) {
-  const HostMatrix& X = a.w[static_cast<std::size_t>(v)];
-  const HostMatrix& Y = b.w[static_cast<std::size_t>(w)];
-  const std::int64_t m = X.extent(0), k = X.extent(1), n = Y.extent(1);
-  const double scale = pow2(-(v + w) * s.input.t);  // exact
-  const auto size = static_cast<std::int64_t>(S.size());
-  switch (s.engine) {
-    case GemmEngine::emulated: {
-      HostMatrix P("P", m, n);  // the unit adds to C: from zero
-      unit_gemm(s.unit, X, Y, P);
-      line().add_scaled64(S.data(), P.data(), scale, first, size);
-      break;
-    }
-    case GemmEngine::dgemm:  // one word, no scaling: straight into S
-      host::dgemm(m, n, k, X.data(), Y.data(), S.data());
-      break;
-    case GemmEngine::sgemm: {
-      const FloatVector c = uninitialised_vector<float>("P", static_cast<std::size_t>(m * n));
-      host::sgemm(m, n, k, e.fa[static_cast<std::size_t>(v)].data(),
-                  e.fb[static_cast<std::size_t>(w)].data(), c.data());
-      line().add_scaled32(S.data(), c.data(), scale, first, size);
-      break;
-    }
-    case GemmEngine::onednn_bf16: {
-      const FloatVector c = uninitialised_vector<float>("P", static_cast<std::size_t>(m * n));
-      host::bf16_gemm(m, n, k, e.ha[static_cast<std::size_t>(v)].data(),
-                      e.hb[static_cast<std::size_t>(w)].data(), c.data());
-      line().add_scaled32(S.data(), c.data(), scale, first, size);
-      break;
-    }
-  }
-}
-
-/// C = Lambda^-1 (sum_{v+w<p} u^(v+w) P_vw) M^-1 (4.7), the smallest level first.
-HostMatrix product(const GemmConfig& s, const Words& a, const Words& b) {
-  const std::int64_t m = a.w[0].extent(0), n = b.w[0].extent(1);
-  const EngineWords e = engine_words(s, a, b);
-  HostMatrix S = uninitialised("C", m, n);
-  if (S.size() == 0) return S;
-  bool first = true;
-  for (int level = s.words - 1; level >= 0; --level)
-    for (int v = 0; v <= level; ++v, first = false) add_word_product(s, a, b, e, v, level - v, first, S);
-  if (!s.scaling) return S;
-  std::vector<double> col(static_cast<std::size_t>(n));  // 2^-e_j
-  for (std::size_t j = 0; j < col.size(); ++j) col[j] = pow2(-b.exps[j]);
-  const auto [low, high] = std::minmax_element(b.exps.begin(), b.exps.end());
-  for (std::int64_t i = 0; i < m; ++i) {
-    const int e = a.exps[static_cast<std::size_t>(i)];
-    if (std::abs(e + *low) <= 1022 && std::abs(e + *high) <= 1022) {  // 2^-(e_i + e_j) normal
-      line().scale_by(&S(i, 0), pow2(-e), col.data(), n);
+/// The matrices and vectors a split writes into, as `keep` asks; the binary64 words of an
+/// identity split are X itself (copied only if not contiguous) and zeros.
+void allocate_words(const ConstHostMatrix& X, const GemmConfig& s, const SplitConstants& k,
+                    const Keep& keep, Words& out) {
+  const std::int64_t rows = X.extent(0), cols = X.extent(1);
+  const std::size_t size = static_cast<std::size_t>(rows * cols);
+  for (int w = 0; keep.words && w < s.words; ++w) {
+    if (k.identity && w == 0 && X.span_is_contiguous()) {
+      out.w.push_back(X);
       continue;
     }
-    for (std::int64_t j = 0; j < n; ++j) S(i, j) = unscale(S(i, j), e + b.exps[static_cast<std::size_t>(j)]);
+    HostMatrix W = uninitialised("word", rows, cols);
+    if (k.identity && w == 0) Kokkos::deep_copy(W, X);
+    else if (k.identity) Kokkos::deep_copy(W, 0.0);
+    out.w.push_back(W);
   }
-  return S;
+  if (keep.rho) {
+    HostMatrix rho = uninitialised("rho", rows, cols);
+    if (k.identity) Kokkos::deep_copy(rho, 0.0);
+    out.rho = rho;
+  }
+  for (int w = 0; keep.engine && w < s.words; ++w) {
+    if (s.engine == GemmEngine::sgemm) out.f32.push_back(uninitialised_vector<float>("words_f32", size));
+    if (s.engine == GemmEngine::onednn_bf16)
+      out.bf16.push_back(uninitialised_vector<std::uint16_t>("words_bf16", size));
+  }
+}
+
+/// A job for row i of X with the stored words of `out` (those the split writes itself).
+LineJob stored_line(const ConstHostMatrix& X, std::int64_t i, const SplitConstants& k, const Words& out) {
+  LineJob job;
+  job.x = row_of(X, i);
+  const std::int64_t at = i * static_cast<std::int64_t>(X.extent(1));
+  if (k.identity) return job;
+  for (std::size_t w = 0; w < out.w.size(); ++w) job.word[w] = const_cast<double*>(row_of(out.w[w], i));
+  if (out.rho.size() > 0) job.rho = const_cast<double*>(row_of(out.rho, i));
+  for (std::size_t w = 0; w < out.f32.size(); ++w) job.f32[w] = out.f32[w].data() + at;
+  for (std::size_t w = 0; w < out.bf16.size(); ++w) job.bf16[w] = out.bf16[w].data() + at;
+  return job;
+}
+
+/// B's column scaling: the exponents mu_j = 2^e_j from the largest entry of each column (per
+/// chunk of rows, then over the chunks), with ||B||_inf and the check of B's entries, which
+/// this first pass makes too.
+void scale_columns(const ConstHostMatrix& B, double theta, Words& out, BadEntry& bad) {
+  const std::int64_t k = B.extent(0), n = B.extent(1);
+  const RowChunks chunks(k, n);
+  HostMatrix col_max = uninitialised("column_max", static_cast<std::int64_t>(chunks.count()), n);
+  std::vector<double> sums(static_cast<std::size_t>(k));
+  std::vector<BadEntry> bads(chunks.count());
+  detail::for_each_chunk(chunks.count(), [&](std::size_t c) {
+    double* m = row_of(col_max, static_cast<std::int64_t>(c));
+    std::fill(m, m + n, 0.0);
+    rows_with_sums(B, chunks.begin(c), chunks.end(c), [&](std::int64_t l, double sum) {
+      sums[static_cast<std::size_t>(l)] = sum;
+      check_row(B, l, sum, bads[c]);
+      line().max_abs_into(row_of(B, l), m, n);
+    });
+  });
+  bad = first_bad(bads);
+  for (double s : sums) out.inf_norm = std::max(out.inf_norm, s);
+  for_each_row(n, static_cast<std::int64_t>(chunks.count()), [&](std::int64_t j) {
+    double top = 0;
+    for (std::size_t c = 0; c < chunks.count(); ++c) top = std::max(top, col_max(static_cast<std::int64_t>(c), j));
+    out.exps[static_cast<std::size_t>(j)] = scale_exponent(top, theta);
+  });
+}
+
+/// B's side of the normwise bound, made while B is split: per row l of B, the sums over j with
+/// the weights mu_j^-1 of |rho_y| and of every word |Y^(w)| (docs/gemm.md: the bound's row sums
+/// are matrix-vector products), and sum_j mu_j^-1.
+struct ColumnSums {
+  std::vector<double> rho;                 ///< sum_j mu_j^-1 |rho_y,lj|
+  std::vector<std::vector<double>> words;  ///< [w][l]: sum_j mu_j^-1 |Y^(w)_lj|
+  double mu_sum = 0;                       ///< sum_j mu_j^-1
+};
+
+/// Splits B (k x n) by rows with the column scaling: the words as `keep` asks, the norms of
+/// every column (summed per chunk of rows, the chunks in order) and B's side of the normwise
+/// bound; `bad` is the first entry that is not finite.
+ColumnSums split_columns(const ConstHostMatrix& B, const GemmConfig& s, double theta, const Keep& keep,
+                         Words& out, BadEntry& bad) {
+  const std::int64_t k = B.extent(0), n = B.extent(1);
+  const int p = s.words;
+  const SplitConstants sc = split_constants(s);
+  const int computed = sc.identity ? 1 : p;  // words with anything nonzero
+  out.exps.assign(static_cast<std::size_t>(n), 0);
+  if (s.scaling) scale_columns(B, theta, out, bad);
+  std::vector<double> scale(static_cast<std::size_t>(n)), mu_inv(scale.size());  // 2^e, |e| <= 1000
+  for (std::size_t j = 0; j < scale.size(); ++j) {
+    scale[j] = pow2(out.exps[j]);
+    mu_inv[j] = pow2(-out.exps[j]);
+  }
+  allocate_words(B, s, sc, keep, out);
+  ColumnSums sums;
+  sums.rho.assign(static_cast<std::size_t>(k), 0.0);
+  sums.words.assign(static_cast<std::size_t>(p), std::vector<double>(static_cast<std::size_t>(k), 0.0));
+  for (double v : mu_inv) sums.mu_sum += v;
+  // per chunk of rows: the sums of |Y^(w)| per column (p rows of n), then their maxima
+  const RowChunks chunks(k, n);
+  HostMatrix partial = uninitialised("column_norms", static_cast<std::int64_t>(chunks.count()), (computed + 1) * n);
+  std::vector<double> row_sums(s.scaling ? 0 : static_cast<std::size_t>(k));
+  std::vector<BadEntry> bads(chunks.count());
+  detail::for_each_chunk(chunks.count(), [&](std::size_t c) {
+    double* part = row_of(partial, static_cast<std::int64_t>(c));
+    std::fill(part, part + (computed + 1) * n, 0.0);
+    auto split = [&](std::int64_t l) {
+      LineJob job = stored_line(B, l, sc, out);
+      job.col_scale = scale.data();
+      job.rho_weight = sc.identity ? nullptr : mu_inv.data();
+      for (int w = 0; w < computed; ++w) {
+        job.weight[0][w] = mu_inv.data();
+        job.col_one[w] = part + w * n;
+      }
+      job.col_max = part + computed * n;
+      const LineSums ls = line().split_line(sc, job, n);
+      sums.rho[static_cast<std::size_t>(l)] = ls.rho;
+      for (int w = 0; w < computed; ++w) sums.words[static_cast<std::size_t>(w)][static_cast<std::size_t>(l)] = ls.weighted[0][w];
+    };
+    if (s.scaling) {  // checked and summed by scale_columns
+      for (std::int64_t l = chunks.begin(c); l < chunks.end(c); ++l) split(l);
+      return;
+    }
+    rows_with_sums(B, chunks.begin(c), chunks.end(c), [&](std::int64_t l, double sum) {
+      row_sums[static_cast<std::size_t>(l)] = sum;
+      check_row(B, l, sum, bads[c]);
+      split(l);
+    });
+  });
+  if (!s.scaling) {
+    bad = first_bad(bads);
+    for (double v : row_sums) out.inf_norm = std::max(out.inf_norm, v);
+  }
+  // the column norms: the chunks' sums added in chunk order
+  const double terms = 2.0 * static_cast<double>(k + n);
+  out.norms = LineNorms{std::vector<double>(static_cast<std::size_t>(n), 0.0), std::vector<double>(static_cast<std::size_t>(n), 0.0)};
+  for_each_row(n, static_cast<std::int64_t>(chunks.count()) * (computed + 1), [&](std::int64_t j) {
+    const auto J = static_cast<std::size_t>(j);
+    for (int w = 0; w < computed; ++w) {
+      double one = 0;
+      for (std::size_t c = 0; c < chunks.count(); ++c) one += partial(static_cast<std::int64_t>(c), w * n + j);
+      out.norms.one[J] = std::max(out.norms.one[J], inflate(one, terms));
+    }
+    for (std::size_t c = 0; c < chunks.count(); ++c)
+      out.norms.max[J] = std::max(out.norms.max[J], partial(static_cast<std::int64_t>(c), computed * n + j));
+  });
+  return sums;
+}
+
+/// The weights of A's residual and words in the normwise bound, from B's side (gemm.hpp):
+/// rows of Ytil mu^-1 for |rho_x|; per word v of A, the weights of |X^(v)| in R (|rho_y| and
+/// the neglected pairs) and in W (the computed pairs).
+struct RowWeights {
+  std::vector<double> rho;
+  std::vector<std::vector<double>> R, W;
+};
+
+RowWeights row_weights(const ColumnSums& b, int p, int t) {
+  RowWeights out;
+  out.rho = b.rho;
+  for (int w = 0; w < p; ++w)
+    for (std::size_t l = 0; l < out.rho.size(); ++l) out.rho[l] += b.words[static_cast<std::size_t>(w)][l] * pow2(-w * t);
+  out.R.assign(static_cast<std::size_t>(p), b.rho);
+  out.W.assign(static_cast<std::size_t>(p), std::vector<double>(b.rho.size(), 0.0));
+  for (int v = 0; v < p; ++v)
+    for (int w = 0; w < p; ++w) {
+      std::vector<double>& c = v + w < p ? out.W[static_cast<std::size_t>(v)] : out.R[static_cast<std::size_t>(v)];
+      for (std::size_t l = 0; l < c.size(); ++l) c[l] += b.words[static_cast<std::size_t>(w)][l] * pow2(-w * t);
+    }
+  return out;
+}
+
+/// The constants of a row's sum of entrywise bounds (gemm.hpp): lambda_i^-1 [R_i + acc W_i +
+/// under], R_i and W_i summed over j with the weights mu_j^-1, each enlarged for its rounding.
+struct RowBound {
+  double terms = 0;  ///< terms of the sums R_i and W_i
+  double acc = 0;    ///< g + c (1 + g)
+  double under = 0;  ///< the underflow terms, summed over j with mu_j^-1
+  double operator()(double R, double W, int e) const {
+    const double row = inflate(R, terms) + acc * inflate(W, terms) + under;
+    return inflate(std::ldexp(row, -e), 4);
+  }
+};
+
+/// Splits A (m x k) by rows, one pass per row: the check of its entries, ||A||_inf, the row's
+/// scaling exponent, its words (as `keep` asks) and norms, and its sum of the entrywise bounds
+/// (`bound`, with B's side in `weights`) into row_bound; `bad` is the first entry that is not
+/// finite.
+void split_rows(const ConstHostMatrix& A, const GemmConfig& s, double theta, const Keep& keep,
+                const RowWeights& weights, const RowBound& bound, Words& out,
+                std::vector<double>& row_bound, BadEntry& bad) {
+  const std::int64_t m = A.extent(0), k = A.extent(1);
+  const int p = s.words, t = s.input.t;
+  const SplitConstants sc = split_constants(s);
+  const int computed = sc.identity ? 1 : p;
+  const double terms = 2.0 * static_cast<double>(m + k);
+  out.exps.assign(static_cast<std::size_t>(m), 0);
+  out.norms = LineNorms{std::vector<double>(static_cast<std::size_t>(m), 0.0), std::vector<double>(static_cast<std::size_t>(m), 0.0)};
+  row_bound.assign(static_cast<std::size_t>(m), 0.0);
+  allocate_words(A, s, sc, keep, out);
+  std::vector<double> row_sums(static_cast<std::size_t>(m));
+  const RowChunks chunks(m, k);
+  std::vector<BadEntry> bads(chunks.count());
+  detail::for_each_chunk(chunks.count(), [&](std::size_t c) {
+    rows_with_sums(A, chunks.begin(c), chunks.end(c), [&](std::int64_t i, double sum) {
+      const auto I = static_cast<std::size_t>(i);
+      row_sums[I] = sum;
+      check_row(A, i, sum, bads[c]);
+      const int e = s.scaling ? scale_exponent(line().max_abs(row_of(A, i), k), theta) : 0;
+      out.exps[I] = e;
+      LineJob job = stored_line(A, i, sc, out);
+      job.scale = pow2(e);
+      // R: |rho_x| and the words against the weights from B (an identity split has no R)
+      job.rho_weight = sc.identity ? nullptr : weights.rho.data();
+      for (int v = 0; v < computed; ++v) {
+        job.weight[0][v] = sc.identity ? nullptr : weights.R[static_cast<std::size_t>(v)].data();
+        job.weight[1][v] = weights.W[static_cast<std::size_t>(v)].data();
+      }
+      const LineSums ls = line().split_line(sc, job, k);
+      double R = ls.rho, W = 0;
+      for (int v = 0; v < computed; ++v) {
+        out.norms.one[I] = std::max(out.norms.one[I], inflate(ls.one[v], terms));
+        R += ls.weighted[0][v] * pow2(-v * t);
+        W += ls.weighted[1][v] * pow2(-v * t);
+      }
+      out.norms.max[I] = ls.max;
+      row_bound[I] = bound(R, W, e);
+    });
+  });
+  bad = first_bad(bads);
+  for (double v : row_sums) out.inf_norm = std::max(out.inf_norm, v);
 }
 
 // ---- the bounds -----------------------------------------------------------------------------
@@ -750,6 +1038,7 @@ struct Prepared {
   std::int64_t m = 0, k = 0, n = 0;
   double theta = 0;
   Words a, b;
+  std::vector<double> row_bound;  ///< sum_j bound(i, j) per row, but for the overflow test
   AccumulationModel model;
   double g = 0;           ///< (1 + delta)^d - 1
   double g_prob = 0;      ///< gamma~ (or g when biased)
@@ -758,80 +1047,17 @@ struct Prepared {
   double norm_a = 0, norm_b = 0;
 };
 
+/// The constant terms of bound (gemm.hpp): (pairs) N G (1 + g)(1 + c).
+double underflow_term(const Prepared& P, double g) {
+  return pairs_of(P.s.words) * P.model.steps * P.model.G * (1 + g) * (1 + P.c);
+}
+
 /// The pairs (v, w) of words whose products are computed (v + w < p), or neglected.
 std::vector<std::pair<int, int>> word_pairs(int p, bool computed) {
   std::vector<std::pair<int, int>> out;
   for (int v = 0; v < p; ++v)
     for (int w = 0; w < p; ++w)
       if ((v + w < p) == computed) out.emplace_back(v, w);
-  return out;
-}
-
-/// A block of the absolute-value products: left (m x k) times right (k x n), both >= 0.
-struct AbsBlock {
-  HostMatrix left, right;
-};
-
-/// |rho_x| Ytil + Xtil' |rho_y| + sum_{v+w>=p} u^(v+w) |X^(v)| |Y^(w)|: the blocks of R.
-std::vector<AbsBlock> representation_blocks(const Prepared& P) {
-  if (P.s.engine == GemmEngine::dgemm) return {};  // A and B themselves: R = 0
-  const int p = P.s.words, t = P.s.input.t;
-  auto weighted_sum = [&](const Words& X, bool with_rho) {
-    HostMatrix S = uninitialised("sum", X.rho.extent(0), X.rho.extent(1));
-    for (std::size_t l = 0; l < S.size(); ++l) {
-      double v = with_rho ? X.rho.data()[l] : 0.0;
-      for (int w = 0; w < p; ++w)
-        v += std::fabs(X.w[static_cast<std::size_t>(w)].data()[l]) * pow2(-w * t);
-      S.data()[l] = v * (1 + 2 * (p + 2) * binary64_u);  // rounding of the p + 1 terms
-    }
-    return S;
-  };
-  auto absolute = [](const HostMatrix& X, int shift) {
-    HostMatrix Y = uninitialised("abs", X.extent(0), X.extent(1));
-    for (std::size_t l = 0; l < Y.size(); ++l) Y.data()[l] = std::fabs(X.data()[l]) * pow2(shift);
-    return Y;
-  };
-  std::vector<AbsBlock> blocks;
-  blocks.push_back({P.a.rho, weighted_sum(P.b, true)});
-  blocks.push_back({weighted_sum(P.a, false), P.b.rho});
-  for (const auto& [v, w] : word_pairs(p, false))
-    blocks.push_back({absolute(P.a.w[static_cast<std::size_t>(v)], -(v + w) * t),
-                      absolute(P.b.w[static_cast<std::size_t>(w)], 0)});
-  return blocks;
-}
-
-/// u^(v+w) |X^(v)|, |Y^(w)| for the computed pairs: the blocks of W.
-std::vector<AbsBlock> accumulation_blocks(const Prepared& P) {
-  const int t = P.s.input.t;
-  std::vector<AbsBlock> blocks;
-  for (const auto& [v, w] : word_pairs(P.s.words, true)) {
-    AbsBlock blk{uninitialised("l", P.m, P.k), uninitialised("r", P.k, P.n)};
-    const HostMatrix& X = P.a.w[static_cast<std::size_t>(v)];
-    const HostMatrix& Y = P.b.w[static_cast<std::size_t>(w)];
-    for (std::size_t l = 0; l < X.size(); ++l)
-      blk.left.data()[l] = std::fabs(X.data()[l]) * pow2(-(v + w) * t);
-    for (std::size_t l = 0; l < Y.size(); ++l) blk.right.data()[l] = std::fabs(Y.data()[l]);
-    blocks.push_back(blk);
-  }
-  return blocks;
-}
-
-/// sum over the blocks of left * right (m x n), by one binary64 DGEMM on the blocks side by
-/// side, enlarged to cover its rounding.
-HostMatrix abs_product(const std::vector<AbsBlock>& blocks, std::int64_t m, std::int64_t k,
-                       std::int64_t n) {
-  const std::int64_t nb = static_cast<std::int64_t>(blocks.size()), K = k * nb;
-  std::vector<double> L(static_cast<std::size_t>(m * K)), R(static_cast<std::size_t>(K * n));
-  for (std::int64_t b = 0; b < nb; ++b) {
-    const AbsBlock& blk = blocks[static_cast<std::size_t>(b)];
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t l = 0; l < k; ++l) L[static_cast<std::size_t>(i * K + b * k + l)] = blk.left(i, l);
-    for (std::int64_t l = 0; l < k; ++l)
-      for (std::int64_t j = 0; j < n; ++j) R[static_cast<std::size_t>((b * k + l) * n + j)] = blk.right(l, j);
-  }
-  HostMatrix out("abs_product", m, n);
-  host::dgemm(m, n, K, L.data(), R.data(), out.data());
-  for (std::size_t l = 0; l < out.size(); ++l) out.data()[l] = inflate(out.data()[l], static_cast<double>(K));
   return out;
 }
 
@@ -850,13 +1076,14 @@ struct OverflowCheck {
   bool fits(double magnitude) const { return (1 + g) * (magnitude + NG) < Fmax; }
 };
 
-/// A split of A and B that several configs share (gemm_select): the words of `words` > p.
-struct SharedSplit {
-  Words a, b;
-};
+OverflowCheck overflow_check(const Prepared& P) {
+  return OverflowCheck{P.a.norms, P.b.norms, P.g, P.model.steps * P.model.G, P.model.Fmax};
+}
 
+/// Splits A and B and sums the rows of the normwise bound (B first: A's rows need its side).
+/// Throws as gemm.hpp says; a non-finite entry of A is named before one of B.
 Prepared prepare(const ConstHostMatrix& A, const ConstHostMatrix& B, const GemmConfig& config,
-                 const char* function, const SharedSplit* shared = nullptr) {
+                 const char* function, const Keep& keep) {
   validate(config, function);
   if (A.extent(1) != B.extent(0))
     throw_invalid(function, "A is " + std::to_string(A.extent(0)) + " x " +
@@ -868,17 +1095,11 @@ Prepared prepare(const ConstHostMatrix& A, const ConstHostMatrix& B, const GemmC
   P.k = A.extent(1);
   P.n = B.extent(1);
   P.theta = theta_of(P.s, P.k);
-  if (shared) {
-    P.a = first_words(shared->a, P.s.words);
-    P.b = first_words(shared->b, P.s.words);
-  } else {
-    P.a = split_words(A, true, P.s, P.theta, "A", function);
-    P.b = split_words(B, false, P.s, P.theta, "B", function);
-  }
   P.model = accumulation_model(P.s, P.k);
   P.g = growth_minus_one(P.model.delta, P.model.depth);
   P.g_prob = P.g;
-  const double pairs = pairs_of(P.s.words);
+  const int p = P.s.words;
+  const double pairs = pairs_of(p);
   if (P.model.unbiased && P.model.depth > 0) {
     // every product carries at most d roundings to nearest: Higham & Mary Theorem 3.1 /
     // seed 000 Theorem 3.9, a union over the k products of each of the pairs
@@ -888,78 +1109,205 @@ Prepared prepare(const ConstHostMatrix& A, const ConstHostMatrix& B, const GemmC
     P.g_prob = std::min(P.g, bounds::gamma_tilde(P.model.depth, u, P.lambda) * (1 + 0x1p-48));
   }
   P.c = pairs > 1 ? bounds::gamma(pairs - 1, binary64_u) : 0.0;
+  BadEntry bad_a, bad_b;
+  const ColumnSums columns = split_columns(B, P.s, P.theta, keep, P.b, bad_b);
+  RowBound bound;
+  bound.terms = static_cast<double>(P.n) + static_cast<double>(P.k) * (p * p + 4);
+  bound.acc = P.g + P.c * (1 + P.g);
+  bound.under = underflow_term(P, P.g) * inflate(columns.mu_sum, static_cast<double>(P.n));
+  split_rows(A, P.s, P.theta, keep, row_weights(columns, p, P.s.input.t), bound, P.a, P.row_bound, bad_a);
+  if (bad_a.i >= 0) throw_not_finite(bad_a, "A", function);
+  if (bad_b.i >= 0) throw_not_finite(bad_b, "B", function);
   P.norm_a = P.a.inf_norm;
   P.norm_b = P.b.inf_norm;
   return P;
 }
 
-/// The constant terms of bound (gemm.hpp): (pairs) N G (1 + g)(1 + c).
-double underflow_term(const Prepared& P, double g) {
-  return pairs_of(P.s.words) * P.model.steps * P.model.G * (1 + g) * (1 + P.c);
+/// Whether any entry's accumulation may overflow (the entrywise test, by chunks of rows, only
+/// when the largest norms do not already rule it out).
+bool may_overflow(const Prepared& P) {
+  const OverflowCheck overflow = overflow_check(P);
+  if (!overflow.anywhere()) return false;
+  std::vector<char> hit(static_cast<std::size_t>(P.m), 0);
+  for_each_row(P.m, P.n, [&](std::int64_t i) {
+    for (std::int64_t j = 0; j < P.n && !hit[static_cast<std::size_t>(i)]; ++j)
+      hit[static_cast<std::size_t>(i)] = overflow(static_cast<std::size_t>(i), static_cast<std::size_t>(j));
+  });
+  return std::find(hit.begin(), hit.end(), 1) != hit.end();
 }
 
-/// The certified normwise bound: max_i sum_j bound(i, j), O(p^2 (m k + k n) + m n).
+/// The certified normwise bound: max_i sum_j bound(i, j), from the rows prepare() summed.
 double normwise(const Prepared& P) {
-  const int p = P.s.words, t = P.s.input.t;
-  std::vector<double> mu_inv(static_cast<std::size_t>(P.n));
-  for (std::size_t j = 0; j < mu_inv.size(); ++j) mu_inv[j] = pow2(-P.b.exps[j]);  // |e| <= 1000
-  // B's side: sum_j mu_j^-1 |M_lj| for M = rho_y and every word Y^(w)
-  auto row_sums = [&](const HostMatrix& M) {
-    std::vector<double> r(static_cast<std::size_t>(P.k));
-    for (std::int64_t l = 0; l < P.k; ++l) r[static_cast<std::size_t>(l)] = P.n > 0 ? line().abs_dot(&M(l, 0), mu_inv.data(), P.n) : 0.0;
-    return r;
-  };
-  const std::vector<double> rv = row_sums(P.b.rho);
-  std::vector<std::vector<double>> bw;
-  for (const HostMatrix& Y : P.b.w) bw.push_back(row_sums(Y));
-  std::vector<double> yv = rv;  // rows of Ytil mu^-1
-  for (int w = 0; w < p; ++w)
-    for (std::size_t l = 0; l < yv.size(); ++l) yv[l] += bw[static_cast<std::size_t>(w)][l] * pow2(-w * t);
-  // per word v of A: the weights of |X^(v)| in R (|rho_y| and the neglected pairs) and in W
-  std::vector<std::vector<double>> cR(static_cast<std::size_t>(p), rv), cW(static_cast<std::size_t>(p), std::vector<double>(rv.size(), 0.0));
-  for (int v = 0; v < p; ++v)
-    for (int w = 0; w < p; ++w) {
-      std::vector<double>& c = v + w < p ? cW[static_cast<std::size_t>(v)] : cR[static_cast<std::size_t>(v)];
-      for (std::size_t l = 0; l < c.size(); ++l) c[l] += bw[static_cast<std::size_t>(w)][l] * pow2(-w * t);
-    }
-  // A's side, one pass: R_i and W_i of gemm.hpp summed over j with the weights mu_j^-1
-  const double terms = static_cast<double>(P.n) + static_cast<double>(P.k) * (p * p + 4);
-  const double acc = P.g + P.c * (1 + P.g);
-  double mu_sum = 0;  // sum_j mu_j^-1
-  for (double v : mu_inv) mu_sum += v;
-  const double under = underflow_term(P, P.g) * inflate(mu_sum, static_cast<double>(P.n));
-  const OverflowCheck overflow{P.a.norms, P.b.norms, P.g, P.model.steps * P.model.G,
-                               P.model.Fmax};
-  const bool check = overflow.anywhere();
+  if (may_overflow(P)) return inf;
   double worst = 0;
-  for (std::int64_t i = 0; i < P.m; ++i) {
-    for (std::int64_t j = 0; check && j < P.n; ++j)
-      if (overflow(static_cast<std::size_t>(i), static_cast<std::size_t>(j))) return inf;
-    double R = 0, W = 0;
-    if (P.k > 0) {
-      R = line().abs_dot(&P.a.rho(i, 0), yv.data(), P.k);
-      for (int v = 0; v < p; ++v) {
-        const double* x = &P.a.w[static_cast<std::size_t>(v)](i, 0);
-        R += line().abs_dot(x, cR[static_cast<std::size_t>(v)].data(), P.k) * pow2(-v * t);
-        W += line().abs_dot(x, cW[static_cast<std::size_t>(v)].data(), P.k) * pow2(-v * t);
-      }
-    }
-    const double row = inflate(R, terms) + acc * inflate(W, terms) + under;
-    worst = std::max(worst, inflate(std::ldexp(row, -P.a.exps[static_cast<std::size_t>(i)]), 4));
-  }
+  for (double row : P.row_bound) worst = std::max(worst, row);
   // the absolute margins of the entrywise bounds, n of them per row
   return inflate(worst + 16 * static_cast<double>(P.n) * tiny, 2);
+}
+
+// ---- the products ---------------------------------------------------------------------------
+
+/// S = (first ? +0 : S) + u^(v+w) P_vw on every row, and on the last pass (`last`) the
+/// unscaling of (4.7), C = Lambda^-1 S M^-1. Returns whether every entry is finite (last
+/// pass only). P is m x n, binary64 or binary32.
+template <class T>
+bool add_product(const Prepared& P, const T* Pvw, double scale, bool first, bool last, HostMatrix& S) {
+  const std::int64_t m = P.m, n = P.n;
+  std::vector<double> col(static_cast<std::size_t>(n));  // 2^-e_j
+  for (std::size_t j = 0; j < col.size(); ++j) col[j] = pow2(-P.b.exps[j]);
+  const bool unscaling = last && P.s.scaling;
+  const auto [low, high] = std::minmax_element(P.b.exps.begin(), P.b.exps.end());
+  std::vector<char> finite(static_cast<std::size_t>(m), 1);
+  for_each_row(m, n, [&](std::int64_t i) {
+    double* s = row_of(S, i);
+    const T* p = Pvw + i * n;
+    const int e = P.a.exps[static_cast<std::size_t>(i)];
+    // 2^-(e_i + e_j) normal for every j: one multiplication per entry; else ldexp
+    const bool normal = unscaling && std::abs(e + *low) <= 1022 && std::abs(e + *high) <= 1022;
+    bool ok;
+    if constexpr (std::is_same<T, float>::value)
+      ok = line().add_scaled32(s, p, scale, first, pow2(-e), normal ? col.data() : nullptr, n);
+    else
+      ok = line().add_scaled64(s, p, scale, first, pow2(-e), normal ? col.data() : nullptr, n);
+    if (unscaling && !normal) {
+      ok = true;
+      for (std::int64_t j = 0; j < n; ++j) {
+        s[j] = unscale(s[j], e + P.b.exps[static_cast<std::size_t>(j)]);
+        ok = ok && std::isfinite(s[j]);
+      }
+    }
+    finite[static_cast<std::size_t>(i)] = ok;
+  });
+  return std::find(finite.begin(), finite.end(), 0) == finite.end();
+}
+
+/// C = Lambda^-1 (sum_{v+w<p} u^(v+w) P_vw) M^-1 (4.7), the smallest level first, each P_vw
+/// computed on the engine from zero; `finite` says whether every entry of C is.
+HostMatrix product(const Prepared& P, bool& finite) {
+  const GemmConfig& s = P.s;
+  const std::int64_t m = P.m, k = P.k, n = P.n;
+  HostMatrix S = uninitialised("C", m, n);
+  finite = true;
+  if (S.size() == 0) return S;
+  if (s.engine == GemmEngine::dgemm) {  // A and B themselves, straight into C
+    host::dgemm_by_rows(m, n, k, P.a.w[0].data(), P.b.w[0].data(), S.data());
+    // finite inputs whose accumulation cannot overflow (the lemma's bound on the partial sums,
+    // docs/gemm.md) give a finite C; where it might, the bound is +inf anyway
+    finite = !may_overflow(P);
+    return S;
+  }
+  const int pairs = pairs_of(s.words);
+  int done = 0;
+  for (int level = s.words - 1; level >= 0; --level)
+    for (int v = 0; v <= level; ++v, ++done) {
+      const int w = level - v;
+      const double scale = pow2(-(v + w) * s.input.t);  // exact
+      const bool first = done == 0, last = done == pairs - 1;
+      const auto V = static_cast<std::size_t>(v), W = static_cast<std::size_t>(w);
+      if (s.engine == GemmEngine::emulated) {
+        HostMatrix Pvw("P", m, n);  // the unit adds to C: from zero
+        unit_gemm(s.unit, P.a.w[V], P.b.w[W], Pvw);
+        finite = add_product(P, Pvw.data(), scale, first, last, S);
+        continue;
+      }
+      const FloatVector Pvw = uninitialised_vector<float>("P", static_cast<std::size_t>(m * n));
+      if (s.engine == GemmEngine::sgemm)
+        host::sgemm_by_rows(m, n, k, P.a.f32[V].data(), P.b.f32[W].data(), Pvw.data());
+      else
+        host::bf16_gemm(m, n, k, P.a.bf16[V].data(), P.b.bf16[W].data(), Pvw.data());
+      finite = add_product(P, Pvw.data(), scale, first, last, S);
+    }
+  return S;
+}
+
+// ---- the entrywise bounds -------------------------------------------------------------------
+
+/// Writes row r of one side of a block of absolute values (k entries of a left block, n of a
+/// right one).
+using AbsRows = std::function<void(std::int64_t, double*)>;
+
+/// A block of an absolute-value product: left (m x k) times right (k x n), both >= 0.
+struct AbsBlock {
+  AbsRows left, right;
+};
+
+/// |X| 2^shift.
+AbsRows abs_rows(const ConstHostMatrix& X, int shift) {
+  return [X, f = pow2(shift)](std::int64_t r, double* out) {
+    const double* x = row_of(X, r);
+    for (std::int64_t j = 0; j < static_cast<std::int64_t>(X.extent(1)); ++j) out[j] = std::fabs(x[j]) * f;
+  };
+}
+
+/// The residuals as kept (already magnitudes).
+AbsRows rho_rows(const Words& X) {
+  return [rho = X.rho](std::int64_t r, double* out) {
+    std::copy_n(row_of(rho, r), rho.extent(1), out);
+  };
+}
+
+/// (|rho| if with_rho) + sum_w u^w |X^(w)|, enlarged to cover the rounding of its p + 1 terms.
+AbsRows weighted_rows(const Words& X, int t, bool with_rho) {
+  return [&X, t, with_rho](std::int64_t r, double* out) {
+    const std::int64_t cols = X.w[0].extent(1);
+    for (std::int64_t j = 0; j < cols; ++j) {
+      double v = with_rho ? row_of(X.rho, r)[j] : 0.0;
+      for (std::size_t w = 0; w < X.w.size(); ++w) v += std::fabs(row_of(X.w[w], r)[j]) * pow2(-static_cast<int>(w) * t);
+      out[j] = v * (1 + 2 * (static_cast<double>(X.w.size()) + 2) * binary64_u);
+    }
+  };
+}
+
+/// |rho_x| Ytil + Xtil' |rho_y| + sum_{v+w>=p} u^(v+w) |X^(v)| |Y^(w)|: the blocks of R.
+std::vector<AbsBlock> representation_blocks(const Prepared& P) {
+  if (P.s.engine == GemmEngine::dgemm) return {};  // A and B themselves: R = 0
+  const int t = P.s.input.t;
+  std::vector<AbsBlock> blocks;
+  blocks.push_back({rho_rows(P.a), weighted_rows(P.b, t, true)});
+  blocks.push_back({weighted_rows(P.a, t, false), rho_rows(P.b)});
+  for (const auto& [v, w] : word_pairs(P.s.words, false))
+    blocks.push_back({abs_rows(P.a.w[static_cast<std::size_t>(v)], -(v + w) * t),
+                      abs_rows(P.b.w[static_cast<std::size_t>(w)], 0)});
+  return blocks;
+}
+
+/// u^(v+w) |X^(v)|, |Y^(w)| for the computed pairs: the blocks of W.
+std::vector<AbsBlock> accumulation_blocks(const Prepared& P) {
+  const int t = P.s.input.t;
+  std::vector<AbsBlock> blocks;
+  for (const auto& [v, w] : word_pairs(P.s.words, true))
+    blocks.push_back({abs_rows(P.a.w[static_cast<std::size_t>(v)], -(v + w) * t),
+                      abs_rows(P.b.w[static_cast<std::size_t>(w)], 0)});
+  return blocks;
+}
+
+/// sum over the blocks of left * right (m x n), by one binary64 DGEMM on the blocks side by
+/// side, enlarged to cover its rounding.
+HostMatrix abs_product(const std::vector<AbsBlock>& blocks, std::int64_t m, std::int64_t k,
+                       std::int64_t n) {
+  const std::int64_t nb = static_cast<std::int64_t>(blocks.size()), K = k * nb;
+  HostMatrix L = uninitialised("abs_left", m, K), R = uninitialised("abs_right", K, n);
+  for_each_row(m, K, [&](std::int64_t i) {
+    for (std::int64_t b = 0; b < nb; ++b) blocks[static_cast<std::size_t>(b)].left(i, L.data() + i * K + b * k);
+  });
+  for_each_row(K, n, [&](std::int64_t l) { blocks[static_cast<std::size_t>(l / k)].right(l % k, row_of(R, l)); });
+  HostMatrix out = uninitialised("abs_product", m, n);
+  host::dgemm_by_rows(m, n, K, L.data(), R.data(), out.data());
+  for_each_row(m, n, [&](std::int64_t i) {
+    double* o = row_of(out, i);
+    for (std::int64_t j = 0; j < n; ++j) o[j] = inflate(o[j], static_cast<double>(K));
+  });
+  return out;
 }
 
 /// Entrywise bound and probable_bound (gemm.hpp).
 void componentwise(const Prepared& P, const HostMatrix& C, GemmResult& r) {
   const HostMatrix R = abs_product(representation_blocks(P), P.m, P.k, P.n);
   const HostMatrix W = abs_product(accumulation_blocks(P), P.m, P.k, P.n);
-  const OverflowCheck overflow{P.a.norms, P.b.norms, P.g, P.model.steps * P.model.G,
-                               P.model.Fmax};
-  r.bound = HostMatrix("bound", P.m, P.n);
-  r.probable_bound = HostMatrix("probable_bound", P.m, P.n);
-  for (std::int64_t i = 0; i < P.m; ++i)
+  const OverflowCheck overflow = overflow_check(P);
+  r.bound = HostMatrix(Kokkos::view_alloc("bound", Kokkos::WithoutInitializing), P.m, P.n);
+  r.probable_bound = HostMatrix(Kokkos::view_alloc("probable_bound", Kokkos::WithoutInitializing), P.m, P.n);
+  for_each_row(P.m, P.n, [&](std::int64_t i) {
     for (std::int64_t j = 0; j < P.n; ++j) {
       const int e = P.a.exps[static_cast<std::size_t>(i)] + P.b.exps[static_cast<std::size_t>(j)];
       auto entry = [&](double g) {
@@ -971,6 +1319,7 @@ void componentwise(const Prepared& P, const HostMatrix& C, GemmResult& r) {
       r.bound(i, j) = unbounded ? inf : entry(P.g);
       r.probable_bound(i, j) = unbounded ? inf : entry(P.g_prob);
     }
+  });
 }
 
 // ---- the papers' bounds ---------------------------------------------------------------------
@@ -1018,16 +1367,15 @@ void paper_componentwise(const Prepared& P, const ConstHostMatrix& A, const Cons
   const double lambda = P.k > 1 ? bounds::vibea_lambda(P.s.failure / 2, U, std::max(n - 1, 1.0)) : 0;
   const double z_prob = zeta(P.k > 1 ? bounds::gamma_tilde(n - 1, U, lambda) : 0,
                              bounds::gamma_tilde(q, U, lambda));
-  std::vector<AbsBlock> ab{{HostMatrix("absA", P.m, P.k), HostMatrix("absB", P.k, P.n)}};
-  for (std::size_t l = 0; l < A.size(); ++l) ab[0].left.data()[l] = std::fabs(A.data()[l]);
-  for (std::size_t l = 0; l < B.size(); ++l) ab[0].right.data()[l] = std::fabs(B.data()[l]);
-  const HostMatrix AB = abs_product(ab, P.m, P.k, P.n);
-  r.paper.dbea = HostMatrix("dbea", P.m, P.n);
-  r.paper.vibea = HostMatrix("vibea", P.m, P.n);
-  for (std::size_t l = 0; l < AB.size(); ++l) {
-    r.paper.dbea.data()[l] = (input + z_det * (1 + u) * (1 + u)) * AB.data()[l];
-    r.paper.vibea.data()[l] = (input + z_prob * (1 + u) * (1 + u)) * AB.data()[l];
-  }
+  const HostMatrix AB = abs_product({{abs_rows(A, 0), abs_rows(B, 0)}}, P.m, P.k, P.n);
+  r.paper.dbea = HostMatrix(Kokkos::view_alloc("dbea", Kokkos::WithoutInitializing), P.m, P.n);
+  r.paper.vibea = HostMatrix(Kokkos::view_alloc("vibea", Kokkos::WithoutInitializing), P.m, P.n);
+  for_each_row(P.m, P.n, [&](std::int64_t i) {
+    for (std::int64_t j = 0; j < P.n; ++j) {
+      r.paper.dbea(i, j) = (input + z_det * (1 + u) * (1 + u)) * AB(i, j);
+      r.paper.vibea(i, j) = (input + z_prob * (1 + u) * (1 + u)) * AB(i, j);
+    }
+  });
 }
 
 // ---- the reference --------------------------------------------------------------------------
@@ -1054,19 +1402,27 @@ HostMatrix exact_product(const ConstHostMatrix& A, const ConstHostMatrix& B) {
   return E;
 }
 
+/// The observed error: ||C - A B||_inf (each row's sum in order) and max_ij |C - A B|_ij / bound_ij.
 void observe(const ConstHostMatrix& A, const ConstHostMatrix& B, GemmResult& r) {
   r.exact = exact_product(A, B);
-  r.observed_normwise = 0;
-  r.observed_max_ratio = r.bound.size() > 0 ? 0 : -1;
-  for (std::size_t i = 0; i < r.C.extent(0); ++i) {
-    double row = 0;
-    for (std::size_t j = 0; j < r.C.extent(1); ++j) {
+  const std::int64_t m = r.C.extent(0), n = r.C.extent(1);
+  const bool ratios = r.bound.size() > 0;
+  std::vector<double> row_error(static_cast<std::size_t>(m), 0.0), row_ratio(row_error.size(), 0.0);
+  for_each_row(m, n, [&](std::int64_t i) {
+    double row = 0, ratio = 0;
+    for (std::int64_t j = 0; j < n; ++j) {
       const double err = std::fabs(r.C(i, j) - r.exact(i, j));
       row += err;
-      if (r.bound.size() > 0 && err > 0)
-        r.observed_max_ratio = std::max(r.observed_max_ratio, err / r.bound(i, j));
+      if (ratios && err > 0) ratio = std::max(ratio, err / r.bound(i, j));
     }
-    r.observed_normwise = std::max(r.observed_normwise, row);
+    row_error[static_cast<std::size_t>(i)] = row;
+    row_ratio[static_cast<std::size_t>(i)] = ratio;
+  });
+  r.observed_normwise = 0;
+  r.observed_max_ratio = ratios ? 0 : -1;
+  for (std::size_t i = 0; i < row_error.size(); ++i) {
+    r.observed_normwise = std::max(r.observed_normwise, row_error[i]);
+    if (ratios) r.observed_max_ratio = std::max(r.observed_max_ratio, row_ratio[i]);
   }
 }
 
@@ -1085,12 +1441,16 @@ HostMatrix exact_gemm(const ConstHostMatrix& A, const ConstHostMatrix& B) {
 
 double gemm_normwise_bound(const ConstHostMatrix& A, const ConstHostMatrix& B,
                            const GemmConfig& config) {
-  return normwise(prepare(A, B, config, "ebla::gemm_normwise_bound"));
+  return normwise(prepare(A, B, config, "ebla::gemm_normwise_bound", Keep{}));
 }
 
 GemmResult gemm(const ConstHostMatrix& A, const ConstHostMatrix& B, const GemmConfig& config) {
   auto start = std::chrono::steady_clock::now();
-  const Prepared P = prepare(A, B, config, "ebla::gemm");
+  Keep keep;  // the words as the engine reads them, and what the entrywise bounds need
+  keep.engine = true;
+  keep.words = config.engine == GemmEngine::emulated || config.engine == GemmEngine::dgemm || config.componentwise;
+  keep.rho = config.componentwise && config.engine != GemmEngine::dgemm;
+  const Prepared P = prepare(A, B, config, "ebla::gemm", keep);
   GemmResult r;
   r.config = P.s;
   r.theta = P.theta;
@@ -1100,12 +1460,11 @@ GemmResult gemm(const ConstHostMatrix& A, const ConstHostMatrix& B, const GemmCo
   r.lambda = P.lambda;
   r.split_seconds = seconds_since(start);
   start = std::chrono::steady_clock::now();
-  r.C = product(P.s, P.a, P.b);
+  bool finite = true;
+  r.C = product(P, finite);
   r.product_seconds = seconds_since(start);
   start = std::chrono::steady_clock::now();
-  r.normwise_bound = normwise(P);
-  for (std::size_t l = 0; l < r.C.size(); ++l)
-    if (!std::isfinite(r.C.data()[l])) r.normwise_bound = inf;
+  r.normwise_bound = finite ? normwise(P) : inf;
   r.paper.normwise = paper_normwise(P);
   if (P.s.componentwise) {
     componentwise(P, r.C, r);
@@ -1154,10 +1513,10 @@ const GemmCostModel& GemmCostModel::measured() {
           host::bf16_gemm(s, s, s, ha.data(), ha.data(), fc.data());
         }) / flops);
       c.sgemm = std::min(c.sgemm, best_seconds(3, [&] {
-        host::sgemm(s, s, s, fa.data(), fa.data(), fc.data());
+        host::sgemm_by_rows(s, s, s, fa.data(), fa.data(), fc.data());
       }) / flops);
       c.dgemm = std::min(c.dgemm, best_seconds(3, [&] {
-        host::dgemm(s, s, s, a.data(), a.data(), cd.data());
+        host::dgemm_by_rows(s, s, s, a.data(), a.data(), cd.data());
       }) / flops);
     }
     const std::int64_t e = 32;
@@ -1173,7 +1532,7 @@ const GemmCostModel& GemmCostModel::measured() {
     const std::int64_t h = 512;
     HostMatrix big("big", h, h);
     Kokkos::deep_copy(big, 0.3);
-    c.split = best_seconds(3, [&] { normwise(prepare(big, big, one, "ebla::GemmCostModel")); }) /
+    c.split = best_seconds(3, [&] { normwise(prepare(big, big, one, "ebla::GemmCostModel", Keep{})); }) /
               static_cast<double>(2 * h * h);
     return c;
   }();
@@ -1234,51 +1593,21 @@ GemmPlan gemm_select(const ConstHostMatrix& A, const ConstHostMatrix& B, const G
     c.failure = options.failure;
     c.componentwise = options.componentwise;
   }
+  for (const GemmConfig& c : candidates) validate(c, function);
   const GemmCostModel& cost = GemmCostModel::measured();
   GemmPlan plan;
   plan.tolerance = options.tolerance;
   int chosen = -1, smallest = -1;
-  // candidates with the same words (format, subnormals, scaling, theta) share one split into
-  // as many words as the most of them use; one group's split is alive at a time, so its
-  // scratch matrices serve the next group
-  auto key_of = [&](const GemmConfig& c) {
-    validate(c, function);
-    const GemmConfig s = settled(c);
-    std::ostringstream key;
-    const Format& f = s.input;
-    key << f.t << ' ' << f.emin << ' ' << f.emax << ' ' << f.subnormals << ' '
-        << static_cast<int>(f.specials) << ' ' << static_cast<int>(f.overflow) << ' ' << s.scaling
-        << ' ' << std::hexfloat << theta_of(s, static_cast<std::int64_t>(A.extent(1)));
-    return key.str();
-  };
-  std::vector<std::string> keys;
-  std::map<std::string, int> most;
+  // each candidate's bound by the passes gemm makes, without keeping the words
   for (const GemmConfig& c : candidates) {
-    keys.push_back(key_of(c));
-    int& p = most[keys.back()];
-    p = std::max(p, c.words);
-  }
-  plan.candidates.resize(candidates.size());
-  for (const auto& [key, words] : most) {
-    GemmConfig widest;
-    std::size_t first = 0;
-    while (keys[first] != key) ++first;
-    widest = candidates[first];
-    widest.words = words;
-    SharedSplit split;
-    {
-      const Prepared P = prepare(A, B, widest, function);
-      split = SharedSplit{P.a, P.b};
-    }
-    for (std::size_t i = first; i < candidates.size(); ++i) {
-      if (keys[i] != key) continue;
-      GemmCandidateReport& rep = plan.candidates[i];
-      rep.config = candidates[i];
-      const double bound = normwise(prepare(A, B, candidates[i], function, &split));
-      const double scale = split.a.inf_norm * split.b.inf_norm;  // ||A||_inf ||B||_inf
-      rep.relative_bound = scale > 0 ? bound / scale : (bound > 0 ? inf : 0);
-      rep.seconds = cost.seconds(candidates[i], A.extent(0), A.extent(1), B.extent(1));
-    }
+    GemmCandidateReport rep;
+    rep.config = c;
+    const Prepared P = prepare(A, B, c, function, Keep{});
+    const double bound = normwise(P);
+    const double scale = P.norm_a * P.norm_b;  // ||A||_inf ||B||_inf
+    rep.relative_bound = scale > 0 ? bound / scale : (bound > 0 ? inf : 0);
+    rep.seconds = cost.seconds(c, A.extent(0), A.extent(1), B.extent(1));
+    plan.candidates.push_back(rep);
   }
   for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
     const GemmCandidateReport& rep = plan.candidates[i];

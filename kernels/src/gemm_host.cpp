@@ -8,6 +8,7 @@
 #include <ebla/kernels/gemm_host.hpp>
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/parallel.hpp>
 
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -102,6 +103,28 @@ void blas_gemm(const char* function, Gemm gemm, std::int64_t m, std::int64_t n, 
   gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, T(1), A, K, B, N, T(0), C, N);
 }
 
+// blas_gemm on C's rows in blocks of by_rows_block, each block on one thread.
+template <class T, class Gemm>
+void blas_gemm_by_rows(const char* function, Gemm gemm, std::int64_t m, std::int64_t n, std::int64_t k, const T* A,
+                       const T* B, T* C) {
+  check_shape(function, m, n, k, A, B, C);
+  check_blas_int(function, m, n, k);
+  if (trivial(m, n, k, C)) return;
+  struct OneThread {  // OpenBLAS on the calling thread only, while the blocks run
+    int before = openblas_get_num_threads();
+    OneThread() { openblas_set_num_threads(1); }
+    ~OneThread() { openblas_set_num_threads(before); }
+  } one;
+  const std::int64_t block = by_rows_block(m);
+  const std::size_t blocks = ebla::detail::chunk_count(static_cast<std::size_t>(m), static_cast<std::size_t>(block));
+  ebla::detail::for_each_chunk(blocks, [&](std::size_t b) {
+    const std::int64_t first = static_cast<std::int64_t>(b) * block;
+    const std::int64_t rows = std::min(block, m - first);
+    gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k),
+         T(1), A + first * k, static_cast<int>(k), B, static_cast<int>(n), T(0), C + first * n, static_cast<int>(n));
+  });
+}
+
 // One shape's matmul, and the reorder of B into the primitive's layout (when it has its own).
 struct Bf16Plan {
   dnnl::memory::desc a, b, c;    // row-major, as the caller's arrays are
@@ -182,12 +205,29 @@ const GemmEngines& gemm_engines() {
   return engines;
 }
 
+void set_blas_threads(int threads) { openblas_set_num_threads(threads); }
+
+int blas_threads() { return openblas_get_num_threads(); }
+
 void dgemm(std::int64_t m, std::int64_t n, std::int64_t k, const double* A, const double* B, double* C) {
   blas_gemm("ebla::host::dgemm", cblas_dgemm, m, n, k, A, B, C);
 }
 
 void sgemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* A, const float* B, float* C) {
   blas_gemm("ebla::host::sgemm", cblas_sgemm, m, n, k, A, B, C);
+}
+
+std::int64_t by_rows_block(std::int64_t m) {
+  const std::int64_t quarter = (m + 3) / 4;
+  return std::max<std::int64_t>(256, (quarter + 63) / 64 * 64);
+}
+
+void dgemm_by_rows(std::int64_t m, std::int64_t n, std::int64_t k, const double* A, const double* B, double* C) {
+  blas_gemm_by_rows("ebla::host::dgemm_by_rows", cblas_dgemm, m, n, k, A, B, C);
+}
+
+void sgemm_by_rows(std::int64_t m, std::int64_t n, std::int64_t k, const float* A, const float* B, float* C) {
+  blas_gemm_by_rows("ebla::host::sgemm_by_rows", cblas_sgemm, m, n, k, A, B, C);
 }
 
 void bf16_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* A, const std::uint16_t* B,

@@ -477,6 +477,40 @@ TEST(GemmComputation, MatchesTheStepsOnWideInputFormatsBitForBit) {
   tally.report("bit_exact_wide_formats");
 }
 
+TEST(GemmComputation, WordsAreRoundedToNearestOnTiesAndAtTheEdgesOfTheRange) {
+  // one unscaled word of each entry of a column A times B = 1 on a binary64 FMA: C is the word
+  // (but for the sign of a zero: the unit adds it to +0), which must be round_to's: halfway cases with an even and an odd neighbour at every
+  // exponent of the format and below it, one binary64 ulp either side of them, and the
+  // thresholds fmin, fmax and the overflow, for every format of the catalogue with t <= 52
+  Tally tally;
+  for (const auto& entry : ebla::format_catalogue())
+    for (bool subnormals : {true, false}) {
+      Format f = entry.format;
+      if (f.t > 52) continue;
+      const GemmConfig c = emulated(units::fma_binary64(), f, 1, false, subnormals);
+      f.subnormals = f.subnormals && subnormals;
+      std::vector<double> values{f.fmin(), f.fmax(), std::nextafter(f.fmax(), 0.0), 2 * f.fmax(), f.fmin() / 2};
+      for (int e = f.emin - f.t - 2; e <= f.emax + 1; ++e)
+        for (double j : {0.0, 1.0, 2.0, 3.0}) {
+          const double tie = std::ldexp(std::ldexp(1.0, f.t - 1) + j + 0.5, e - f.t + 1);
+          for (double y : {tie, std::nextafter(tie, 0.0), std::nextafter(tie, inf)})
+            for (double sign : {1.0, -1.0}) values.push_back(sign * y);
+        }
+      HostMatrix A = matrix(values.size(), 1), B = matrix({{1.0}});
+      for (std::size_t i = 0; i < values.size(); ++i) A(i, 0) = values[i];
+      const GemmResult r = ebla::gemm(A, B, c);
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const double want = ebla::round_to(values[i], f, ebla::Rounding::nearest_even);
+        ++tally.cases;
+        const bool zeros = want == 0 && r.C(i, 0) == 0, nans = std::isnan(want) && std::isnan(r.C(i, 0));
+        if (!same(r.C(i, 0), want) && !zeros && !nans)
+          tally.mismatch(entry.name + (subnormals ? "" : " (no subnormals)") + ": word of " + hex(values[i]) +
+                         " is " + hex(r.C(i, 0)) + ", round_to gives " + hex(want));
+      }
+    }
+  tally.report("words_round_to_nearest");
+}
+
 TEST(GemmComputation, SmallIntegersAreExact) {
   // 1..8: every word, product and sum is exact, whatever the scaling
   const HostMatrix A = matrix({{1, 2}, {3, 4}}), B = matrix({{5, 6}, {7, 8}});

@@ -43,7 +43,8 @@
 //    of the last bfloat16 pair contributes +0 (an infinity there stays an infinity).
 //
 // Performance: OpenBLAS (pthreads) and oneDNN (OpenMP) use every core by default
-// (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS). bf16_gemm keeps oneDNN's engine, stream and one
+// (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS). OpenBLAS's result depends on its thread count (some
+// entries are summed in another order); dgemm_by_rows / sgemm_by_rows do not. bf16_gemm keeps oneDNN's engine, stream and one
 // matmul primitive per shape (the 8 most recently used); for m >= 1024 it first reorders B
 // into the layout the primitive chooses (format_tag::any), included in its time. Measured
 // here (best of 15), that gains 0-8% for m >= 1024 (2048^3: 5%) and loses 3-7% below (256^3,
@@ -70,12 +71,25 @@ struct GemmEngines {
 };
 const GemmEngines& gemm_engines();
 
+/// The threads of OpenBLAS (dgemm, sgemm): openblas_set_num_threads / openblas_get_num_threads.
+/// oneDNN's OpenMP build takes the calling thread's OpenMP setting (omp_set_num_threads).
+void set_blas_threads(int threads);
+int blas_threads();
+
 /// Row-major, no transposes, contiguous: C (m x n) = A (m x k) B (k x n). k may be 0 (C = 0).
 /// m, n, k >= 0; pointers may be null when the corresponding size product is 0. A negative
 /// size, a null pointer to data that exists, or (BLAS: 32-bit sizes) a size above INT_MAX
 /// throws ebla::InvalidArgument naming the function.
 void dgemm(std::int64_t m, std::int64_t n, std::int64_t k, const double* A, const double* B, double* C);   // BLAS dgemm (the baseline)
 void sgemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* A, const float* B, float* C);      // BLAS sgemm
+/// dgemm and sgemm whose every entry is the same bits on any number of threads (OpenBLAS's own
+/// threads change how an entry is summed): C's rows in blocks of by_rows_block(m) (a quarter
+/// of them, at least 256, rounded up to 64: each block repacks B), each block's product by the
+/// BLAS on one thread, the blocks on the threads of Kokkos' default host execution space
+/// (OpenBLAS is set to one thread meanwhile, then back). ebla::gemm uses these.
+std::int64_t by_rows_block(std::int64_t m);
+void dgemm_by_rows(std::int64_t m, std::int64_t n, std::int64_t k, const double* A, const double* B, double* C);
+void sgemm_by_rows(std::int64_t m, std::int64_t n, std::int64_t k, const float* A, const float* B, float* C);
 /// A, B: bfloat16 bit patterns (the high 16 bits of the binary32 value); C binary32. Through oneDNN's matmul primitive
 /// (src bf16, weights bf16, dst f32). Throws ebla::InvalidArgument naming ebla::host::bf16_gemm if !gemm_engines().onednn_bf16.
 void bf16_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* A, const std::uint16_t* B, float* C);
