@@ -1,13 +1,82 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds ebla (Release, portable flags, with MPI) and runs every test,
-# the distributed ones under mpirun.
+# the distributed ones under mpirun, twice:
+#  1. against Debian's Kokkos 3.4 (Serial backend), in EBLA_TEST_BUILD_DIR (default build/test);
+#  2. against Kokkos 4.6 with OpenMP, built by scripts/kokkos4.sh from source archives into a
+#     cached prefix outside the clone (reused once built), in <that directory>-kokkos4, every
+#     test on OMP_NUM_THREADS=2 host threads. The archives are EBLA_KOKKOS4_ARCHIVES, default
+#     ../shared/vendor beside the clone; without them this part is skipped, with a message.
+# Each part ends with CTest's output; the script ends with both summary lines (a failed run's
+# last) and exits non-zero if a build or any test failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
-build=${EBLA_TEST_BUILD_DIR:-build/test}
 jobs=$(nproc)
+build=${EBLA_TEST_BUILD_DIR:-build/test}
+build4="$build-kokkos4"
+archives=${EBLA_KOKKOS4_ARCHIVES:-../shared/vendor}
+kokkos4_archives=(kokkos-4.6.01.tar.gz kokkos-kernels-4.6.02.tar.gz)
+kokkos4=yes
+for a in "${kokkos4_archives[@]}"; do
+  [ -f "$archives/$a" ] || kokkos4=no
+done
+if [ "$kokkos4" = no ]; then
+  echo "test.sh: skipping the build and tests against Kokkos 4.6 (OpenMP): $archives does not hold" \
+       "${kokkos4_archives[*]} (set EBLA_KOKKOS4_ARCHIVES to a directory that does)"
+fi
+
+log=$(mktemp "${TMPDIR:-/tmp}/ebla-test.XXXXXX")
+trap 'rm -f "$log"' EXIT
+minutes() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+failed=0
+passed_runs=() failed_runs=()  # "label|summary line"
+
+# run_suite LABEL DIR [VAR=VALUE...]: ctest in DIR with the environment given, its output shown;
+# records the summary line and whether it failed.
+run_suite() {
+  local label=$1 dir=$2 start=$SECONDS rc=0
+  shift 2
+  (cd "$dir" && env "$@" ctest --output-on-failure -j "$jobs") 2>&1 | tee "$log" || rc=$?
+  local summary
+  summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)
+  [ -n "$summary" ] || summary="no CTest summary (ctest exited with $rc)"
+  label="$label, ctest $(minutes $((SECONDS - start)))"
+  if [ "$rc" -ne 0 ]; then
+    failed=1
+    failed_runs+=("$label|$summary")
+  else
+    passed_runs+=("$label|$summary")
+  fi
+}
+
+# 1. Debian's Kokkos 3.4, Serial.
+start=$SECONDS
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_NATIVE=OFF -DEBLA_ENABLE_MPI=ON
 cmake --build "$build" -j "$jobs"
-cd "$build"
-ctest --output-on-failure -j "$jobs"
+deb_build=$(minutes $((SECONDS - start)))
+run_suite "Debian's Kokkos (Serial), build $deb_build" "$build"
+
+# 2. Kokkos 4.6, OpenMP (and Serial), two host threads per test.
+if [ "$kokkos4" = yes ]; then
+  start=$SECONDS
+  prefix=$(bash scripts/kokkos4.sh "$archives" | tail -n 1)
+  kokkos_build=$(minutes $((SECONDS - start)))
+  start=$SECONDS
+  cmake -S . -B "$build4" -DCMAKE_BUILD_TYPE=Release -DEBLA_NATIVE=OFF -DEBLA_ENABLE_MPI=ON \
+    -DKokkos_ROOT="$prefix" -DKokkosKernels_ROOT="$prefix"
+  cmake --build "$build4" -j "$jobs"
+  build4_time=$(minutes $((SECONDS - start)))
+  # OMP_PROC_BIND=false: the tests share the cores (ctest -j, mpirun), so no thread is pinned;
+  # set, it also keeps Kokkos from warning on every start that it is not set.
+  run_suite "Kokkos 4.6 (OpenMP, 2 threads), Kokkos $kokkos_build, build $build4_time" "$build4" \
+    OMP_NUM_THREADS=2 OMP_PROC_BIND=false
+fi
+
+echo
+echo "test.sh: CTest summaries"
+for s in "${passed_runs[@]+"${passed_runs[@]}"}" "${failed_runs[@]+"${failed_runs[@]}"}"; do
+  echo "${s%%|*}:"
+  echo "${s#*|}"
+done
+exit "$failed"
