@@ -436,6 +436,23 @@ EBLA_AVX512 inline void full_add(__m512i& carry, __m512i& sum, __m512i a, __m512
   sum = _mm512_ternarylogic_epi64(a, b, c, 0x96);    // parity
 }
 
+// The per-bin counts held in bit slices: bit b of lane w of level[k] is bit k of lane w's
+// count of bin b; count[b] receives the sum over the 8 lanes (at most 8 (2^levels - 1)).
+EBLA_AVX512 inline void slice_counts(const __m512i* level, int levels, std::uint16_t* count) {
+  __m512i total_lo = _mm512_setzero_si512(), total_hi = _mm512_setzero_si512();  // 16-bit counts
+  alignas(64) std::uint64_t words[8];
+  for (int k = 0; k < levels; ++k) {
+    _mm512_store_si512(words, level[k]);
+    __m512i lanes_set = _mm512_setzero_si512();  // byte b: lanes whose word has bit b
+    for (int w = 0; w < 8; ++w)
+      lanes_set = _mm512_mask_add_epi8(lanes_set, static_cast<__mmask64>(words[w]), lanes_set, _mm512_set1_epi8(1));
+    total_lo = _mm512_add_epi16(total_lo, _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(lanes_set)), k));
+    total_hi = _mm512_add_epi16(total_hi, _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(lanes_set, 1)), k));
+  }
+  _mm512_store_si512(count, total_lo);
+  _mm512_store_si512(count + 32, total_hi);
+}
+
 struct BitslicedCounter {
   static constexpr int levels = 8;  // per-lane counts up to block / 8 = 128 < 2^8
   static_assert(block / 8 < (1 << levels), "bit-sliced counts overflow");
@@ -452,19 +469,8 @@ struct BitslicedCounter {
 
   // Adds the counts held in level[] (bins lo + b, b <= span) to out.
   EBLA_AVX512 static void decode(const __m512i* level, std::int32_t lo, std::int32_t span, std::int64_t* out) {
-    __m512i total_lo = _mm512_setzero_si512(), total_hi = _mm512_setzero_si512();  // 16-bit counts
-    alignas(64) std::uint64_t words[8];
-    for (int k = 0; k < levels; ++k) {
-      _mm512_store_si512(words, level[k]);
-      __m512i lanes_set = _mm512_setzero_si512();  // byte b: lanes whose word has bit b
-      for (int w = 0; w < 8; ++w)
-        lanes_set = _mm512_mask_add_epi8(lanes_set, static_cast<__mmask64>(words[w]), lanes_set, _mm512_set1_epi8(1));
-      total_lo = _mm512_add_epi16(total_lo, _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(lanes_set)), k));
-      total_hi = _mm512_add_epi16(total_hi, _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(lanes_set, 1)), k));
-    }
     alignas(64) std::uint16_t count[64];
-    _mm512_store_si512(count, total_lo);
-    _mm512_store_si512(count + 32, total_hi);
+    slice_counts(level, levels, count);
     for (std::int32_t b = 0; b <= span; ++b) out[lo + b] += count[b];
   }
 
@@ -596,20 +602,9 @@ EBLA_AVX512 [[gnu::always_inline]] inline void window_add(WindowHistogram& W, __
 EBLA_AVX512 inline void window_decode(WindowHistogram& W) {
   for (int v = 0; v < W.waiting; ++v) window_ripple(W, W.pending[v], 0);
   W.waiting = 0;
-  __m512i total_lo = _mm512_setzero_si512(), total_hi = _mm512_setzero_si512();  // 16-bit counts
-  alignas(64) std::uint64_t words[8];
-  for (int k = 0; k < WindowHistogram::levels; ++k) {
-    _mm512_store_si512(words, W.level[k]);
-    W.level[k] = _mm512_setzero_si512();
-    __m512i lanes_set = _mm512_setzero_si512();  // byte b: lanes whose word has bit b
-    for (int w = 0; w < 8; ++w)
-      lanes_set = _mm512_mask_add_epi8(lanes_set, static_cast<__mmask64>(words[w]), lanes_set, _mm512_set1_epi8(1));
-    total_lo = _mm512_add_epi16(total_lo, _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(lanes_set)), k));
-    total_hi = _mm512_add_epi16(total_hi, _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(lanes_set, 1)), k));
-  }
   alignas(64) std::uint16_t count[64];
-  _mm512_store_si512(count, total_lo);
-  _mm512_store_si512(count + 32, total_hi);
+  slice_counts(W.level, WindowHistogram::levels, count);
+  for (auto& v : W.level) v = _mm512_setzero_si512();
   for (int b = 0; b < 64; ++b)
     if (W.first + b < qdot_bins) W.h[W.first + b] += count[b];
 }
