@@ -2,11 +2,13 @@
 // (qdot_views.hpp), rearranged so that the compiler vectorises it, compiled for
 // AVX-512, AVX2 and the baseline and chosen at run time.
 //
-// Selection: the bin slots of a block of 1024 components are computed into a small
-// buffer (vectorised), then counted: with AVX-512, by bit-sliced adders when the block's
-// bins span fewer than 64 (the common case); otherwise one by one into eight interleaved
-// histograms (so that consecutive components in the same bin do not wait on each other's
-// store).
+// Selection: with AVX-512, every component whose bin lies in a window of 64 bins (placed
+// on the median of the first components) is counted by bit-sliced adders in registers,
+// the others one by one. Where the window catches too few, and without AVX-512, the bin
+// slots of a block of 1024 components are computed into a small buffer (vectorised),
+// then counted: with AVX-512, by bit-sliced adders when the block's bins span fewer
+// than 64; otherwise one by one into eight interleaved histograms (so that consecutive
+// components in the same bin do not wait on each other's store).
 // Computation: W = 16 lanes, each with its own compensated sum; lane w takes the
 // components i = w (mod 16) of each block. The lanes merge by TwoSum at the end, so the
 // bound of qdot.hpp holds unchanged.
@@ -352,22 +354,35 @@ step8_general(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   }
 }
 
+// The exponent fields of eight pairs of factors, and which pairs are unusual: a zero,
+// subnormal, NaN/Inf or extreme factor (field outside [60, 1992]). field - 60 above 1932
+// (unsigned) catches all of them at once; tested on (fx - 60) | (fy - 60), which is at
+// least the larger of the two (rare false alarms only take the general path).
+struct Fields {
+  __m512i fx, fy, sum;  // sum = fx + fy
+  __mmask8 unusual;
+};
+EBLA_AVX512 [[gnu::always_inline]] inline Fields fields(__m512d X, __m512d Y, const Avx512Consts& K) {
+  Fields F;
+  F.fx = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(X), K.abs_mask), 52);
+  F.fy = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(Y), K.abs_mask), 52);
+  F.sum = _mm512_add_epi64(F.fx, F.fy);
+  F.unusual = _mm512_cmpgt_epu64_mask(
+      _mm512_or_si512(_mm512_sub_epi64(F.fx, K.f_small), _mm512_sub_epi64(F.fy, K.f_small)), K.f_span);
+  return F;
+}
+
 // The common case, checked first: every factor finite, nonzero and with an exponent
 // field in [60, 1992] (so neither the subnormal fix nor the exact-factor rule applies),
 // every bin inside the plan. Same arithmetic as step8_general, less bookkeeping.
-template <bool bytes, bool count>
+// inside: whether bins may lie outside the plan (else the data is the plan's own);
+// count: whether to count the components per level.
+template <bool bytes, bool inside_check, bool count>
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bmi2,fma"))) inline void
-step8(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
-  const __m512i fx = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(X), K.abs_mask), 52);
-  const __m512i fy = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(Y), K.abs_mask), 52);
-  // field - 60 above 1932 (unsigned) catches zeros, subnormals, NaN/Inf and extremes at
-  // once; tested on (fx - 60) | (fy - 60), which is at least the larger of the two (rare
-  // false alarms only take the general path)
-  const __mmask8 unusual = _mm512_cmpgt_epu64_mask(
-      _mm512_or_si512(_mm512_sub_epi64(fx, K.f_small), _mm512_sub_epi64(fy, K.f_small)), K.f_span);
-  const __m512i j = _mm512_sub_epi64(_mm512_add_epi64(fx, fy), K.lanes_e_min);
-  // without counting, the data is the plan's own: every bin lies inside the plan
-  const __mmask8 inside = count ? _mm512_cmplt_epu64_mask(j, K.bins) : __mmask8{0xff};
+step8(Avx512Lanes& L, __m512d X, __m512d Y, const Fields& F, const Avx512Consts& K) {
+  const __m512i j = _mm512_sub_epi64(F.sum, K.lanes_e_min);
+  const __mmask8 unusual = F.unusual;
+  const __mmask8 inside = inside_check ? _mm512_cmplt_epu64_mask(j, K.bins) : __mmask8{0xff};
   if (__builtin_expect(unusual != 0 || inside != 0xff, 0)) {
     step8_general<bytes>(L, X, Y, K);
     return;
@@ -528,6 +543,7 @@ struct WindowHistogram {
   __m512i base;        // fx + fy (biased exponent fields) of the window's first bin
   std::int64_t first;  // the histogram slot of the window's first bin
   std::int64_t* h;     // the histogram counted into
+  std::size_t missed = 0;  // components counted one by one
 };
 
 EBLA_AVX512 inline void window_start(WindowHistogram& W, std::int64_t window, std::int64_t* h) {
@@ -549,7 +565,7 @@ EBLA_AVX512 inline void window_ripple(WindowHistogram& W, __m512i carry, int fro
 
 // Sixteen pending vectors into the slices: a tree of full adders into levels 0-3, the
 // carry of weight 16 rippled into the levels above.
-EBLA_AVX512 [[gnu::noinline]] void window_round(WindowHistogram& W) {
+EBLA_AVX512 [[gnu::always_inline]] inline void window_round_inline(WindowHistogram& W) {
   const __m512i* p = W.pending;
   __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
   __m512i& ones = W.level[0];
@@ -574,6 +590,9 @@ EBLA_AVX512 [[gnu::noinline]] void window_round(WindowHistogram& W) {
   window_ripple(W, sixteens, 4);
   W.waiting = 0;
 }
+// The same as a call: in the computation's loop, whose registers are all taken, a call
+// costs less than the spills of an inlined tree.
+EBLA_AVX512 [[gnu::noinline]] void window_round_call(WindowHistogram& W) { window_round_inline(W); }
 
 // Counts the lanes of X and Y (values of x and y as doubles) marked in `elsewhere` one by one.
 EBLA_AVX512 [[gnu::noinline]] void window_elsewhere(WindowHistogram& W, __m512d X, __m512d Y, __mmask8 elsewhere) {
@@ -582,20 +601,24 @@ EBLA_AVX512 [[gnu::noinline]] void window_elsewhere(WindowHistogram& W, __m512d 
   _mm512_store_pd(ys, Y);
   for (int w = 0; w < 8; ++w)
     if (elsewhere >> w & 1) ++W.h[slot(xs[w], ys[w])];
+  W.missed += static_cast<std::size_t>(__builtin_popcount(elsewhere));
 }
 
-// Counts the components of X and Y (values of x and y as doubles).
+// Counts the components of X and Y (values of x and y as doubles); `alone`: in a loop of
+// its own (selection), else inside the computation's.
+template <bool alone>
 EBLA_AVX512 [[gnu::always_inline]] inline void window_add(WindowHistogram& W, __m512d X, __m512d Y,
-                                                          const Avx512Consts& K) {
-  const __m512i fx = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(X), K.abs_mask), 52);
-  const __m512i fy = _mm512_srli_epi64(_mm512_and_si512(_mm512_castpd_si512(Y), K.abs_mask), 52);
-  const __mmask8 unusual = _mm512_cmpgt_epu64_mask(
-      _mm512_or_si512(_mm512_sub_epi64(fx, K.f_small), _mm512_sub_epi64(fy, K.f_small)), K.f_span);
-  const __m512i k = _mm512_sub_epi64(_mm512_add_epi64(fx, fy), W.base);
-  const __mmask8 elsewhere = unusual | _mm512_cmpgt_epu64_mask(k, _mm512_set1_epi64(63));
+                                                          const Fields& F, const Avx512Consts& K) {
+  const __m512i k = _mm512_sub_epi64(F.sum, W.base);
+  const __mmask8 elsewhere = F.unusual | _mm512_cmpgt_epu64_mask(k, _mm512_set1_epi64(63));
   if (__builtin_expect(elsewhere != 0, 0)) window_elsewhere(W, X, Y, elsewhere);
   W.pending[W.waiting++] = _mm512_maskz_sllv_epi64(static_cast<__mmask8>(~elsewhere), K.one, k);
-  if (W.waiting == 16) window_round(W);
+  if (W.waiting == 16) {
+    if constexpr (alone)
+      window_round_inline(W);
+    else
+      window_round_call(W);
+  }
 }
 
 // Adds the counts held in the slices to the histogram and clears them.
@@ -607,6 +630,57 @@ EBLA_AVX512 inline void window_decode(WindowHistogram& W) {
   for (auto& v : W.level) v = _mm512_setzero_si512();
   for (int b = 0; b < 64; ++b)
     if (W.first + b < qdot_bins) W.h[W.first + b] += count[b];
+}
+
+// The window of a selection: 64 bins centred on the median bin of the first (at most 64)
+// components with a bin; the window's first bin e = fexp(x) + fexp(y) as window_start takes it.
+template <class T>
+std::int64_t median_window(const T* x, const T* y, std::size_t n) {
+  std::int32_t seen[64];
+  int k = 0;
+  for (std::size_t i = 0; i < n && k < 64; ++i) {
+    const std::int32_t s = slot(x[i], y[i]);
+    if (s < qdot_bins) seen[k++] = s;
+  }
+  if (k == 0) return 0;
+  std::nth_element(seen, seen + k / 2, seen + k);
+  return std::max<std::int64_t>(seen[k / 2] - 32, 0) - qdot_offset;  // slots start at 0
+}
+
+// The histogram of a selection with AVX-512: every component counted into the window of
+// 64 bins (WindowHistogram) in a loop that only loads, shifts and adds, as fast as memory
+// brings x and y. Data whose bins the window catches poorly (more than one component in
+// eight elsewhere during the first round) is left to the block counter (BitslicedCounter):
+// returns how many components it counted, [0, returned). The counts are integers: the
+// same whichever way a component was counted.
+template <class T, bool prefetch>
+EBLA_AVX512 std::size_t histogram_window(const T* x, const T* y, std::size_t n, std::int64_t* out) {
+  Avx512Consts K;
+  K.abs_mask = _mm512_set1_epi64(static_cast<long long>(binary64::abs_mask));
+  K.one = _mm512_set1_epi64(1);
+  K.f_small = _mm512_set1_epi64(60);
+  K.f_span = _mm512_set1_epi64(1992 - 60);
+  WindowHistogram W;
+  window_start(W, median_window(x, y, n), out);
+  constexpr std::size_t round = 16 * 255;  // per-lane counts stay below 2^9
+  const std::size_t main = n - n % 16;
+  for (std::size_t b0 = 0; b0 < main; b0 += round) {
+    const std::size_t end = main - b0 < round ? main : b0 + round;
+    for (std::size_t i = b0; i < end; i += 16) {
+      if (prefetch)
+        for (int line = 0; line < static_cast<int>(16 * sizeof(T)); line += 64) {
+          _mm_prefetch(reinterpret_cast<const char*>(x + i) + prefetch_distance + line, _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(y + i) + prefetch_distance + line, _MM_HINT_T0);
+        }
+      const __m512d xa = load8(x + i), ya = load8(y + i), xb = load8(x + i + 8), yb = load8(y + i + 8);
+      window_add<true>(W, xa, ya, fields(xa, ya, K), K);
+      window_add<true>(W, xb, yb, fields(xb, yb, K), K);
+    }
+    window_decode(W);
+    if (b0 == 0 && W.missed > (end - b0) / 8) return end;  // a poor catch
+  }
+  for (std::size_t i = main; i < n; ++i) ++out[slot(x[i], y[i])];
+  return n;
 }
 
 EBLA_AVX512 inline void store_lanes(const Avx512Lanes& L, Lanes& a, int offset) {
@@ -665,13 +739,15 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
           _mm_prefetch(reinterpret_cast<const char*>(x + i) + prefetch_distance + line, _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(y + i) + prefetch_distance + line, _MM_HINT_T0);
         }
-      const __m512d xa = load8(x + i), ya = load8(y + i), xb = load8(x + i + 8), yb = load8(y + i + 8);
-      if constexpr (fused) {
-        window_add(W, xa, ya, K);
-        window_add(W, xb, yb, K);
-      }
-      step8<bytes, count>(A, xa, ya, K);
-      step8<bytes, count>(B, xb, yb, K);
+      // fused: the counts per level are the selected plan's (finish_host), not counted
+      const __m512d xa = load8(x + i), ya = load8(y + i);
+      const Fields Fa = fields(xa, ya, K);
+      if constexpr (fused) window_add<false>(W, xa, ya, Fa, K);
+      step8<bytes, count, count && !fused>(A, xa, ya, Fa, K);
+      const __m512d xb = load8(x + i + 8), yb = load8(y + i + 8);
+      const Fields Fb = fields(xb, yb, K);
+      if constexpr (fused) window_add<false>(W, xb, yb, Fb, K);
+      step8<bytes, count, count && !fused>(B, xb, yb, Fb, K);
     }
     if constexpr (fused) window_decode(W);
     // merge this chunk's lanes into the running ones exactly (TwoSum per lane)
@@ -749,10 +825,12 @@ struct Kernels {
   }
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) static void hist_avx512(
       const T* x, const T* y, std::size_t n, std::int64_t* out, bool stream) {
+    const std::size_t done = stream ? histogram_window<T, true>(x, y, n, out) : histogram_window<T, false>(x, y, n, out);
+    if (done == n) return;
     if (stream)
-      histogram(x, y, n, out, slots_avx512<T, true>, BitslicedCounter{});
+      histogram(x + done, y + done, n - done, out, slots_avx512<T, true>, BitslicedCounter{});
     else
-      histogram(x, y, n, out, slots_avx512<T, false>, BitslicedCounter{});
+      histogram(x + done, y + done, n - done, out, slots_avx512<T, false>, BitslicedCounter{});
   }
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) static QdotAccum
   compute_avx512(const T* x, const T* y, std::size_t n, const Tables& t) {
