@@ -69,8 +69,11 @@ if [ "$kokkos4" = yes ]; then
   build4_time=$(minutes $((SECONDS - start)))
   # OMP_PROC_BIND=false: the tests share the cores (ctest -j, mpirun), so no thread is pinned;
   # set, it also keeps Kokkos from warning on every start that it is not set.
+  # OMP_WAIT_POLICY=passive: with ctest -j two test programs of two threads each share two
+  # cores; idle OpenMP threads that spin between parallel regions take the cores from the
+  # other program's working threads.
   run_suite "Kokkos 4.6 (OpenMP, 2 threads), Kokkos $kokkos_build, build $build4_time" "$build4" \
-    OMP_NUM_THREADS=2 OMP_PROC_BIND=false
+    OMP_NUM_THREADS=2 OMP_PROC_BIND=false OMP_WAIT_POLICY=passive
 fi
 
 echo

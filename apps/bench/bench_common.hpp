@@ -23,14 +23,21 @@ public:
 };
 
 /// benchmark::Initialize on args (argv, less what the program took for itself), with
-/// --benchmark_repetitions=<repetitions> appended unless args set it; returns the count of
+/// --benchmark_repetitions=<repetitions> and --benchmark_enable_random_interleaving=true
+/// appended unless args set them (interleaved repetitions: a slow spell of a shared machine
+/// falls on the baseline and the kernel alike, not on one of them); returns the count of
 /// arguments left in args.
 inline int initialize_benchmarks(std::vector<char*>& args, int repetitions) {
   static std::string option;
-  bool given = false;
-  for (std::size_t i = 1; i < args.size(); ++i) given |= std::string(args[i]).rfind("--benchmark_repetitions", 0) == 0;
+  static std::string interleave = "--benchmark_enable_random_interleaving=true";
+  auto given = [&](const char* name) {
+    for (std::size_t i = 1; i < args.size(); ++i)
+      if (std::string(args[i]).rfind(name, 0) == 0) return true;
+    return false;
+  };
   option = "--benchmark_repetitions=" + std::to_string(repetitions);
-  if (!given) args.push_back(option.data());
+  if (!given("--benchmark_repetitions")) args.push_back(option.data());
+  if (!given("--benchmark_enable_random_interleaving")) args.push_back(interleave.data());
   int count = static_cast<int>(args.size());
   benchmark::Initialize(&count, args.data());
   return count;
