@@ -17,7 +17,10 @@
 //    tau, up to 298 iterations: the number it takes is its real count. The qdot tolerance is
 //    the largest of 1e-16, 1e-15, ..., 1e3 with which ACG (budget policy) reaches tau in
 //    149 iterations on the stencil operator, as exact CG does, found by a sweep at startup (untimed, both
-//    policies printed); --qdot_tolerance=X skips the sweep and uses X.
+//    policies printed); --qdot_tolerance=X skips the sweep and uses X;
+//  - acg_csr_margin, acg_stencil_margin: the same with QdotOptions::plan_margin = 8, so
+//    that each qdot keeps its one pass wherever the last plan widened by 8 bins computed
+//    every bin at least as precisely as the plan selected for the new vectors.
 // Each solve is one benchmark iteration (Iterations(1)), repeated 5 times by default
 // (--benchmark_repetitions=N overrides); the table at the end uses the medians. Time per
 // iteration = total / iterations (for ebla::cg the total includes its input checks and the
@@ -180,6 +183,7 @@ struct Setup {
   std::vector<double> hpc_b;
   double tau_csr = 0, tau_stencil = 0;  // ||r_149|| of exact CG on each operator
   ebla::DotPolicy acg;                  // the chosen qdot options
+  ebla::DotPolicy acg_margin;           // the same with QdotOptions::plan_margin = 8
   ebla::Vector r, p, q;                 // CG vectors for the part_* benchmarks
 };
 std::unique_ptr<Setup> setup;  // released before Kokkos::finalize
@@ -302,6 +306,8 @@ void make_setup(double qdot_tolerance) {
     q.tolerance = 1e-16;
   }
   s.acg = ebla::DotPolicy::approximate(q);
+  q.plan_margin = 8;
+  s.acg_margin = ebla::DotPolicy::approximate(q);
   std::printf("ACG dot policy: %s%s\n\n", s.acg.to_string().c_str(), qdot_tolerance > 0 ? " (--qdot_tolerance)" : " (sweep)");
 }
 
@@ -336,8 +342,7 @@ void hpccg_reference(benchmark::State& state) {
 }
 
 template <class Op>
-void ebla_cg(benchmark::State& state, const char* name, const Op& A, bool approximate, double tau) {
-  const auto policy = approximate ? setup->acg : ebla::DotPolicy::exact();
+void ebla_cg(benchmark::State& state, const char* name, const Op& A, const ebla::DotPolicy& policy, double tau) {
   ebla::CgResult res;
   for (auto _ : state) {
     res = solve(A, policy, tau, 2 * iterations);
@@ -350,13 +355,20 @@ void ebla_cg(benchmark::State& state, const char* name, const Op& A, bool approx
   state.counters["n"] = static_cast<double>(A.size());
 }
 
-void cg_csr_exact(benchmark::State& state) { ebla_cg(state, "cg_csr_exact", setup->csr, false, setup->tau_csr); }
+const ebla::DotPolicy exact = ebla::DotPolicy::exact();
+void cg_csr_exact(benchmark::State& state) { ebla_cg(state, "cg_csr_exact", setup->csr, exact, setup->tau_csr); }
 void cg_stencil_exact(benchmark::State& state) {
-  ebla_cg(state, "cg_stencil_exact", setup->stencil, false, setup->tau_stencil);
+  ebla_cg(state, "cg_stencil_exact", setup->stencil, exact, setup->tau_stencil);
 }
-void acg_csr_qdot(benchmark::State& state) { ebla_cg(state, "acg_csr_qdot", setup->csr, true, setup->tau_csr); }
+void acg_csr_qdot(benchmark::State& state) { ebla_cg(state, "acg_csr_qdot", setup->csr, setup->acg, setup->tau_csr); }
 void acg_stencil_qdot(benchmark::State& state) {
-  ebla_cg(state, "acg_stencil_qdot", setup->stencil, true, setup->tau_stencil);
+  ebla_cg(state, "acg_stencil_qdot", setup->stencil, setup->acg, setup->tau_stencil);
+}
+void acg_csr_margin(benchmark::State& state) {
+  ebla_cg(state, "acg_csr_margin", setup->csr, setup->acg_margin, setup->tau_csr);
+}
+void acg_stencil_margin(benchmark::State& state) {
+  ebla_cg(state, "acg_stencil_margin", setup->stencil, setup->acg_margin, setup->tau_stencil);
 }
 
 // ---- the parts of one iteration (n = 1e6) ---------------------------------------------------
@@ -449,6 +461,8 @@ SOLVE(cg_csr_exact);
 SOLVE(cg_stencil_exact);
 SOLVE(acg_csr_qdot);
 SOLVE(acg_stencil_qdot);
+SOLVE(acg_csr_margin);
+SOLVE(acg_stencil_margin);
 #define PART(f) BENCHMARK(f)->MinTime(0.2)->Unit(benchmark::kMillisecond)->UseRealTime()
 PART(part_hpccg_sparsemv);
 PART(part_csr_spmv);
@@ -493,7 +507,8 @@ int main(int argc, char** argv) {
       const int it = iteration_count[name];
       return m.count(name) && it > 0 ? m[name] / it : 0.0;
     };
-    for (const char* name : {"hpccg_reference", "cg_csr_exact", "cg_stencil_exact", "acg_csr_qdot", "acg_stencil_qdot"})
+    for (const char* name : {"hpccg_reference", "cg_csr_exact", "cg_stencil_exact", "acg_csr_qdot", "acg_stencil_qdot",
+                             "acg_csr_margin", "acg_stencil_margin"})
       if (m.count(name))
         std::printf("%-18s %10.1f %6d %10.2f %10.2f %12.3e\n", name, m[name], iteration_count[name], per_iter(name),
                     loop_ms.count(name) ? median(loop_ms[name]) : per_iter(name), final_residual[name]);
@@ -508,6 +523,8 @@ int main(int argc, char** argv) {
       std::printf("%-32s %6.2f\n", "cg_csr loop / hpccg_reference", median(loop_ms["cg_csr_exact"]) / per_iter("hpccg_reference"));
     ratio("acg_csr / cg_csr (total)", "acg_csr_qdot", "cg_csr_exact", true);
     ratio("acg_stencil / cg_stencil (total)", "acg_stencil_qdot", "cg_stencil_exact", true);
+    ratio("acg_csr_margin / cg_csr (iter)", "acg_csr_margin", "cg_csr_exact", false);
+    ratio("acg_stencil_margin / cg_stencil (iter)", "acg_stencil_margin", "cg_stencil_exact", false);
 
     // the pieces of one iteration
     std::printf("\nparts (ms per call)\n");

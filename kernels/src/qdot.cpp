@@ -190,6 +190,8 @@ std::vector<QdotLevel> resolve_ladder(const QdotOptions& options, int input_t, c
   const double tol = options.tolerance;
   if (!(tol > 0) || std::isinf(tol))
     throw_invalid(function, "tolerance = " + str(tol) + " must be positive and finite");
+  if (options.plan_margin < 0 || options.plan_margin > 64)
+    throw_invalid(function, "plan_margin = " + std::to_string(options.plan_margin) + " must lie in [0, 64]");
   std::vector<QdotLevel> ladder = options.ladder;
   if (ladder.empty()) {
     if (input_t == 53) ladder.push_back(QdotLevel::of(formats::binary64()));
@@ -411,6 +413,11 @@ void detail::remember_plan(const void* x, const void* y, std::size_t n, const Qd
       h = &slot;
   if (!h) h = &plan_hints().place(x, y, n);
   h->plan = plan;
+}
+
+void detail::forget_plans(const void* array) {
+  for (auto& slot : plan_hints().slot)
+    if (slot.x == array || slot.y == array) slot = PlanHint{};
 }
 
 namespace {

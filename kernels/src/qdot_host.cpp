@@ -995,22 +995,93 @@ QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& p
   return r;
 }
 
-// Whether the accumulation under `hint` computed every component of x and y as `plan`
-// does: the same ladder, and every bin `plan` fills at the same level (a bin outside the
-// hint's range was computed at the input precision, level 0).
-bool same_levels(const QdotPlan& plan, const QdotPlan& hint) {
+// Whether the two plans have the same ladder, as the kernels see it.
+bool same_ladder(const QdotPlan& plan, const QdotPlan& hint) {
   if (hint.input_t != plan.input_t || hint.ladder.size() != plan.ladder.size()) return false;
   const QdotKernelLevels a = kernel_levels(plan), b = kernel_levels(hint);
   if (a.perforate != b.perforate) return false;
   for (int l = 0; l < a.count; ++l)
     if (a.shift[l] != b.shift[l] || bit_cast<std::uint64_t>(a.c[l]) != bit_cast<std::uint64_t>(b.c[l])) return false;
+  return true;
+}
+
+// The level at which an accumulation under `hint` computed the components of bin e: the
+// hint's level inside its range, the input precision (level 0) outside.
+std::uint8_t level_under(const QdotPlan& hint, std::int64_t e) {
+  const std::int64_t k = e - hint.e_min;
+  return k >= 0 && k < static_cast<std::int64_t>(hint.level.size()) ? hint.level[static_cast<std::size_t>(k)]
+                                                                      : std::uint8_t{0};
+}
+
+// Whether the accumulation under `hint` computed every component of x and y as `plan`
+// does: the same ladder, and every bin `plan` fills at the same level (a bin outside the
+// hint's range was computed at the input precision, level 0).
+bool same_levels(const QdotPlan& plan, const QdotPlan& hint) {
+  if (!same_ladder(plan, hint)) return false;
+  for (std::size_t j = 0; j < plan.count.size(); ++j)
+    if (plan.count[j] != 0 && level_under(hint, plan.e_min + static_cast<std::int64_t>(j)) != plan.level[j]) return false;
+  return true;
+}
+
+// Whether the accumulation under `hint` computed every component at least as precisely as
+// `plan` asks: on every bin `plan` fills, a level no further down the ladder (the ladder is
+// strictly decreasing in precision, perforate last). Each product's error is then at most
+// what plan's level allows, so plan's budget holds for that accumulation too.
+bool dominates(const QdotPlan& hint, const QdotPlan& plan) {
+  if (!same_ladder(plan, hint)) return false;
+  for (std::size_t j = 0; j < plan.count.size(); ++j)
+    if (plan.count[j] != 0 && level_under(hint, plan.e_min + static_cast<std::int64_t>(j)) > plan.level[j]) return false;
+  return true;
+}
+
+// The plan `hint` widened by m bins (QdotOptions::plan_margin): bins e_min - m .. e_max + m,
+// each at the most precise level that `hint` gives a filled bin within m of it (below the
+// hint's range its lowest bin's level, above it the input precision; level 0 where no
+// filled bin is that near). Where the data's bins move by at most m from call to call and
+// the levels follow them, the plan selected next is dominated by this one.
+QdotPlan widened(const QdotPlan& hint, int m) {
+  if (m == 0 || hint.count.empty()) return hint;
+  auto opinion = [&](std::int64_t e) -> int {  // the hint's level of bin e, -1 for none
+    if (e < hint.e_min) return hint.level[0];
+    const std::int64_t k = e - hint.e_min;
+    if (k >= static_cast<std::int64_t>(hint.count.size())) return 0;
+    return hint.count[static_cast<std::size_t>(k)] != 0 ? hint.level[static_cast<std::size_t>(k)] : -1;
+  };
+  QdotPlan w = hint;
+  w.e_min = hint.e_min - m;
+  w.e_max = hint.e_max + m;
+  const std::size_t bins = hint.count.size() + 2 * static_cast<std::size_t>(m);
+  w.level.assign(bins, 0);
+  w.count.assign(bins, 0);
+  for (std::size_t j = 0; j < bins; ++j) {
+    const std::int64_t e = w.e_min + static_cast<std::int64_t>(j);
+    int most = -1;  // the most precise level seen (lowest index)
+    for (std::int64_t d = -m; d <= m; ++d) {
+      const int l = opinion(e + d);
+      if (l >= 0 && (most < 0 || l < most)) most = l;
+    }
+    w.level[j] = static_cast<std::uint8_t>(most < 0 ? 0 : most);
+    if (j >= static_cast<std::size_t>(m) && j - m < hint.count.size()) w.count[j] = hint.count[j - m];
+  }
+  return w;
+}
+
+// The result of an accumulation under `tried` that dominates `plan`, selected from the same
+// data: the bound is a posteriori (acc.b sums each product's constant at the level it was
+// computed at); the counts per level are those of the levels used, from plan's histogram.
+template <class T>
+QdotResult finish_tried(const T* x, const T* y, std::size_t n, const QdotPlan& plan, const QdotPlan& tried,
+                        QdotAccum acc) {
+  std::int64_t counted = 0;
+  for (auto& c : acc.count) c = 0;
   for (std::size_t j = 0; j < plan.count.size(); ++j) {
     if (plan.count[j] == 0) continue;
-    const std::int64_t k = plan.e_min + static_cast<std::int64_t>(j) - hint.e_min;
-    const bool inside = k >= 0 && k < static_cast<std::int64_t>(hint.level.size());
-    if ((inside ? hint.level[static_cast<std::size_t>(k)] : std::uint8_t{0}) != plan.level[j]) return false;
+    acc.count[level_under(tried, plan.e_min + static_cast<std::int64_t>(j))] += plan.count[j];
+    counted += plan.count[j];
   }
-  return true;
+  acc.zeros = static_cast<std::int64_t>(n) - counted - acc.nonfinite;
+  acc.outside = 0;  // every component lies in a bin of plan, the plan reported
+  return finish_host(x, y, n, plan, acc, true);
 }
 
 // qdot in one pass where `hint` still holds: the histogram and the accumulation under the
@@ -1021,12 +1092,19 @@ template <class T>
 QdotResult one_pass_host(const T* x, const T* y, std::size_t n, const QdotOptions& options, const QdotPlan& hint,
                          HostIsa isa, QdotPlan& selected) {
   const auto t0 = std::chrono::steady_clock::now();
-  const LevelTable table(hint, true);
+  const QdotPlan tried = widened(hint, options.plan_margin);
+  const LevelTable table(tried, true);
   std::vector<std::int64_t> h(qdot_hist_size, 0);
   const QdotAccum acc = histogram_and_accumulate(isa, x, y, n, table.tables, h.data());
   selected = plan_from_histogram(h.data(), n, std::is_same<T, double>::value ? 53 : 24, options);
   selected.select_seconds = seconds_since(t0);
-  if (!same_levels(selected, hint)) {
+  if (!same_levels(selected, tried) && options.plan_margin > 0 && dominates(tried, selected)) {
+    QdotResult r = finish_tried(x, y, n, selected, tried, acc);
+    r.stats.select_seconds = selected.select_seconds;
+    r.stats.passes = 1;
+    return r;
+  }
+  if (!same_levels(selected, tried)) {
     QdotResult r = compute_host(x, y, n, selected, isa, false);
     r.stats.select_seconds = selected.select_seconds;
     r.stats.passes = 2;
@@ -1084,7 +1162,7 @@ QdotStream::QdotStream(const double* x, const double* y, std::size_t n, const Qd
     : impl_(std::make_unique<Impl>(x, y, n, options)) {
   resolve_ladder(options, 53, "ebla::qdot_select");
   if (const QdotPlan* h = plan_hint(x, y, n, options, 53)) {
-    impl_->hint = std::make_unique<QdotPlan>(*h);
+    impl_->hint = std::make_unique<QdotPlan>(widened(*h, options.plan_margin));
     impl_->table = std::make_unique<LevelTable>(*impl_->hint, true);
     impl_->part.resize(impl_->chunks);
   }
@@ -1113,9 +1191,10 @@ QdotResult QdotStream::finish(const std::int64_t* hist) {
   QdotPlan plan = plan_from_histogram(hist, s.n, 53, s.options);
   plan.select_seconds = seconds_since(s.t0);
   QdotResult r;
-  if (s.hint && same_levels(plan, *s.hint)) {
+  const bool same = s.hint && same_levels(plan, *s.hint);
+  if (same || (s.hint && s.options.plan_margin > 0 && dominates(*s.hint, plan))) {
     const QdotAccum acc = s.chunks > 0 ? merge_in_order(s.part) : Kernels<double>::run(s.isa, s.x, s.y, 0, s.table->tables);
-    r = finish_host(s.x, s.y, s.n, plan, acc, false);
+    r = same ? finish_host(s.x, s.y, s.n, plan, acc, false) : finish_tried(s.x, s.y, s.n, plan, *s.hint, acc);
     r.stats.passes = 0;
   } else {
     r = compute_host(s.x, s.y, s.n, plan, s.isa, false);

@@ -218,10 +218,12 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
     return res;
   }
   Vector x = res.x, r("ebla::cg r", n), p("ebla::cg p", n), q("ebla::cg q", n);
+  for (const Vector& v : {x, r, p, q}) detail::forget_plans(v.data());  // plans of this solve only
   std::string zero_pivot;
   const Vector dinv = o.jacobi ? jacobi_inverse(A.diagonal(), zero_pivot) : Vector();
   agree(A, "ebla::cg", zero_pivot);
   Vector z = o.jacobi ? Vector("ebla::cg z", n) : r;
+  detail::forget_plans(z.data());
   auto precondition = [&] { if (o.jacobi) scale(dinv, r, z); };
   std::vector<std::uint8_t>* no_map = nullptr;
   // exact dots without preconditioning: r^T r is the sum of squares the update pass takes

@@ -1,6 +1,7 @@
 #include <ebla/solvers/power.hpp>
 
 #include <ebla/core/error.hpp>
+#include <ebla/kernels/qdot_host.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -43,6 +44,7 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   const double x0_norm2 = validate(A, x0, o);
   PowerResult res;
   Vector x("ebla::power x", n), y("ebla::power y", n);
+  for (const Vector& v : {x, y}) detail::forget_plans(v.data());  // plans of this solve only
   std::vector<std::uint8_t>* no_map = nullptr;
   auto levels = [&](std::vector<std::uint8_t>& v) { return o.record_levels ? &v : no_map; };
 

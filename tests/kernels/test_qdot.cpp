@@ -1384,6 +1384,130 @@ TEST(QdotOnePass, RepeatedCallsOnTheSameArraysTakeOnePassAndGiveTheSameBits) {
   EXPECT_EQ(calls, 18u);
 }
 
+// QdotOptions::plan_margin: vectors that drift from call to call, as an iterative solver's
+// do (every component scaled by 2^-s, s in 0..3, and one in four perturbed by a factor in
+// [0.25, 4)), in the same arrays. Each call's result keeps the certified bound against the
+// exact sum and the budget contract; a call that took two passes is the two-phase result
+// bit for bit; the components per level add up to the nonzero products. With the margin,
+// more calls take one pass than without.
+template <class T>
+void drifting_calls(std::uint64_t seed, int margin, const QdotOptions& base, Tally& tally, std::size_t& single,
+                    std::size_t& calls) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> factor(0.25, 4.0);
+  for (const std::size_t n : {std::size_t{3000}, std::size_t{40000}}) {
+    std::vector<T> x(n), y(n);
+    refill(gen, 'B', 9, x, y);
+    QdotOptions o = base;
+    o.plan_margin = margin;
+    QdotOptions fresh = o;
+    fresh.reuse_plan = false;
+    for (int call = 0; call < 12; ++call) {
+      const int s = static_cast<int>(gen() % 4);
+      for (std::size_t i = 0; i < n; ++i) {
+        x[i] = static_cast<T>(std::ldexp(static_cast<double>(x[i]), -s));
+        if (gen() % 4 == 0) y[i] = static_cast<T>(static_cast<double>(y[i]) * factor(gen));
+      }
+      const Reference ref = make_reference(x, y);
+      const QdotResult r = ebla::qdot(x.data(), y.data(), n, o);
+      const QdotResult two = ebla::qdot(x.data(), y.data(), n, fresh);
+      ++tally.cases;
+      ++calls;
+      single += r.stats.passes == 1;
+      std::string problem;
+      const long double err = abs_error(ref.exact, r.value);
+      if (!within(ref.exact, r.value, r.bound)) problem += " CERTIFIED BOUND VIOLATED;";
+      if (r.bound > 0) tally.bound_ratio = std::max(tally.bound_ratio, err / r.bound);
+      if (o.policy == QdotPolicy::budget) {
+        const long double S = ref.abs_sum;
+        const long double rhs = o.tolerance * S + r.accumulation_bound + u_d * S + underflow_allowance<T>(n);
+        if (err > rhs * (1 + 0x1p-50L)) problem += " BUDGET CONTRACT VIOLATED;";
+        if (rhs > 0) tally.contract_ratio = std::max(tally.contract_ratio, err / rhs);
+      }
+      std::size_t per_level = 0;
+      for (auto c : r.stats.count_per_level) per_level += c;
+      if (per_level != ref.nonzero || r.stats.zeros != ref.zeros) problem += " counts per level wrong;";
+      if (r.stats.passes == 2 && !bits_differ(r, two).empty()) problem += " two passes but not the two-phase bits;";
+      if (margin == 0 && !bits_differ(r, two).empty()) problem += " without a margin, not the two-phase bits;";
+      if (!problem.empty())
+        tally.fail(describe(x, y, ref, o, r, "drift, margin " + std::to_string(margin) + ", call " +
+                                               std::to_string(call)) + problem);
+    }
+  }
+}
+
+TEST(QdotOnePass, PlanMarginKeepsTheBoundAndTheBudgetOnDriftingVectors) {
+  Tally& tally = tallies()["one-pass"];
+  std::size_t with = 0, without = 0, calls_with = 0, calls_without = 0;
+  std::uint64_t seed = 83000;
+  for (double tol : {1e-12, 1e-8, 1e-4, 1e-1})
+    for (QdotPolicy policy : policies) {
+      QdotOptions o;
+      o.tolerance = tol;
+      o.policy = policy;
+      // the same sequence of vectors with and without a margin
+      drifting_calls<double>(seed, 8, o, tally, with, calls_with);
+      drifting_calls<double>(seed, 0, o, tally, without, calls_without);
+      drifting_calls<float>(seed + 1, 8, o, tally, with, calls_with);
+      drifting_calls<float>(seed + 1, 0, o, tally, without, calls_without);
+      seed += 2;
+    }
+  expect_clean(tally);
+  EXPECT_EQ(calls_with, calls_without);
+  EXPECT_GT(with, without + calls_with / 4) << with << " and " << without << " one-pass calls of " << calls_with;
+}
+
+// A hint widened by the margin dominates the plan of the same data scaled by up to 2^+-m:
+// one pass, whatever the direction.
+TEST(QdotOnePass, PlanMarginFollowsAScalingOfUpToMarginBins) {
+  std::mt19937_64 gen(84000);
+  const std::size_t n = 20000;
+  std::vector<double> x(n), y(n);
+  refill(gen, 'B', 9, x, y);
+  const std::vector<double> x0 = x;
+  QdotOptions o;
+  o.tolerance = 1e-6;
+  o.plan_margin = 6;
+  for (int s : {-6, -3, 0, 2, 6}) {
+    const QdotPlan hint = ebla::qdot_select(x0.data(), y.data(), n, o);
+    for (std::size_t i = 0; i < n; ++i) x[i] = std::ldexp(x0[i], s);
+    QdotPlan selected;
+    const QdotResult r = ebla::detail::qdot_one_pass_host(x.data(), y.data(), n, o, hint, selected);
+    EXPECT_EQ(r.stats.passes, 1) << "scaled by 2^" << s;
+    EXPECT_EQ(selected.e_min, hint.e_min + s);
+    const Reference ref = make_reference(x, y);
+    EXPECT_TRUE(within(ref.exact, r.value, r.bound)) << "scaled by 2^" << s;
+  }
+}
+
+// A remembered plan that put a bin at a coarser level than the new data's plan asks is never
+// kept, margin or not: the hint comes from data whose mass lies at 2^0, with a tail at
+// 2^-30 that the budget rounds coarsely; the new data has all of its mass in that tail,
+// every product 1 + 2^-20 (which binary16 rounds, in the same direction each time). A
+// margin of 30 bins or more reaches the hint's precise bin at 2^0: then one pass, at the
+// input precision.
+TEST(QdotOnePass, PlanMarginNeverKeepsACoarserLevel) {
+  const std::size_t n = 4096;
+  std::vector<double> hx(n, 1.0), hy(n, 1.0), x(n), y(n, 1.0);
+  for (std::size_t i = 0; i < n; i += 2) hx[i] = std::ldexp(1.0 + 0x1p-20, -30);
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::ldexp(1.0 + 0x1p-20, -30);
+  for (int margin : {0, 8, 16, 30, 64}) {
+    QdotOptions o;
+    o.tolerance = 1e-9;
+    o.plan_margin = margin;
+    const QdotPlan hint = ebla::qdot_select(hx.data(), hy.data(), n, o);
+    ASSERT_EQ(hint.level.front() > 0, true) << "the hint's tail must be rounded: " << hint.to_string();
+    QdotPlan selected;
+    const QdotResult r = ebla::detail::qdot_one_pass_host(x.data(), y.data(), n, o, hint, selected);
+    QdotOptions fresh = o;
+    fresh.reuse_plan = false;
+    EXPECT_EQ(r.stats.passes, margin >= 30 ? 1 : 2) << "margin " << margin;
+    EXPECT_EQ(bits_differ(r, ebla::qdot(x.data(), y.data(), n, fresh)), "") << "margin " << margin;
+    const Reference ref = make_reference(x, y);
+    EXPECT_LE(abs_error(ref.exact, r.value), o.tolerance * ref.abs_sum) << "margin " << margin;
+  }
+}
+
 template <class T, class Fill>
 void compare_generic_with_pointers(const std::string& label, std::uint64_t seed, int pairs, Fill fill, Tally& tally,
                                    std::size_t& identical) {
@@ -1513,6 +1637,20 @@ TEST(QdotValidation, BadTolerancesAreRejectedNamingFunctionAndValue) {
       expect_invalid([&] { ebla::qdot_select(xv, yv, o); }, {"ebla::qdot_select", text});
       expect_invalid([&] { ebla::qdot(x.data(), y.data(), 2, o); }, {"ebla::qdot", text});
     }
+}
+
+TEST(QdotValidation, PlanMarginsOutsideZeroTo64AreRejectedNamingFunctionAndValue) {
+  const std::vector<double> x = {1.0, 2.0}, y = {3.0, 4.0};
+  for (int m : {-1, 65, 1000}) {
+    QdotOptions o;
+    o.plan_margin = m;
+    const std::string text = "plan_margin = " + std::to_string(m);
+    expect_invalid([&] { ebla::qdot_select(x.data(), y.data(), 2, o); }, {"ebla::qdot_select", text});
+    expect_invalid([&] { ebla::qdot(x.data(), y.data(), 2, o); }, {"ebla::qdot", text});
+  }
+  QdotOptions o;
+  o.plan_margin = 64;
+  EXPECT_NO_THROW(ebla::qdot(x.data(), y.data(), 2, o));
 }
 
 TEST(QdotValidation, BadLaddersAreRejectedNamingFunctionAndLadder) {

@@ -155,6 +155,35 @@ TEST(Cg, CertifiedStoppingGuaranteesTheResidual) {
   }
 }
 
+// QdotOptions::plan_margin in ACG: r^T r's qdot rides in the update pass and p^T q's takes
+// one pass wherever the last plan, widened, computed every bin at least as precisely as the
+// new one asks. The certified stop still guarantees the residual, and the solve takes about
+// the iterations of ACG without the margin (its products are at least as precise).
+TEST(Cg, PlanMarginKeepsTheCertifiedStopAndTheIterationCount) {
+  StencilOperator S(32, 32, 16);  // n = 16384: several chunks per pass
+  const std::size_t n = S.size();
+  Vector b("b", n), x0("x0", n);
+  S.apply(vec(std::vector<double>(n, 1.0)), b);
+  for (double tol : {1e-10, 1e-6}) {
+    QdotOptions q;
+    q.tolerance = tol;
+    const DotPolicy plain = DotPolicy::approximate(q);
+    q.plan_margin = 8;
+    const DotPolicy margin = DotPolicy::approximate(q);
+    CgOptions o;
+    o.stop = StopTest::certified;
+    const CgResult a = cg(S, b, x0, plain, o);
+    const CgResult m = cg(S, b, x0, margin, o);
+    ASSERT_EQ(a.status, SolverStatus::converged);
+    ASSERT_EQ(m.status, SolverStatus::converged);
+    EXPECT_LE(m.true_residual, o.tolerance * (1 + 1e-3)) << "qdot tolerance " << tol;
+    const DotRecord& last = m.history.back().rr;
+    EXPECT_LE(std::sqrt(last.value + last.bound), o.tolerance);
+    EXPECT_LE(std::abs(m.iterations - a.iterations), 2) << a.iterations << " and " << m.iterations;
+    for (const auto& it : m.history) EXPECT_TRUE(std::isfinite(it.pq.bound) && std::isfinite(it.rr.bound));
+  }
+}
+
 // StopTest::approximate is Algorithm 4.1's literal test, sqrt(c_k) <= tau: with exact dots
 // it stops with the exact norm; with qdot it stops exactly when the approximate c_k says so.
 TEST(Cg, ApproximateStoppingIsTheSeedsLiteralTest) {

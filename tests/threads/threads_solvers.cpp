@@ -34,7 +34,10 @@ void cg_cases(Digest& d) {
   o.tolerance = 1e-8;
   ebla::QdotOptions q;
   q.tolerance = 1e-4;
-  for (const auto& dots : {ebla::DotPolicy::exact(), ebla::DotPolicy::approximate(q)}) {
+  ebla::QdotOptions widened = q;  // the remembered plan widened (QdotOptions::plan_margin)
+  widened.plan_margin = 8;
+  for (const auto& dots : {ebla::DotPolicy::exact(), ebla::DotPolicy::approximate(q),
+                           ebla::DotPolicy::approximate(widened)}) {
     record(d, ebla::cg(stencil, problem.b, problem.x0, dots, o));
     record(d, ebla::cg(csr, problem.b, problem.x0, dots, o));
   }

@@ -105,6 +105,17 @@ struct QdotOptions {
   /// qdot_select's plan): only the number of passes (stats.passes) depends on this option
   /// and on the history of calls. false: always select, then compute.
   bool reuse_plan = true;
+  /// With reuse_plan: 0 (default) keeps the result that of qdot_select's plan, bit for bit.
+  /// m > 0 (at most 64) tries the remembered plan widened by m bins (each bin at the most
+  /// precise level among the remembered plan's bins within m of it) and keeps that one
+  /// pass wherever it computed every bin at least as precisely as the plan now selected:
+  /// for vectors that drift from call to call, as in iterative solvers. The bound is
+  /// certified either way and the budget contract holds (each product's error is at most
+  /// what the selected level allows); only the value may differ from the two-phase one in
+  /// the last bits, and stats.count_per_level reports the levels used. The value then
+  /// depends on the plan of the last call on the same arrays (ebla's solvers forget the
+  /// plans of the arrays they allocate, so that a solve depends on its inputs alone).
+  int plan_margin = 0;
 };
 
 /// The parameters Theta(x, y, eps) of Algorithm 3.2: plain data, printable, reusable.

@@ -29,7 +29,10 @@ QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, cons
 /// products under `hint`; if the plan the histogram selects (returned in `selected`) puts
 /// every filled bin at the hint's level, that accumulation is the result (stats.passes = 1),
 /// else a second pass computes under the selected plan (stats.passes = 2). The result is
-/// qdot_compute(x, y, qdot_select(x, y, options)) bit for bit, whatever the hint.
+/// qdot_compute(x, y, qdot_select(x, y, options)) bit for bit, whatever the hint. With
+/// options.plan_margin = m > 0 the hint is first widened by m bins, and its accumulation is
+/// also kept (one pass) where it computed every bin at least as precisely as the selected
+/// plan asks (see QdotOptions::plan_margin).
 QdotResult qdot_one_pass_host(const double* x, const double* y, std::size_t n, const QdotOptions& options,
                               const QdotPlan& hint, QdotPlan& selected, HostIsa isa = best_host_isa());
 QdotResult qdot_one_pass_host(const float* x, const float* y, std::size_t n, const QdotOptions& options,
@@ -41,6 +44,11 @@ QdotResult qdot_one_pass_host(const float* x, const float* y, std::size_t n, con
 const QdotPlan* plan_hint(const void* x, const void* y, std::size_t n, const QdotOptions& options, int input_t);
 /// Remembers `plan` as the plan of x and y (see QdotOptions::reuse_plan).
 void remember_plan(const void* x, const void* y, std::size_t n, const QdotPlan& plan);
+/// Forgets this thread's plans of every pair of arrays one of which starts at `array`. A
+/// solver calls it on the arrays it just allocated: with QdotOptions::plan_margin the value
+/// depends on the plan tried, and a plan left by earlier work that happened to use the same
+/// addresses would make a solve depend on that work (and on the allocator).
+void forget_plans(const void* array);
 
 /// qdot(x, y, options) for double arrays that the caller writes chunk by chunk in a pass of
 /// its own (a solver's vector update), so that the qdot rides in that pass:
