@@ -451,6 +451,36 @@ EBLA_AVX512 inline void full_add(__m512i& carry, __m512i& sum, __m512i a, __m512
   sum = _mm512_ternarylogic_epi64(a, b, c, 0x96);    // parity
 }
 
+// Adds `carry` into the slices level[from, levels) (a carry rippling up).
+EBLA_AVX512 [[gnu::always_inline]] inline void ripple(__m512i* level, int levels, __m512i carry, int from) {
+  for (int k = from; k < levels; ++k) {
+    const __m512i next = _mm512_and_si512(level[k], carry);
+    level[k] = _mm512_xor_si512(level[k], carry);
+    carry = next;
+  }
+}
+
+// Sixteen words w[0, 16) into the slices level[0, levels): a tree of full adders into levels
+// 0-3 (eight words make a carry of weight 8, two of those one of weight 16), that carry
+// rippled into the levels above.
+EBLA_AVX512 [[gnu::always_inline]] inline __m512i add_eight(__m512i* level, const __m512i* w) {
+  __m512i twos_a, twos_b, fours_a, fours_b, eights;
+  full_add(twos_a, level[0], level[0], w[0], w[1]);
+  full_add(twos_b, level[0], level[0], w[2], w[3]);
+  full_add(fours_a, level[1], level[1], twos_a, twos_b);
+  full_add(twos_a, level[0], level[0], w[4], w[5]);
+  full_add(twos_b, level[0], level[0], w[6], w[7]);
+  full_add(fours_b, level[1], level[1], twos_a, twos_b);
+  full_add(eights, level[2], level[2], fours_a, fours_b);
+  return eights;
+}
+EBLA_AVX512 [[gnu::always_inline]] inline void add_sixteen(__m512i* level, int levels, const __m512i* w) {
+  const __m512i eights_a = add_eight(level, w), eights_b = add_eight(level, w + 8);
+  __m512i sixteens;
+  full_add(sixteens, level[3], level[3], eights_a, eights_b);
+  ripple(level, levels, sixteens, 4);
+}
+
 // The per-bin counts held in bit slices: bit b of lane w of level[k] is bit k of lane w's
 // count of bin b; count[b] receives the sum over the 8 lanes (at most 8 (2^levels - 1)).
 EBLA_AVX512 inline void slice_counts(const __m512i* level, int levels, std::uint16_t* count) {
@@ -495,34 +525,11 @@ struct BitslicedCounter {
     const __m512i base = _mm512_set1_epi64(lo);
     __m512i level[levels];
     for (auto& v : level) v = _mm512_setzero_si512();
-    __m512i& ones = level[0];
-    __m512i& twos = level[1];
-    __m512i& fours = level[2];
-    __m512i& eights = level[3];
     std::size_t i = 0;
     for (; i + 128 <= len; i += 128) {  // 16 words of 8 lanes per round
-      const std::int32_t* p = idx + i;
-      __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
-      full_add(twos_a, ones, ones, onehot(p, base, h), onehot(p + 8, base, h));
-      full_add(twos_b, ones, ones, onehot(p + 16, base, h), onehot(p + 24, base, h));
-      full_add(fours_a, twos, twos, twos_a, twos_b);
-      full_add(twos_a, ones, ones, onehot(p + 32, base, h), onehot(p + 40, base, h));
-      full_add(twos_b, ones, ones, onehot(p + 48, base, h), onehot(p + 56, base, h));
-      full_add(fours_b, twos, twos, twos_a, twos_b);
-      full_add(eights_a, fours, fours, fours_a, fours_b);
-      full_add(twos_a, ones, ones, onehot(p + 64, base, h), onehot(p + 72, base, h));
-      full_add(twos_b, ones, ones, onehot(p + 80, base, h), onehot(p + 88, base, h));
-      full_add(fours_a, twos, twos, twos_a, twos_b);
-      full_add(twos_a, ones, ones, onehot(p + 96, base, h), onehot(p + 104, base, h));
-      full_add(twos_b, ones, ones, onehot(p + 112, base, h), onehot(p + 120, base, h));
-      full_add(fours_b, twos, twos, twos_a, twos_b);
-      full_add(eights_b, fours, fours, fours_a, fours_b);
-      full_add(sixteens, eights, eights, eights_a, eights_b);
-      for (int k = 4; k < levels; ++k) {  // ripple the sixteens into the higher levels
-        const __m512i carry = _mm512_and_si512(level[k], sixteens);
-        level[k] = _mm512_xor_si512(level[k], sixteens);
-        sixteens = carry;
-      }
+      __m512i words[16];
+      for (int v = 0; v < 16; ++v) words[v] = onehot(idx + i + 8 * v, base, h);
+      add_sixteen(level, levels, words);
     }
     decode(level, lo, hi - lo, out);
     for (; i < len; ++i) ++h[idx[i]];  // the tail, one by one
@@ -554,40 +561,9 @@ EBLA_AVX512 inline void window_start(WindowHistogram& W, std::int64_t window, st
   W.h = h;
 }
 
-// Adds one vector of one-hot words to the bit slices (a carry rippling up).
-EBLA_AVX512 inline void window_ripple(WindowHistogram& W, __m512i carry, int from) {
-  for (int k = from; k < WindowHistogram::levels; ++k) {
-    const __m512i next = _mm512_and_si512(W.level[k], carry);
-    W.level[k] = _mm512_xor_si512(W.level[k], carry);
-    carry = next;
-  }
-}
-
-// Sixteen pending vectors into the slices: a tree of full adders into levels 0-3, the
-// carry of weight 16 rippled into the levels above.
+// Sixteen pending vectors into the slices.
 EBLA_AVX512 [[gnu::always_inline]] inline void window_round_inline(WindowHistogram& W) {
-  const __m512i* p = W.pending;
-  __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
-  __m512i& ones = W.level[0];
-  __m512i& twos = W.level[1];
-  __m512i& fours = W.level[2];
-  __m512i& eights = W.level[3];
-  full_add(twos_a, ones, ones, p[0], p[1]);
-  full_add(twos_b, ones, ones, p[2], p[3]);
-  full_add(fours_a, twos, twos, twos_a, twos_b);
-  full_add(twos_a, ones, ones, p[4], p[5]);
-  full_add(twos_b, ones, ones, p[6], p[7]);
-  full_add(fours_b, twos, twos, twos_a, twos_b);
-  full_add(eights_a, fours, fours, fours_a, fours_b);
-  full_add(twos_a, ones, ones, p[8], p[9]);
-  full_add(twos_b, ones, ones, p[10], p[11]);
-  full_add(fours_a, twos, twos, twos_a, twos_b);
-  full_add(twos_a, ones, ones, p[12], p[13]);
-  full_add(twos_b, ones, ones, p[14], p[15]);
-  full_add(fours_b, twos, twos, twos_a, twos_b);
-  full_add(eights_b, fours, fours, fours_a, fours_b);
-  full_add(sixteens, eights, eights, eights_a, eights_b);
-  window_ripple(W, sixteens, 4);
+  add_sixteen(W.level, WindowHistogram::levels, W.pending);
   W.waiting = 0;
 }
 // The same as a call: in the computation's loop, whose registers are all taken, a call
@@ -623,7 +599,7 @@ EBLA_AVX512 [[gnu::always_inline]] inline void window_add(WindowHistogram& W, __
 
 // Adds the counts held in the slices to the histogram and clears them.
 EBLA_AVX512 inline void window_decode(WindowHistogram& W) {
-  for (int v = 0; v < W.waiting; ++v) window_ripple(W, W.pending[v], 0);
+  for (int v = 0; v < W.waiting; ++v) ripple(W.level, WindowHistogram::levels, W.pending[v], 0);
   W.waiting = 0;
   alignas(64) std::uint16_t count[64];
   slice_counts(W.level, WindowHistogram::levels, count);
@@ -1098,13 +1074,14 @@ QdotResult one_pass_host(const T* x, const T* y, std::size_t n, const QdotOption
   const QdotAccum acc = histogram_and_accumulate(isa, x, y, n, table.tables, h.data());
   selected = plan_from_histogram(h.data(), n, std::is_same<T, double>::value ? 53 : 24, options);
   selected.select_seconds = seconds_since(t0);
-  if (!same_levels(selected, tried) && options.plan_margin > 0 && dominates(tried, selected)) {
+  const bool same = same_levels(selected, tried);
+  if (!same && options.plan_margin > 0 && dominates(tried, selected)) {
     QdotResult r = finish_tried(x, y, n, selected, tried, acc);
     r.stats.select_seconds = selected.select_seconds;
     r.stats.passes = 1;
     return r;
   }
-  if (!same_levels(selected, tried)) {
+  if (!same) {
     QdotResult r = compute_host(x, y, n, selected, isa, false);
     r.stats.select_seconds = selected.select_seconds;
     r.stats.passes = 2;
