@@ -135,13 +135,23 @@ void ebla_with(benchmark::State& state, const ebla::GemmConfig& config) {
   const std::int64_t n = state.range(0);
   const auto& d = matrices(n);
   const ebla::ConstHostMatrix A(d.a64.data(), n, n), B(d.b64.data(), n, n);
-  double bound = 0;
+  double bound = 0, split = 0, product = 0, bounds = 0;  // seconds summed over the iterations
   for (auto _ : state) {
     const ebla::GemmResult r = ebla::gemm(A, B, config);
     bound = r.normwise_bound / (r.norm_a * r.norm_b);
+    split += r.split_seconds;
+    product += r.product_seconds;
+    bounds += r.bound_seconds;
     benchmark::DoNotOptimize(r.C.data());
   }
   state.counters["rel_bound"] = bound;
+  // the phases' shares of the call: scaling and words, the engine's products, the bound
+  const double whole = split + product + bounds;
+  if (whole > 0) {
+    state.counters["split%"] = 100 * split / whole;
+    state.counters["product%"] = 100 * product / whole;
+    state.counters["bound%"] = 100 * bounds / whole;
+  }
   set_flops(state, n);
 }
 

@@ -23,6 +23,9 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 namespace ebla {
 
@@ -386,6 +389,55 @@ EBLA_INLINE void ordered_abs_sums_body(const double* x, std::int64_t ld, std::in
   for (int r = 0; r < R; ++r) sums[r] = s[r];
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/// ordered_abs_sums_body<8> in AVX-512: each step loads eight entries of each of the eight
+/// rows, transposes the 8 x 8 block so that vector c holds column j + c, and adds the columns
+/// in order. Lane r makes row r's additions in row r's order, so the sums are the same bits.
+__attribute__((target("avx512f"))) void ordered_abs_sums8_avx512(const double* x, std::int64_t ld,
+                                                                 std::int64_t n, double* sums) {
+  // lanes taken from (a, b) by permutex2var: index i < 8 is a[i], 8 + i is b[i]
+  const __m512i evens = _mm512_setr_epi64(0, 8, 2, 10, 4, 12, 6, 14);
+  const __m512i odds = _mm512_setr_epi64(1, 9, 3, 11, 5, 13, 7, 15);
+  const __m512i low_pairs = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+  const __m512i high_pairs = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  const __m512i low_quads = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11);
+  const __m512i high_quads = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+  __m512d s = _mm512_setzero_pd();
+  std::int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m512d r[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm512_abs_pd(_mm512_loadu_pd(x + i * ld + j));
+    // t[2i] holds columns 0,2,4,6 of rows 2i, 2i+1 (interleaved); t[2i+1] columns 1,3,5,7
+    __m512d t[8];
+    for (int i = 0; i < 4; ++i) {
+      t[2 * i] = _mm512_permutex2var_pd(r[2 * i], evens, r[2 * i + 1]);
+      t[2 * i + 1] = _mm512_permutex2var_pd(r[2 * i], odds, r[2 * i + 1]);
+    }
+    // rows 0-3 (u) and 4-7 (v): columns {0,4}, {1,5}, {2,6}, {3,7}, four rows each
+    const __m512d u04 = _mm512_permutex2var_pd(t[0], low_pairs, t[2]);
+    const __m512d u26 = _mm512_permutex2var_pd(t[0], high_pairs, t[2]);
+    const __m512d u15 = _mm512_permutex2var_pd(t[1], low_pairs, t[3]);
+    const __m512d u37 = _mm512_permutex2var_pd(t[1], high_pairs, t[3]);
+    const __m512d v04 = _mm512_permutex2var_pd(t[4], low_pairs, t[6]);
+    const __m512d v26 = _mm512_permutex2var_pd(t[4], high_pairs, t[6]);
+    const __m512d v15 = _mm512_permutex2var_pd(t[5], low_pairs, t[7]);
+    const __m512d v37 = _mm512_permutex2var_pd(t[5], high_pairs, t[7]);
+    // the columns, rows 0-7 in lanes 0-7, added in order
+    s = _mm512_add_pd(s, _mm512_permutex2var_pd(u04, low_quads, v04));
+    s = _mm512_add_pd(s, _mm512_permutex2var_pd(u15, low_quads, v15));
+    s = _mm512_add_pd(s, _mm512_permutex2var_pd(u26, low_quads, v26));
+    s = _mm512_add_pd(s, _mm512_permutex2var_pd(u37, low_quads, v37));
+    s = _mm512_add_pd(s, _mm512_permutex2var_pd(u04, high_quads, v04));
+    s = _mm512_add_pd(s, _mm512_permutex2var_pd(u15, high_quads, v15));
+    s = _mm512_add_pd(s, _mm512_permutex2var_pd(u26, high_quads, v26));
+    s = _mm512_add_pd(s, _mm512_permutex2var_pd(u37, high_quads, v37));
+  }
+  _mm512_storeu_pd(sums, s);
+  for (; j < n; ++j)  // the last columns, in order
+    for (int i = 0; i < 8; ++i) sums[i] += std::fabs(x[i * ld + j]);
+}
+#endif
+
 /// max_j |x_j| (exact in any order; a NaN is passed over: it is reported elsewhere).
 EBLA_INLINE double max_abs_body(const double* x, std::int64_t n) {
   double m = 0;
@@ -637,10 +689,10 @@ struct LineKernels {
 };
 
 // One namespace of wrappers per instruction set, each compiled for it.
-#define EBLA_LINE_KERNELS(NS, TARGET)                                                            \
+#define EBLA_LINE_KERNELS(NS, TARGET, SUMS8)                                                     \
   namespace NS {                                                                                 \
   TARGET void ordered_abs_sums8(const double* x, std::int64_t ld, std::int64_t n, double* s) {   \
-    ordered_abs_sums_body<8>(x, ld, n, s);                                                       \
+    SUMS8(x, ld, n, s);                                                                          \
   }                                                                                              \
   TARGET void ordered_abs_sums1(const double* x, std::int64_t ld, std::int64_t n, double* s) {   \
     ordered_abs_sums_body<1>(x, ld, n, s);                                                       \
@@ -664,10 +716,11 @@ struct LineKernels {
                                 split_line,        add_scaled64,      add_scaled32};             \
   }
 
-EBLA_LINE_KERNELS(line_baseline, )
+EBLA_LINE_KERNELS(line_baseline, , ordered_abs_sums_body<8>)
 #if defined(__x86_64__) && defined(__GNUC__)
-EBLA_LINE_KERNELS(line_avx2, __attribute__((target("avx2,bmi,bmi2,fma"))))
-EBLA_LINE_KERNELS(line_avx512, __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))))
+EBLA_LINE_KERNELS(line_avx2, __attribute__((target("avx2,bmi,bmi2,fma"))), ordered_abs_sums_body<8>)
+EBLA_LINE_KERNELS(line_avx512, __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))),
+                  ordered_abs_sums8_avx512)
 #else
 namespace line_avx2 { constexpr LineKernels kernels = line_baseline::kernels; }
 namespace line_avx512 { constexpr LineKernels kernels = line_baseline::kernels; }

@@ -1642,29 +1642,32 @@ TEST(GemmHostIsa, EveryInstructionSetGivesTheSameProductAndBounds) {
   configs.push_back(on_engine(GemmEngine::dgemm, formats::binary64(), 1));
   // equal, or (finite) within the reordering of binary64 sums
   auto close = [](double a, double b) { return a == b || std::fabs(a - b) <= 1e-12 * std::fabs(b); };
-  for (GemmConfig& c : configs) {
-    c.componentwise = true;
-    // odd sizes: every vector loop has a remainder
-    const auto [A, B] = random_pair(rng, 7, 37, 13, Data::wide, 10, c);
-    ebla::detail::set_gemm_host_isa(ebla::detail::HostIsa::baseline);
-    const GemmResult base = ebla::gemm(A, B, c);
-    for (const auto isa : isas) {
-      ebla::detail::set_gemm_host_isa(isa);
-      const GemmResult r = ebla::gemm(A, B, c);
-      ASSERT_EQ(r.C.size(), base.C.size());
-      for (std::size_t l = 0; l < r.C.size(); ++l, ++entries) {
-        ASSERT_TRUE(same(r.C.data()[l], base.C.data()[l]))
-            << what(c) << " on " << ebla::detail::to_string(isa) << ": entry " << l;
-        EXPECT_TRUE(close(r.bound.data()[l], base.bound.data()[l]))
-            << r.bound.data()[l] << " vs " << base.bound.data()[l];
+  // odd sizes: every vector loop has a remainder; the second shape also has whole 8 x 8
+  // blocks in the in-order row sums of both A and B
+  const std::size_t shapes[2][3] = {{7, 37, 13}, {19, 45, 21}};
+  for (GemmConfig& c : configs)
+    for (const auto& shape : shapes) {
+      c.componentwise = true;
+      const auto [A, B] = random_pair(rng, shape[0], shape[1], shape[2], Data::wide, 10, c);
+      ebla::detail::set_gemm_host_isa(ebla::detail::HostIsa::baseline);
+      const GemmResult base = ebla::gemm(A, B, c);
+      for (const auto isa : isas) {
+        ebla::detail::set_gemm_host_isa(isa);
+        const GemmResult r = ebla::gemm(A, B, c);
+        ASSERT_EQ(r.C.size(), base.C.size());
+        for (std::size_t l = 0; l < r.C.size(); ++l, ++entries) {
+          ASSERT_TRUE(same(r.C.data()[l], base.C.data()[l]))
+              << what(c) << " on " << ebla::detail::to_string(isa) << ": entry " << l;
+          EXPECT_TRUE(close(r.bound.data()[l], base.bound.data()[l]))
+              << r.bound.data()[l] << " vs " << base.bound.data()[l];
+        }
+        EXPECT_TRUE(close(r.normwise_bound, base.normwise_bound))
+            << what(c) << " on " << ebla::detail::to_string(isa) << ": " << r.normwise_bound
+            << " vs " << base.normwise_bound;
+        EXPECT_EQ(r.norm_a, base.norm_a);
+        EXPECT_EQ(r.norm_b, base.norm_b);
       }
-      EXPECT_TRUE(close(r.normwise_bound, base.normwise_bound))
-          << what(c) << " on " << ebla::detail::to_string(isa) << ": " << r.normwise_bound
-          << " vs " << base.normwise_bound;
-      EXPECT_EQ(r.norm_a, base.norm_a);
-      EXPECT_EQ(r.norm_b, base.norm_b);
     }
-  }
   ebla::detail::set_gemm_host_isa(best);
   EXPECT_THROW(
       {
