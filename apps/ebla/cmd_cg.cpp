@@ -166,6 +166,7 @@ void print_run(const Problem& p, const CgConfig& c, const CgRun& run) {
   else if (!p.x_exact_source.empty())
     std::printf("max |x - x*|        %.3e  (b = A x*, x* = %s)\n", run.max_error, p.x_exact_source.c_str());
   std::printf("time                %.3g s (dot products %.3g s)\n", r.seconds, run.dot_seconds);
+  print_events(r.events);
   print_mixes(run, c);
 }
 
@@ -218,7 +219,7 @@ void write_result_attributes(const Hdf5Object& g, const CgRun& run) {
 
 void write_series(const Hdf5Group& g, const Problem& p, const CgRun& run, bool levels) {
   std::vector<std::int64_t> iteration;
-  std::vector<double> residual, alpha, beta, rr_value, rr_bound, pq_value, pq_bound;
+  std::vector<double> residual, alpha, beta, rr_value, rr_bound, pq_value, pq_bound, rr_tolerance, pq_tolerance;
   LevelSeries rr_levels{p.n}, pq_levels{p.n};
   for (const CgIteration& it : run.result.history) {
     iteration.push_back(static_cast<std::int64_t>(iteration.size()) + 1);
@@ -229,6 +230,8 @@ void write_series(const Hdf5Group& g, const Problem& p, const CgRun& run, bool l
     rr_bound.push_back(it.rr.bound);
     pq_value.push_back(it.pq.value);
     pq_bound.push_back(it.pq.bound);
+    rr_tolerance.push_back(it.rr.tolerance);
+    pq_tolerance.push_back(it.pq.tolerance);
     if (levels) {
       rr_levels.add(it.rr_levels);
       pq_levels.add(it.pq_levels);
@@ -242,6 +245,8 @@ void write_series(const Hdf5Group& g, const Problem& p, const CgRun& run, bool l
   g.dataset("rr_bound", rr_bound);
   g.dataset("pq_value", pq_value);
   g.dataset("pq_bound", pq_bound);
+  g.dataset("rr_tolerance", rr_tolerance).attribute("meaning", "qdot tolerance of c_(k+1) (0: exact)");
+  g.dataset("pq_tolerance", pq_tolerance).attribute("meaning", "qdot tolerance of p^T q (0: exact)");
   write_fractions(g, "rr", run.rr, run.rungs);
   write_fractions(g, "pq", run.pq, run.rungs);
   if (levels) {

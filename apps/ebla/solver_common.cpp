@@ -179,7 +179,9 @@ void add_problem_options(CLI::App& app, ProblemCli& p, Solver s) {
 void add_dot_options(CLI::App& app, DotCli& d) {
   auto& r = d.registered;
   r.push_back(app.add_option("--dot", d.dot, "exact (default), qdot or fixed"));
-  r.push_back(app.add_option("--qdot-tol", d.qdot_tol, "qdot tolerance (implies --dot qdot; default 1e-8)"));
+  r.push_back(app.add_option("--qdot-tol", d.qdot_tol,
+                             "qdot tolerance, or auto: the solver chooses each one from what the iteration "
+                             "needs (docs/solvers.md) (implies --dot qdot; default 1e-8)"));
   r.push_back(app.add_option("--qdot-policy", d.qdot_policy, "qdot selection policy: budget or paper")
                   ->capture_default_str());
   r.push_back(app.add_option("--ladder", d.ladder, "qdot ladder, e.g. binary64,binary32,binary16,perforate"));
@@ -396,6 +398,12 @@ DotPolicy DotSpec::at(double tolerance) const {
   return DotPolicy::approximate(o);
 }
 
+DotPolicy DotSpec::automatic(Solver s) const {
+  QdotOptions base;
+  base.ladder = ladder;
+  return DotPolicy::automatic(s == Solver::cg ? default_cg_rule() : default_power_rule(), base);
+}
+
 DotSpec make_dot_spec(const DotCli& d, Solver s) {
   DotSpec spec;
   const std::string kind = dot_kind(d, s);
@@ -410,12 +418,21 @@ DotSpec make_dot_spec(const DotCli& d, Solver s) {
   if (d.collectives != 1 && d.collectives != 2)
     throw_invalid(option_name(s, "--qdot-collectives"), strf("%d is not 1 or 2", d.collectives));
   spec.collectives = d.collectives;
-  if (kind == "qdot" && !(d.qdot_tol > 0 && std::isfinite(d.qdot_tol)))
-    throw_invalid(option_name(s, "--qdot-tol"), strf("%g is not a positive finite tolerance", d.qdot_tol));
+  const bool automatic = kind == "qdot" && d.qdot_tol == "auto";
+  double tolerance = 0;
+  if (kind == "qdot" && !automatic) {
+    tolerance = parse_double(d.qdot_tol, option_name(s, "--qdot-tol"));
+    if (!(tolerance > 0 && std::isfinite(tolerance)))
+      throw_invalid(option_name(s, "--qdot-tol"), "'" + d.qdot_tol + "' is not a positive finite tolerance (or auto)");
+  }
+  if (automatic && spec.qdot_policy != QdotPolicy::budget)
+    throw_invalid(option_name(s, "--qdot-policy"),
+                  std::string(to_string(spec.qdot_policy)) + ": --qdot-tol auto relies on the budget policy's guarantee");
   if (kind == "fixed" && d.format.empty())
     throw_invalid(option_name(s, "--dot fixed"), "needs --format (e.g. --format bfloat16)");
   if (kind == "exact" || !spec.sweep.empty()) spec.policy = DotPolicy::exact();
-  else if (kind == "qdot") spec.policy = spec.at(d.qdot_tol);
+  else if (automatic) spec.policy = spec.automatic(s);
+  else if (kind == "qdot") spec.policy = spec.at(tolerance);
   else
     spec.policy = fixed_policy(d.format, s);
   spec.rungs = spec.sweep.empty() ? spec.policy.level_names() : spec.at(1).level_names();
@@ -432,8 +449,9 @@ void check_dot_policy(const DotSpec& spec, Solver s) {
   Vector one("one", 1);
   Kokkos::deep_copy(one, 1.0);
   under_option(option_name(s, "--ladder"), [&] {
-    if (spec.sweep.empty()) dot(spec.policy, one, one);
-    else dot(spec.at(spec.sweep.front()), one, one);
+    if (!spec.sweep.empty()) dot(spec.at(spec.sweep.front()), one, one);
+    else if (spec.policy.kind == DotKind::automatic) dot(spec.at(1), one, one);  // its ladder
+    else dot(spec.policy, one, one);
     return 0;
   });
 }
@@ -672,7 +690,8 @@ double max_difference(ConstVector x, ConstVector y) {
 void FractionSeries::add(const DotRecord* record) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (std::size_t l = 0; l < rungs; ++l)
-    values.push_back(record != nullptr && l < record->fraction.size() ? record->fraction[l] : nan);
+    // an exact dot product of the automatic policy records binary64 alone: the other rungs 0
+    values.push_back(record == nullptr ? nan : l < record->fraction.size() ? record->fraction[l] : 0.0);
   zero.push_back(record != nullptr ? record->zero_fraction : nan);
 }
 
@@ -735,7 +754,7 @@ void write_problem_attributes(const Hdf5Object& g, const Problem& p, Solver s) {
 }
 
 void write_dot_attributes(const Hdf5Object& g, const DotPolicy& policy, const std::vector<std::string>& rungs) {
-  const char* kinds[] = {"exact", "qdot", "fixed"};
+  const char* kinds[] = {"exact", "qdot", "fixed", "auto"};
   g.attribute("dot", kinds[static_cast<int>(policy.kind)]).attribute("dot_policy", policy.to_string());
   g.attribute("rungs", join_names(rungs));
   if (policy.kind == DotKind::qdot)
@@ -750,13 +769,22 @@ void add_problem_json(JsonObject& j, const Problem& p) {
 }
 
 void add_dot_json(JsonObject& j, const DotPolicy& policy, const std::vector<std::string>& rungs) {
-  const char* kinds[] = {"exact", "qdot", "fixed"};
+  const char* kinds[] = {"exact", "qdot", "fixed", "auto"};
   j.field("dot", kinds[static_cast<int>(policy.kind)]).field("dot_policy", policy.to_string());
   if (policy.kind == DotKind::qdot)
     j.field("qdot_tolerance", policy.qdot.tolerance).field("qdot_policy", to_string(policy.qdot.policy));
   else
     j.null("qdot_tolerance").null("qdot_policy");
   j.field("rungs", rungs);
+}
+
+void print_events(const std::vector<SolverEvent>& events) {
+  if (events.empty()) return;
+  constexpr std::size_t shown = 5;
+  std::printf("events              %zu (safeguards and repeated dot products)%s\n", events.size(),
+              events.size() > shown ? strf(", the first %zu:", shown).c_str() : ":");
+  for (std::size_t e = 0; e < events.size() && e < shown; ++e)
+    std::printf("  iteration %d: %s\n", events[e].iteration, events[e].what.c_str());
 }
 
 void print_mix(const std::vector<std::string>& rungs,

@@ -109,7 +109,7 @@ struct ProblemCli {
 /// The options that choose the dot products.
 struct DotCli {
   std::string dot;
-  double qdot_tol = 1e-8;
+  std::string qdot_tol = "1e-8";  ///< a tolerance, or auto
   std::string qdot_policy = "budget";
   std::string ladder;
   std::string format;
@@ -151,6 +151,7 @@ struct DotSpec {
   QdotPolicy qdot_policy = QdotPolicy::budget;
   std::vector<QdotLevel> ladder;   ///< as given (empty: the default)
   DotPolicy at(double tolerance) const;  ///< the qdot policy of one sweep run
+  DotPolicy automatic(Solver s) const;   ///< --qdot-tol auto: the solver's default rule
   std::vector<std::string> rungs;  ///< ladder names of policy (of a qdot run in a sweep)
   int collectives = 1;             ///< under mpirun: MPI_Allreduce per qdot (1 or 2)
 };
@@ -234,6 +235,8 @@ void add_dot_json(JsonObject& j, const DotPolicy& policy, const std::vector<std:
 
 /// Mean percentages per rung, a line per dot product ("r^T r  12.0  80.0 ...") under a
 /// header of rung names, and a column "zero" for zero products if there are any.
+/// The automatic policy's events: how many, and the first few ("events" lines; none if empty).
+void print_events(const std::vector<SolverEvent>& events);
 void print_mix(const std::vector<std::string>& rungs,
                const std::vector<std::pair<std::string, const FractionSeries*>>& rows);
 

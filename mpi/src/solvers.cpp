@@ -44,6 +44,7 @@ DotRecord exact_dot(ConstVector x, ConstVector y, MPI_Comm comm) {
   DotRecord d;  // as dots.hpp: for x != y, |x|^T|y| is not known
   d.value = v[0];
   d.bound = std::numeric_limits<double>::quiet_NaN();
+  d.abs_sum = std::numeric_limits<double>::quiet_NaN();
   d.fraction = {1.0};
   return d;
 }
@@ -54,6 +55,9 @@ DistributedVector part(ConstVector v, MPI_Comm comm) { return DistributedVector{
 
 DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, MPI_Comm comm, std::vector<std::uint8_t>* levels,
               QdotCollectives collectives) {
+  if (policy.kind == DotKind::automatic)  // the same on every rank: all throw
+    throw_invalid("ebla::mpi::dot", "the automatic policy chooses each tolerance inside a solver; "
+                                    "a dot product alone takes DotPolicy::approximate");
   const auto t0 = std::chrono::steady_clock::now();
   Kokkos::fence();  // the vectors must be complete before the host kernels read them
   DotRecord d;
@@ -74,6 +78,7 @@ DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, MPI_Comm co
     d = detail::record_of(qdot_compute(part(x, comm), part(y, comm), plan), plan.n);
     if (levels) detail::level_map(plan, x, y, *levels);
   }
+  if (policy.kind == DotKind::qdot) d.tolerance = policy.qdot.tolerance;
   d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return d;
 }

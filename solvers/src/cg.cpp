@@ -5,6 +5,9 @@
 #include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot_host.hpp>
 
+#include "accurate_dots.hpp"
+#include "lanczos_condition.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -228,8 +231,16 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
   std::vector<std::uint8_t>* no_map = nullptr;
   // exact dots without preconditioning: r^T r is the sum of squares the update pass takes
   const bool exact_rr = dots.kind == DotKind::exact && !o.jacobi;
+  // the automatic policy: each dot product to the accuracy its rule asks (accurate_dots.hpp)
+  detail::AccurateDots dot(dots, default_cg_rule(), res.events);
+  const double tau = res.tolerance_used;
+  detail::LanczosCondition kappa;                  // kappa_k, from the alphas and betas so far
+  auto request = [&](DotRole role, int k, double norm) {
+    return DotRequest{role, k, tau, norm, dot.automatic() ? kappa.estimate() : 1.0};
+  };
   // qdot on one process without preconditioning: r^T r's qdot rides in the update pass
-  const bool riding_rr = host_vectors && A.single_process() && dots.kind == DotKind::qdot && !o.jacobi &&
+  const bool riding_rr = host_vectors && A.single_process() &&
+                         (dots.kind == DotKind::qdot || dots.kind == DotKind::automatic) && !o.jacobi &&
                          !o.record_levels;
   std::vector<std::int64_t> histogram(riding_rr ? detail::QdotStream::histogram_size() : 0);
 
@@ -239,10 +250,15 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
                        KOKKOS_LAMBDA(const std::size_t i) { r(i) = b(i) - q(i); });
   precondition();                                  // z_0 = M^-1 r_0
   Kokkos::deep_copy(p, z);                         // p_0 = z_0
-  res.rr0 = A.dot(dots, r, z, no_map);              // c_0 = qdot(r_0, z_0) (line 4)
+  const double squares0 = A.sum(plain_dot(r, r));
+  double exact_rnorm = norm_from_squares(squares0, N);  // ||r_k||, what the rule scales by
+  // c_0 = qdot(r_0, z_0) (line 4)
+  res.rr0 = dot.dot(A, request(DotRole::cg_residual, 0, exact_rnorm), r, z, no_map, true);
   double c = res.rr0.value;
-  double rnorm = residual_norm(o, A.sum(plain_dot(r, r)), N, res.rr0);
+  double rnorm = residual_norm(o, squares0, N, res.rr0);
   res.initial_residual = rnorm;
+  double best_rnorm = exact_rnorm;                 // the stall safeguard: the least ||r_k||
+  int best_k = 0;                                  //   and where
   const auto loop_start = std::chrono::steady_clock::now();
   int k = 0;
   for (;;) {
@@ -260,7 +276,8 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
     }
     CgIteration it;
     A.apply(p, q);                                 // q_k = A p_k (line 6)
-    it.pq = A.dot(dots, p, q, o.record_levels ? &it.pq_levels : no_map);
+    it.pq = dot.dot(A, request(DotRole::cg_curvature, k, exact_rnorm), p, q,
+                    o.record_levels ? &it.pq_levels : no_map, true);
     if (!(it.pq.value > 0) || !std::isfinite(it.pq.value) || !(c > 0) || !std::isfinite(c)) {
       res.breakdown = !(it.pq.value > 0) || !std::isfinite(it.pq.value)
                           ? "p^T A p = " + std::to_string(it.pq.value) + " (not positive)"
@@ -269,30 +286,48 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
       break;
     }
     it.alpha = c / it.pq.value;                    // alpha_k = c_k / qdot(p_k, q_k) (line 7)
+    if (dot.automatic()) kappa.add(it.alpha, k > 0 ? res.history.back().beta : 0.0);
     double rr = 0;                                 // fl(r_{k+1}^T r_{k+1}), for the stopping test
-    if (riding_rr) {                               // x_{k+1}, r_{k+1} (lines 8-9), c_{k+1} (line 10)
-      detail::QdotStream rr_dot(r.data(), r.data(), n, dots.qdot);  //   in one pass
+    // automatic: the accuracy of c_{k+1} and its qdot options (tolerance 0: exact)
+    const DotRequest rr_request = request(DotRole::cg_residual, k, exact_rnorm);
+    const double rr_delta = dot.automatic() ? dot.accuracy(rr_request) : 0.0;
+    const QdotOptions rr_options = dot.automatic() ? dot.options_for(DotRole::cg_residual, rr_delta) : dots.qdot;
+    const bool exact_now = dot.automatic() && rr_options.tolerance == 0 && !o.jacobi;
+    if (riding_rr && !exact_now) {                 // x_{k+1}, r_{k+1} (lines 8-9), c_{k+1} (line 10)
+      detail::QdotStream rr_dot(r.data(), r.data(), n, rr_options);  //   in one pass
       rr = update_x_r_host(it.alpha, p, q, x, r, &rr_dot, histogram.data());
       const auto t1 = std::chrono::steady_clock::now();
       it.rr = detail::record_of(rr_dot.finish(histogram.data()), n);
+      it.rr.tolerance = rr_options.tolerance;
       it.rr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+      if (dot.automatic()) it.rr = dot.check(A, rr_request, rr_delta, it.rr, r, r, true);
     } else {
       rr = A.sum(update_x_r(it.alpha, p, q, x, r)); // x_{k+1}, r_{k+1} (lines 8-9)
       precondition();                              // z_{k+1} = M^-1 r_{k+1}
-      if (exact_rr) {                              // c_{k+1} (line 10): exact, from the update pass
+      if (exact_rr || exact_now) {                 // c_{k+1} (line 10): exact, from the update pass
         it.rr = exact_squares_record(rr, N);
+        if (exact_now) it.rr.accuracy = rr_delta;
         if (o.record_levels) it.rr_levels.assign(n, 0);
       } else {
-        it.rr = A.dot(dots, r, z, o.record_levels ? &it.rr_levels : no_map);
+        it.rr = dot.dot(A, rr_request, r, z, o.record_levels ? &it.rr_levels : no_map, true);
       }
     }
     it.beta = it.rr.value / c;                     // beta_k = c_{k+1} / c_k (line 11)
     update_p(z, it.beta, p);                       // p_{k+1} = z_{k+1} + beta_k p_k (line 12)
     c = it.rr.value;
     rnorm = residual_norm(o, rr, N, it.rr);
+    exact_rnorm = norm_from_squares(rr, N);
     it.residual = rnorm;
     res.history.push_back(std::move(it));
     ++k;                                           // line 13
+    if (exact_rnorm < best_rnorm) {
+      best_rnorm = exact_rnorm;
+      best_k = k;
+    } else if (dot.automatic() && k - best_k >= std::max(cg_stall_window, best_k / 2)) {  // stalled: tighten
+      dot.tighten(1e-2, k, "||r|| has not fallen below " + std::to_string(best_rnorm) + " for " +
+                               std::to_string(k - best_k) + " iterations");
+      best_k = k;
+    }
     if (o.progress) o.progress(k, rnorm);
   }
   res.iterations = k;

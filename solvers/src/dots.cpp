@@ -24,6 +24,18 @@ DotPolicy DotPolicy::approximate(const QdotOptions& options) {
   return p;
 }
 
+DotPolicy DotPolicy::automatic(std::shared_ptr<const DotRule> rule, const QdotOptions& base) {
+  if (base.policy != QdotPolicy::budget)
+    throw_invalid("ebla::DotPolicy::automatic", std::string("the base options have policy ") +
+                                                    ebla::to_string(base.policy) +
+                                                    ": only the budget policy guarantees its tolerance");
+  DotPolicy p;
+  p.kind = DotKind::automatic;
+  p.qdot = base;
+  p.rule = std::move(rule);
+  return p;
+}
+
 DotPolicy DotPolicy::fixed(const Format& format) {
   validate(format, "ebla::DotPolicy::fixed");
   if (format.t >= 53)
@@ -56,6 +68,12 @@ std::string DotPolicy::to_string() const {
       s << ")";
       break;
     case DotKind::fixed: s << "fixed(" << format_name(format) << ")"; break;
+    case DotKind::automatic:
+      s << "auto(" << (rule ? rule->to_string() : std::string("default rule"));
+      if (!qdot.ladder.empty()) s << ", ladder=" << ebla::to_string(qdot.ladder);
+      if (qdot.plan_margin > 0) s << ", plan_margin=" << qdot.plan_margin;
+      s << ")";
+      break;
   }
   return s.str();
 }
@@ -89,6 +107,7 @@ DotRecord detail::record_of(const QdotResult& r, std::size_t n) {
   const double nn = n ? static_cast<double>(n) : 1.0;
   for (auto c : r.stats.count_per_level) d.fraction.push_back(static_cast<double>(c) / nn);
   d.zero_fraction = static_cast<double>(r.stats.zeros) / nn;
+  d.abs_sum = r.abs_sum;
   return d;
 }
 
@@ -149,6 +168,7 @@ DotRecord exact_dot(ConstVector x, ConstVector y) {
   DotRecord d;  // for x != y, |x|^T|y| is not known
   d.value = value;
   d.bound = std::numeric_limits<double>::quiet_NaN();
+  d.abs_sum = std::numeric_limits<double>::quiet_NaN();
   d.fraction = {1.0};
   return d;
 }
@@ -162,6 +182,7 @@ DotRecord exact_squares_record(double s, std::size_t n) {
   // (times 1 + 2^-50 for the rounding of this expression itself)
   const double g = bounds::gamma(static_cast<double>(n), 0x1p-53);
   d.bound = g * s / (1 - g) * (1 + 0x1p-50);
+  d.abs_sum = s;
   d.fraction = {1.0};
   return d;
 }
@@ -169,6 +190,9 @@ DotRecord exact_squares_record(double s, std::size_t n) {
 DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, std::vector<std::uint8_t>* levels) {
   if (x.extent(0) != y.extent(0))
     throw_invalid("ebla::dot", "x has " + std::to_string(x.extent(0)) + " entries, y " + std::to_string(y.extent(0)));
+  if (policy.kind == DotKind::automatic)
+    throw_invalid("ebla::dot", "the automatic policy chooses each tolerance inside a solver (ebla::cg, "
+                               "ebla::power_method); a dot product alone takes DotPolicy::approximate");
   const auto t0 = std::chrono::steady_clock::now();
   DotRecord d;
   if (policy.kind == DotKind::exact) {
@@ -183,8 +207,54 @@ DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, std::vector
     d = detail::record_of(qdot_compute(x, y, plan), x.extent(0));
     if (levels) detail::level_map(plan, x, y, *levels);
   }
+  if (policy.kind == DotKind::qdot) d.tolerance = policy.qdot.tolerance;
   d.seconds = seconds_since(t0);
   return d;
+}
+
+// ---- rules ---------------------------------------------------------------------------------
+
+const char* to_string(DotRole role) {
+  switch (role) {
+    case DotRole::cg_curvature: return "p^T A p";
+    case DotRole::cg_residual: return "r^T z";
+    case DotRole::power_norm: return "y^T y";
+    case DotRole::power_rayleigh: return "x^T A x";
+  }
+  return "?";
+}
+
+RelaxedAccuracy::RelaxedAccuracy(double eta, double theta, double delta_max)
+    : eta_(eta), theta_(theta), delta_max_(delta_max) {
+  if (!(eta > 0) || !std::isfinite(eta))
+    throw_invalid("ebla::RelaxedAccuracy", "eta = " + std::to_string(eta) + " must be positive and finite");
+  if (!(theta > 0) || !std::isfinite(theta))
+    throw_invalid("ebla::RelaxedAccuracy", "theta = " + std::to_string(theta) + " must be positive and finite");
+  if (!(delta_max > 0) || !(delta_max <= 1))
+    throw_invalid("ebla::RelaxedAccuracy", "delta_max = " + std::to_string(delta_max) + " must lie in (0, 1]");
+}
+
+double RelaxedAccuracy::accuracy(const DotRequest& r) const {
+  double delta = delta_max_;
+  if (r.scale > 0 && std::isfinite(r.scale)) delta = std::min(delta, eta_ * r.target / r.scale);  // eta tau / scale
+  if (r.condition > 1) delta = std::min(delta, theta_ / r.condition);                             // theta / kappa
+  return delta;
+}
+
+std::string RelaxedAccuracy::to_string() const {
+  std::ostringstream s;
+  s << "relaxed(eta=" << eta_ << ", theta=" << theta_ << ", max=" << delta_max_ << ")";
+  return s.str();
+}
+
+std::shared_ptr<const DotRule> default_cg_rule() {
+  static const auto rule = std::make_shared<const RelaxedAccuracy>(1.0, 1e-4, 1e-2);
+  return rule;
+}
+
+std::shared_ptr<const DotRule> default_power_rule() {
+  static const auto rule = std::make_shared<const RelaxedAccuracy>(0.25, 1.0, 1e-2);
+  return rule;
 }
 
 }  // namespace ebla

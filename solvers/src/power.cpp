@@ -3,6 +3,8 @@
 #include <ebla/core/error.hpp>
 #include <ebla/kernels/qdot_host.hpp>
 
+#include "accurate_dots.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -48,10 +50,16 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   std::vector<std::uint8_t>* no_map = nullptr;
   auto levels = [&](std::vector<std::uint8_t>& v) { return o.record_levels ? &v : no_map; };
 
+  // the automatic policy: each dot product to the accuracy its rule asks (accurate_dots.hpp),
+  // relative to |lambda_k|; lambda_1 exactly (nothing yet tells its size)
+  detail::AccurateDots dot(dots, default_power_rule(), res.events);
+  auto request = [&](DotRole role, int k, double lambda) { return DotRequest{role, k, o.tolerance, std::fabs(lambda)}; };
+
   scaled(x0, 1 / std::sqrt(x0_norm2), x);  // x_1 = x_0 / ||x_0|| (line 1)
   A.apply(x, y);                                           // y_1 = A x_1
   PowerIteration start;
-  start.xy = A.dot(dots, x, y, levels(start.xy_levels));     // lambda_1 = x_1^T A x_1 (line 3)
+  const DotPolicy& first = dot.automatic() ? DotPolicy::exact() : dots;
+  start.xy = A.dot(first, x, y, levels(start.xy_levels));    // lambda_1 = x_1^T A x_1 (line 3)
   start.eigenvalue = start.xy.value;
   start.change = std::nan("");
   double lambda = start.eigenvalue;
@@ -61,7 +69,7 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   int k = 0;
   while (k < o.max_iterations) {
     PowerIteration it;
-    it.yy = A.dot(dots, y, y, levels(it.yy_levels));         // c = y_k^T y_k (line 6)
+    it.yy = dot.dot(A, request(DotRole::power_norm, k, lambda), y, y, levels(it.yy_levels), true);  // c = y_k^T y_k (line 6)
     const double c = it.yy.value;
     if (!(c > 0) || !std::isfinite(c) || !std::isfinite(lambda)) {
       res.breakdown = !std::isfinite(lambda) ? "x^T A x = " + std::to_string(lambda)
@@ -74,7 +82,7 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
     A.apply(x, y);                                         // y_{k+1} = A x_{k+1} (line 5)
     // lambda_{k+1} = x_{k+1}^T A x_{k+1}: the Rayleigh quotient of the unit iterate. (Seed
     // 002's line 8, qdot(x_k, x_{k+1}) / c, is x_k^T A x_k / c^(3/2): see power.hpp.)
-    it.xy = A.dot(dots, x, y, levels(it.xy_levels));
+    it.xy = dot.dot(A, request(DotRole::power_rayleigh, k, lambda), x, y, levels(it.xy_levels), false);
     it.eigenvalue = it.xy.value;
     it.change = std::fabs(it.eigenvalue - lambda);
     lambda = it.eigenvalue;

@@ -5,6 +5,7 @@
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
 #include <ebla/solvers/cg.hpp>
+#include <ebla/solvers/io.hpp>
 
 #include <gtest/gtest.h>
 
@@ -313,6 +314,105 @@ TEST(Cg, RejectsBadInputNamingTheValue) {
   o.stop = StopTest::exact_norm;
   expect_message([&] { cg(DenseOperator(dense_view({{0, 1}, {1, 2}})), vec({1, 2}), vec({0, 0}), DotPolicy::exact(), o); },
                  "diagonal entry 0");
+}
+
+// ---- DotPolicy::automatic -----------------------------------------------------------
+
+TEST(DotRules, RelaxedAccuracyIsTheSmallestOfItsThreeTerms) {
+  const RelaxedAccuracy rule(1.0, 1e-4, 1e-2);
+  DotRequest q;
+  q.target = 1e-8;
+  q.scale = 1;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-8);   // eta tau / ||r||
+  q.scale = 1e-7;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-2);   // capped at delta_max
+  q.condition = 1e3;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-7);   // theta / kappa
+  q.scale = 0;                                // no scale yet: the other terms
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-7);
+  EXPECT_EQ(rule.to_string(), "relaxed(eta=1, theta=0.0001, max=0.01)");
+  EXPECT_TRUE(contains(error_of([] { RelaxedAccuracy(0, 1, 1); }), "eta = 0"));
+  EXPECT_TRUE(contains(error_of([] { RelaxedAccuracy(1, NAN, 1); }), "theta"));
+  EXPECT_TRUE(contains(error_of([] { RelaxedAccuracy(1, 1, 2); }), "delta_max = 2"));
+  QdotOptions paper;
+  paper.policy = QdotPolicy::paper;
+  EXPECT_TRUE(contains(error_of([&] { DotPolicy::automatic(nullptr, paper); }), "ebla::DotPolicy::automatic"));
+  EXPECT_TRUE(contains(error_of([] { dot(DotPolicy::automatic(), vec({1}), vec({1})); }), "ebla::dot"));
+  EXPECT_EQ(DotPolicy::automatic(default_cg_rule()).to_string(), "auto(relaxed(eta=1, theta=0.0001, max=0.01))");
+}
+
+// CG on SuiteSparse HB/1138_bus (data/matrices), b = A 1, x0 = 0, Jacobi, relative tolerance 1e-8.
+CgResult solve_1138_bus(const DotPolicy& dots, int max_iterations = 10000) {
+  const CsrOperator A(read_matrix_market(EBLA_DATA_DIR "/matrices/1138_bus.mtx"));
+  const std::size_t n = A.size();
+  Vector b("b", n), x0("x0", n);
+  A.apply(vec(std::vector<double>(n, 1.0)), b);
+  CgOptions o;
+  o.norm = Norm::relative;
+  o.jacobi = true;
+  o.max_iterations = max_iterations;
+  return cg(A, b, x0, dots, o);
+}
+
+// SuiteSparse HB/1138_bus, Jacobi, relative tolerance 1e-8: every qdot the
+// automatic policy keeps is certified to the accuracy the rule asked (bound <= delta
+// (|value| - bound), i.e. |value - x^T y| <= delta |x^T y|), some components are computed
+// below binary64, and the iteration count stays near exact CG's.
+TEST(Cg, AutomaticDotsAreCertifiedToTheAccuracyTheRuleAsks) {
+  const CgResult exact = solve_1138_bus(DotPolicy::exact());
+  const CgResult r = solve_1138_bus(DotPolicy::automatic());
+  ASSERT_EQ(exact.status, SolverStatus::converged);
+  ASSERT_EQ(r.status, SolverStatus::converged);
+  EXPECT_LE(r.true_residual, 1.01 * r.tolerance_used);
+  EXPECT_LE(r.iterations, exact.iterations * 105 / 100);
+  std::size_t approximated = 0;
+  double below64 = 0;
+  for (const CgIteration& it : r.history)
+    for (const DotRecord* d : {&it.pq, &it.rr}) {
+      EXPECT_GT(d->accuracy, 0);
+      if (d->tolerance == 0) continue;  // exact
+      EXPECT_LE(d->bound, d->accuracy * (std::fabs(d->value) - d->bound)) << "iteration " << &it - r.history.data();
+      below64 += 1 - d->fraction[0];
+      ++approximated;
+    }
+  EXPECT_GT(approximated, r.history.size() / 4);  // early calls are exact (delta below qdot's reach)
+  EXPECT_GT(below64, 0.01 * static_cast<double>(approximated));
+}
+
+// A matrix built so that p^T A p cancels: A = [[1, -(1 - e)], [-(1 - e), 1]], b = (1, 1 - h)
+// with e << h, so p^T q is about 2 e while |p|^T|q| is about 2 h. At the loose accuracy of
+// this rule qdot cannot certify p^T A p positive; the policy repeats it (at last exactly)
+// where a fixed loose tolerance lets CG break down.
+TEST(Cg, AutomaticDotsRepeatACurvatureThatIsNotCertifiedPositive) {
+  const double e = 1e-12, h = 1e-4;
+  DenseOperator A(dense_view({{1, -(1 - e)}, {-(1 - e), 1}}));
+  CgOptions o;
+  o.tolerance = 1e-10;
+  o.norm = Norm::relative;
+  o.max_iterations = 50;
+  const auto loose = std::make_shared<const RelaxedAccuracy>(1e6, 1.0, 0.5);  // delta = 0.5
+  const CgResult r = cg(A, vec({1, 1 - h}), vec({0, 0}), DotPolicy::automatic(loose), o);
+  EXPECT_EQ(r.status, SolverStatus::converged) << r.stop_reason;
+  ASSERT_FALSE(r.events.empty());
+  EXPECT_TRUE(contains(r.events.front().what, "p^T A p")) << r.events.front().what;
+  EXPECT_EQ(r.events.front().iteration, 0);
+  const CgResult fixed = cg(A, vec({1, 1 - h}), vec({0, 0}), qdot_policy(0.25), o);
+  EXPECT_NE(fixed.status, SolverStatus::converged);
+}
+
+// A rule that asks for almost nothing (delta = 0.3 throughout) stalls CG on 1138_bus; the
+// stall safeguard tightens it, records why, and CG converges.
+TEST(Cg, TheStallSafeguardTightensALooseRule) {
+  struct Careless final : DotRule {
+    double accuracy(const DotRequest&) const override { return 0.3; }
+    std::string to_string() const override { return "careless"; }
+  };
+  const CgResult r = solve_1138_bus(DotPolicy::automatic(std::make_shared<const Careless>()), 20000);
+  EXPECT_EQ(r.status, SolverStatus::converged) << r.stop_reason;
+  std::size_t tightened = 0;
+  for (const SolverEvent& ev : r.events) tightened += contains(ev.what, "tightened") ? 1 : 0;
+  EXPECT_GT(tightened, 0u);
+  EXPECT_EQ(DotPolicy::automatic(std::make_shared<const Careless>()).to_string(), "auto(careless)");
 }
 
 }  // namespace

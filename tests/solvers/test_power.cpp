@@ -97,6 +97,38 @@ TEST(PowerMethod, RecoversTheDominantPairOfARandomSymmetricMatrix) {
   EXPECT_NEAR(std::fabs(align), 1.0, 1e-6);
 }
 
+// The automatic policy on a graph Laplacian with a shift (ebla::laplacian_problem), against
+// the exact power method: every Rayleigh quotient and normalisation is certified to the
+// accuracy the rule asked, the eigenvalue lands within tau of the exact run's, and the
+// iteration count matches (the stopping test moves by at most tau).
+TEST(PowerMethod, AutomaticDotsKeepTheEigenvalueWithinTheTolerance) {
+  std::size_t checked = 0;
+  for (const double tau : {1e-4, 1e-7, 1e-10}) {
+    PowerOptions o;
+    o.tolerance = tau;
+    o.max_iterations = 3000;
+    const std::size_t n = 20;
+    std::vector<std::vector<double>> a(n, std::vector<double>(n, 0.0));
+    for (std::size_t i = 0; i < n; ++i) a[i][i] = 1 + static_cast<double>(i) / n;  // spectrum 1 .. 2 - 1/n
+    a[n - 1][n - 1] = 2.5;
+    for (std::size_t i = 0; i + 1 < n; ++i) a[i][i + 1] = a[i + 1][i] = 0.01;
+    const Vector x0 = vec(std::vector<double>(n, 1.0));
+    const PowerResult exact = power_method(DenseOperator(dense_view(a)), x0, DotPolicy::exact(), o);
+    const PowerResult r = power_method(DenseOperator(dense_view(a)), x0, DotPolicy::automatic(), o);
+    ASSERT_EQ(exact.status, SolverStatus::converged);
+    EXPECT_EQ(r.status, SolverStatus::converged) << "tau " << tau;
+    EXPECT_LE(std::fabs(r.eigenvalue - exact.eigenvalue), tau) << "tau " << tau;
+    EXPECT_LE(std::abs(r.iterations - exact.iterations), 1) << "tau " << tau;
+    for (const auto& it : r.history)
+      for (const DotRecord* d : {&it.yy, &it.xy})
+        if (d->tolerance > 0) {  // qdot: certified to the asked accuracy
+          EXPECT_LE(d->bound, d->accuracy * (std::fabs(d->value) - d->bound));
+          ++checked;
+        }
+  }
+  EXPECT_GT(checked, 10u);  // the policy did approximate
+}
+
 TEST(PowerMethod, StopsAtTheIterationLimit) {
   PowerOptions o;
   o.tolerance = 1e-300;

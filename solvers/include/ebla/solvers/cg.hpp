@@ -29,6 +29,16 @@
 // Breakdown: p^T A p <= 0 (A not positive definite, or the approximation made it look
 // so), or a dot product that is zero where it divides, or NaN/Inf: the iteration stops
 // with Status::breakdown and the iterate reached so far.
+//
+// DotPolicy::automatic (dot_rule.hpp): before each dot product the rule gives the relative
+// accuracy delta it needs, from tau and ||r_k|| (the exact norm of the stopping test); the
+// dot product is computed to that accuracy, certified by its bound, and repeated more
+// tightly (at last exactly) where the bound misses it, or where p^T A p or r^T z is not
+// certified positive, so that the approximation cannot cause a breakdown. Safeguard: when
+// ||r_k|| has not reached a new minimum for max(cg_stall_window, k_min / 2) iterations
+// (k_min the iteration of the minimum; exact CG on ill-conditioned matrices has plateaus of
+// hundreds of iterations), every later delta is tightened by 100 (down to exact dot products). CgResult::events lists both, and
+// each DotRecord the tolerance it was computed at.
 #pragma once
 
 #include <ebla/solvers/dots.hpp>
@@ -49,6 +59,9 @@ enum class SolverStatus : std::uint8_t { converged, max_iterations, breakdown };
 const char* to_string(Norm);
 const char* to_string(StopTest);
 const char* to_string(SolverStatus);
+
+/// Iterations without a new minimum of ||r_k|| after which the automatic policy tightens.
+constexpr int cg_stall_window = 100;
 
 struct CgOptions {
   double tolerance = 1e-8;           ///< tau > 0
@@ -83,6 +96,8 @@ struct CgResult {
   double b_norm = 0;
   DotRecord rr0;                     ///< c_0 (line 4)
   std::vector<CgIteration> history;  ///< one entry per iteration
+  /// DotPolicy::automatic: the safeguards that fired and the dot products repeated, in order
+  std::vector<SolverEvent> events;
   double seconds = 0;                ///< the whole call
   double iteration_seconds = 0;      ///< the iterations only (no set-up, no true residual)
 };

@@ -55,6 +55,7 @@ struct PowerResult {
   std::string breakdown;
   double residual = 0;                 ///< ||A x - lambda x|| at exit (double-double, against fl(lambda x))
   std::vector<PowerIteration> history;  ///< entry 0: the start (lambda_1)
+  std::vector<SolverEvent> events;      ///< DotPolicy::automatic: dot products repeated
   double seconds = 0;
 };
 
