@@ -30,7 +30,6 @@ public:
   AccurateDots(const DotPolicy& policy, std::shared_ptr<const DotRule> fallback, std::vector<SolverEvent>& events);
 
   bool automatic() const { return automatic_; }
-  const DotPolicy& policy() const { return policy_; }
 
   /// The relative accuracy the rule asks for, times the tightening, capped at 1/2.
   double accuracy(const DotRequest& request) const;
@@ -52,7 +51,6 @@ public:
 
   /// Safeguard: every later delta is multiplied by `factor` (< 1); records why.
   void tighten(double factor, int iteration, const std::string& why);
-  double tightening() const { return tightening_; }
 
 private:
   DotRecord exact(const SolverSpace& A, ConstVector x, ConstVector y, std::vector<std::uint8_t>* levels) const;

@@ -41,7 +41,6 @@ public:
     return high_ > 0 && low_ > 0 ? std::max(1.0, high_ / low_) : 1.0;
   }
 
-  std::size_t steps() const { return d_.size(); }
 
 private:
   // Eigenvalues of T below x (Sturm sequence of the LDL^T pivots).
