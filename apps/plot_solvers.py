@@ -7,12 +7,17 @@
     plot_solvers.py levels cg_levels.h5 --out cg_fig5.png     # Fig. 5: maps on the mesh
     ebla power --n 1e4 --sweep-qdot-tol 1e-16:1e3 -o power_sweep.h5
     plot_solvers.py power power_sweep.h5 --out power_fig6.png # Figs. 6-7
+    ebla cg --experiment auto -o cg_auto.h5
+    plot_solvers.py auto cg_auto.h5 --out cg_auto.png         # auto against fixed tolerances
 
 cg      the percentage of components at each rung of the ladder, per iteration, for r^T r and
         p^T q (stacked bars). A single-run file, or a sweep file: the run of --tol, by default
         the largest tolerance that kept exact CG's iteration count (as in the seed).
 levels  the rung of every component of r^T r and p^T q on the nx x ny mesh (a z-slice of it)
         at a few iterations: an `ebla cg --levels` file of an hpccg problem.
+auto    an `ebla cg|power --experiment auto` file: per problem, the residual histories (power
+        method: |lambda_k - lambda_PM,k|) of exact, the best fixed tolerance and auto, and the
+        qdot tolerance auto chose for each dot product per iteration.
 power   a power sweep file: (a) APM iterations vs qdot tolerance, PM's as a line; (b)
         |lambda - lambda_PM| vs tolerance with tau; (c, d) the rungs of y^T y and x^T y per
         iteration at the largest tolerance whose eigenvalue is within tau of PM's (or --tol).
@@ -251,6 +256,91 @@ def plot_power(path, out, tol):
         save(fig, out)
 
 
+def best_fixed(g):
+    """The sweep group to compare auto with: the best fixed tolerance with the reference's
+    iteration count, else the one with at most auto's iterations, else None."""
+    for key in ("best_fixed_same_iterations", "best_fixed_within_auto_iterations"):
+        tol = float(g.attrs.get(key, float("nan")))
+        if np.isfinite(tol):
+            for name in text(g.attrs["groups"]).split(","):  # qdot_tol_1e-06 and the like
+                if name.startswith("qdot_tol_") and abs(float(name[len("qdot_tol_"):]) - tol) <= 1e-9 * tol:
+                    return name, tol, key
+    return None, None, None
+
+
+def tolerance_panel(ax, series, fixed_tol, title):
+    """The qdot tolerance of each dot product per iteration (exact calls drawn at the bottom)."""
+    positive = [t[np.isfinite(t) & (t > 0)] for _, t in series]
+    floor = min([p.min() for p in positive if p.size] + [fixed_tol or 1.0]) / 10
+    for (label, t), marker in zip(series, ("o", "s")):
+        k = np.arange(len(t))
+        ok = np.isfinite(t)
+        shown = np.where(t > 0, t, floor)
+        ax.plot(k[ok], shown[ok], marker, ms=2.5, label=label)
+    if fixed_tol:
+        ax.axhline(fixed_tol, color="k", ls="--", lw=1, label=f"best fixed tolerance {fixed_tol:g}")
+    ax.axhline(floor, color="#999999", ls=":", lw=1, label="exact dot product")
+    ax.set_yscale("log")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("qdot tolerance")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def plot_auto(path, out):
+    with h5py.File(path, "r") as f:
+        if text(f.attrs.get("mode", "")) != "experiment_auto":
+            raise PlotError(f"{path}: not an `ebla cg|power --experiment auto` file")
+        groups = [n for n in text(f.attrs["groups"]).split(",") if n]
+        creator = text(f[groups[0]].attrs.get("creator", "")) if groups else ""
+        power = creator == "ebla power"
+        fig, axes = plt.subplots(len(groups), 2, figsize=(12, 3.2 * len(groups)), constrained_layout=True,
+                                 squeeze=False)
+        for row, name in enumerate(groups):
+            g = f[name]
+            require(g, ["exact", "auto"], path)
+            fixed_name, fixed_tol, how = best_fixed(g)
+            title = text(g.attrs["name"])
+            ax = axes[row][0]
+            runs = [("exact", g["exact"]), ("auto", g["auto"])]
+            if fixed_name:
+                runs.insert(1, (f"fixed {fixed_tol:g}" + (" (same count)" if how.endswith("same_iterations") else ""),
+                                g[fixed_name]))
+            if power:
+                reference = g["exact"]["eigenvalue"][()]
+                for label, run in runs[1:]:
+                    lam = run["eigenvalue"][()]
+                    m = min(len(lam), len(reference))
+                    diff = np.abs(lam[:m] - reference[:m])
+                    ax.plot(np.arange(m), np.where(diff > 0, diff, np.nan), lw=1,  # equal values: no point
+                            label=f"{label}: {int(run.attrs['iterations'])} iterations")
+                tau = float(g.attrs["tolerance"])
+                ax.axhline(tau, color="k", ls="--", lw=1, label=f"tau = {tau:g}")
+                ax.set_ylabel("|lambda_k - lambda_PM,k|")
+                ax.set_title(f"{title}: eigenvalue estimate against PM's "
+                             f"({int(g['exact'].attrs['iterations'])} iterations)", fontsize=9)
+            else:
+                for label, run in runs:
+                    ax.plot(run["residual"][()], lw=1, label=f"{label}: {int(run.attrs['iterations'])} iterations")
+                ax.axhline(float(g["exact"].attrs["tolerance_used"]), color="k", ls="--", lw=1, label="tau")
+                ax.set_ylabel("||r_k||")
+                ax.set_title(f"{title}: residual histories", fontsize=9)
+            ax.set_yscale("log")
+            ax.set_xlabel("iteration")
+            ax.legend(fontsize=7)
+            ax.grid(True, which="both", alpha=0.3)
+            a = g["auto"]
+            series = ([("y^T y", a["yy_tolerance"][()]), ("x^T A x", a["xy_tolerance"][()])] if power else
+                      [("r^T z" if int(g.attrs["jacobi"]) else "r^T r", a["rr_tolerance"][()]),
+                       ("p^T q", a["pq_tolerance"][()])])
+            tolerance_panel(axes[row][1], series, fixed_tol, f"{title}: the tolerance auto chose")
+        version = text(f[groups[0]].attrs.get("ebla_version", "")) if groups else ""
+        fig.suptitle(f"`{creator} --experiment auto`: exact, the best fixed tolerance and auto; ebla {version}",
+                     fontsize=10)
+        save(fig, out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -265,10 +355,15 @@ def main():
             p.add_argument("--iterations", type=int, nargs="+", help="iterations to show (default: 6, evenly spaced)")
             p.add_argument("--columns", type=int, default=6, help="number of iterations shown by default")
             p.add_argument("--z", type=int, default=0, help="the z-slice of a 3-D mesh")
+    p = sub.add_parser("auto", help="--experiment auto: residual (or eigenvalue) histories and the chosen tolerances")
+    p.add_argument("file", help="HDF5 file written by ebla cg|power --experiment auto --output")
+    p.add_argument("--out", "-o", required=True, help="the PNG file to write")
     args = parser.parse_args()
     try:
         if args.figure == "cg":
             plot_cg(args.file, args.out, args.tol)
+        elif args.figure == "auto":
+            plot_auto(args.file, args.out)
         elif args.figure == "levels":
             plot_levels(args.file, args.out, args.tol, args.iterations, args.columns, args.z)
         else:

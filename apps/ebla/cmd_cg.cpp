@@ -12,6 +12,7 @@
 
 #include <ebla/core/error.hpp>
 #include <ebla/solvers/cg.hpp>
+#include <ebla/solvers/dot_mix.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <spdlog/spdlog.h>
@@ -37,6 +38,8 @@ struct CgCli {
   std::string norm = "absolute", stop = "exact";
   int max_iter = 10000;
   bool jacobi = false;
+  std::string experiment;  // "auto" or empty
+  std::string matrix_dir = EBLA_MATRIX_DIR;
 };
 
 struct CgConfig {
@@ -45,6 +48,9 @@ struct CgConfig {
   OutputCli out;
   CgOptions solver;  // without the progress callback
   bool progress_given = false;
+  bool experiment = false;     // --experiment auto
+  bool problem_given = false;  //   on the problem of the options, not the built-in set
+  std::string matrix_dir;
 };
 
 Norm parse_norm(const std::string& s) {
@@ -60,10 +66,14 @@ StopTest parse_stop(const std::string& s) {
   throw_invalid(option_name(me, "--stop"), "unknown stopping test '" + s + "' (known: exact, certified, approximate)");
 }
 
+
 CgConfig make_config(const CgCli& c) {
   CgConfig cfg;
   cfg.problem = make_problem_spec(c.problem, me);
-  cfg.dots = make_dot_spec(c.dots, me);
+  cfg.experiment = !c.experiment.empty();
+  if (cfg.experiment) cfg.problem_given = check_experiment(c.experiment, c.problem, c.dots, c.out, me);
+  cfg.matrix_dir = c.matrix_dir;
+  cfg.dots = cfg.experiment ? experiment_dot_spec(c.dots, me) : make_dot_spec(c.dots, me);
   check_output(c.out, me);
   cfg.out = c.out;
   cfg.progress_given = c.out.progress_option->count() > 0;
@@ -399,6 +409,68 @@ int run_sweep(const Problem& p, const CgConfig& c, Hdf5Writer* out) {
   return code;
 }
 
+// ---- --experiment auto --------------------------------------------------------------
+
+// The problems: those of the options, or the built-in set (docs/solvers.md, "Choosing the
+// tolerance"): three SuiteSparse matrices with Jacobi, HPCCG 30^3 and a shifted Laplacian,
+// each to ||r|| <= 1e-8 ||b||.
+using AutoCase = cli::AutoCase<CgOptions>;
+
+std::vector<AutoCase> auto_cases(const CgConfig& c) {
+  if (c.problem_given) return {{"", c.problem, c.solver}};
+  CgOptions o = c.solver;
+  o.tolerance = 1e-8;
+  o.norm = Norm::relative;
+  std::vector<AutoCase> cases;
+  for (const char* name : {"1138_bus", "bcsstk13", "gr_30_30"}) {
+    ProblemSpec m;
+    m.source = Source::matrix;
+    m.matrix = set_matrix(c.matrix_dir, name, me);
+    cases.push_back({std::string("HB/") + name, m, o});
+    cases.back().solver.jacobi = true;
+  }
+  ProblemSpec h;
+  h.nx = h.ny = h.nz = 30;
+  cases.push_back({"HPCCG 30^3", h, o});
+  ProblemSpec l;
+  l.source = Source::laplacian;
+  l.n = 10000;
+  l.degree = 10;
+  l.shift = 1e-3;
+  cases.push_back({"Laplacian n = 1e4, shift 1e-3", l, o});
+  return cases;
+}
+
+// Runs exact CG, each tolerance of the sweep and auto on one problem; with `out`, writes each
+// run (write_run) and the summary into it.
+AutoReport study(const AutoCase& a, const CgConfig& config, const Hdf5Group* out) {
+  CgConfig c = config;
+  c.solver = a.solver;
+  const Problem p = load_problem(a.spec, me);
+  AutoReport r(a.name, p,
+               strf("||r|| <= %s%s%s", tolerance_text(c.solver.tolerance).c_str(),
+                    c.solver.norm == Norm::relative ? " ||b||" : "", c.solver.jacobi ? ", Jacobi preconditioner" : ""),
+               "exact CG", rr_label(c), "p^T q");
+  if (out != nullptr) write_parameters(*out, p, c);
+  const int every = c.progress_given ? c.out.progress : 0;
+  const AutoRun run = [&](const std::string& label, const DotPolicy& policy, double tolerance,
+                          const std::string& group) {
+    if (c.out.progress > 0) spdlog::info("{}: {}", r.name, label);
+    const CgRun result = solve(p, c, policy, "[" + label + "] ", every);
+    DotMixCounter rr(result.rungs), pq(result.rungs);  // the share below binary64, the bytes (dot_mix.hpp)
+    for (const CgIteration& it : result.result.history) {
+      rr.add(it.rr);
+      pq.add(it.pq);
+    }
+    r.add(label, result.result.status, converged(result), result.result.iterations, tolerance, rr.mix(), pq.mix());
+    if (out != nullptr) write_run(out->group(group), p, c, result);
+    return result.result.events;
+  };
+  run_auto_sequence(r, c.dots, me, run, out);
+  return r;
+}
+
+
 // ---- the command --------------------------------------------------------------------
 
 // Everything that holds Kokkos views lives in here, inside the KokkosSession of run_cg.
@@ -408,10 +480,16 @@ int execute(const CgConfig& c) {
   std::unique_ptr<Hdf5Writer> out;
   if (!c.out.output.empty() && processes().rank == 0) out = std::make_unique<Hdf5Writer>(c.out.output);  // rank 0 writes
   check_dot_policy(c.dots, me);
-  const Problem p = processes().ranks > 1 ? load_distributed_problem(c.problem, me) : load_problem(c.problem, me);
-  if (c.out.levels && p.n > 1000000)
-    spdlog::warn("--levels stores {} bytes per dot product and iteration", p.n);
-  const int code = c.dots.sweep.empty() ? single(p, c, out.get()) : run_sweep(p, c, out.get());
+  int code = exit_converged;
+  if (c.experiment) {
+    const auto one = [&](const AutoCase& a, const Hdf5Group* g) { return study(a, c, g); };
+    code = run_auto_experiment(auto_cases(c), one, c.dots, c.out.json, out.get(), me);
+  } else {
+    const Problem p = processes().ranks > 1 ? load_distributed_problem(c.problem, me) : load_problem(c.problem, me);
+    if (c.out.levels && p.n > 1000000)
+      spdlog::warn("--levels stores {} bytes per dot product and iteration", p.n);
+    code = c.dots.sweep.empty() ? single(p, c, out.get()) : run_sweep(p, c, out.get());
+  }
   if (out) {
     out->commit();
     if (!c.out.json) std::printf("wrote %s\n", c.out.output.c_str());
@@ -441,6 +519,11 @@ Command add_cg(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--max-iter", c->max_iter, "Maximum number of iterations")->capture_default_str();
   app.add_flag("--jacobi", c->jacobi, "Precondition with diag(A)^-1");
+  app.add_option("--experiment", c->experiment,
+                 "auto: for each problem of a set (or the one of --problem/--matrix/--hdf5), exact CG, each "
+                 "tolerance of --sweep-qdot-tol (default 1e-12:1e-3) and --qdot-tol auto: iterations, share "
+                 "below binary64, modelled bytes (docs/solvers.md)");
+  app.add_option("--matrix-dir", c->matrix_dir, "--experiment auto: where the set's matrices are")->capture_default_str();
   add_output_options(app, c->out, me);
   app.footer(
       "Solves A x = b. Problems: --problem hpccg (default, 20 x 20 x 20; b = A 1, x0 = 0), --problem\n"

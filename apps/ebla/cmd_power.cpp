@@ -35,6 +35,8 @@ struct PowerCli {
   OutputCli out;
   double tol = 1e-6;
   int max_iter = 300;
+  std::string experiment;  // "auto" or empty
+  std::string matrix_dir = EBLA_MATRIX_DIR;
 };
 
 struct PowerConfig {
@@ -43,12 +45,19 @@ struct PowerConfig {
   OutputCli out;
   PowerOptions solver;  // without the progress callback
   bool progress_given = false;
+  bool experiment = false;     // --experiment auto
+  bool problem_given = false;  //   on the problem of the options, not the built-in set
+  std::string matrix_dir;
 };
+
 
 PowerConfig make_config(const PowerCli& c) {
   PowerConfig cfg;
   cfg.problem = make_problem_spec(c.problem, me);
-  cfg.dots = make_dot_spec(c.dots, me);
+  cfg.experiment = !c.experiment.empty();
+  if (cfg.experiment) cfg.problem_given = check_experiment(c.experiment, c.problem, c.dots, c.out, me);
+  cfg.matrix_dir = c.matrix_dir;
+  cfg.dots = cfg.experiment ? experiment_dot_spec(c.dots, me) : make_dot_spec(c.dots, me);
   check_output(c.out, me);
   cfg.out = c.out;
   cfg.progress_given = c.out.progress_option->count() > 0;
@@ -175,7 +184,7 @@ void write_result_attributes(const Hdf5Object& g, const PowerRun& run) {
 void write_series(const Hdf5Group& g, const Problem& p, const PowerRun& run, bool levels) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::int64_t> iteration;
-  std::vector<double> eigenvalue, change, yy_value, yy_bound, xy_value, xy_bound;
+  std::vector<double> eigenvalue, change, yy_value, yy_bound, xy_value, xy_bound, yy_tolerance, xy_tolerance;
   LevelSeries yy_levels{p.n}, xy_levels{p.n};
   for (const PowerIteration& it : run.result.history) {
     const bool start = iteration.empty();
@@ -186,6 +195,8 @@ void write_series(const Hdf5Group& g, const Problem& p, const PowerRun& run, boo
     yy_bound.push_back(start ? nan : it.yy.bound);
     xy_value.push_back(it.xy.value);
     xy_bound.push_back(it.xy.bound);
+    yy_tolerance.push_back(start ? nan : it.yy.tolerance);
+    xy_tolerance.push_back(it.xy.tolerance);
     if (levels) {
       yy_levels.add(it.yy_levels);
       xy_levels.add(it.xy_levels);
@@ -198,6 +209,8 @@ void write_series(const Hdf5Group& g, const Problem& p, const PowerRun& run, boo
   g.dataset("yy_bound", yy_bound);
   g.dataset("xy_value", xy_value);
   g.dataset("xy_bound", xy_bound);
+  g.dataset("yy_tolerance", yy_tolerance).attribute("meaning", "qdot tolerance of y^T y (0: exact); NaN at the start");
+  g.dataset("xy_tolerance", xy_tolerance).attribute("meaning", "qdot tolerance of x^T A x (0: exact)");
   write_fractions(g, "yy", run.yy, run.rungs);
   write_fractions(g, "xy", run.xy, run.rungs);
   if (levels) {
@@ -353,6 +366,76 @@ int run_sweep(const Problem& p, const PowerConfig& c, Hdf5Writer* out) {
   return code;
 }
 
+// ---- --experiment auto --------------------------------------------------------------
+
+// The problems: that of the options, or the built-in set (docs/solvers.md): the seed's
+// Laplacian (tau 1e-6, 300 iterations at most), a second Laplacian and HPCCG 20^3 to tau
+// 1e-8, and SuiteSparse HB/1138_bus to tau 1e-6.
+using AutoCase = cli::AutoCase<PowerOptions>;
+
+std::vector<AutoCase> auto_cases(const PowerConfig& c) {
+  if (c.problem_given) return {{"", c.problem, c.solver}};
+  ProblemSpec seed_laplacian;
+  seed_laplacian.source = Source::laplacian;
+  seed_laplacian.n = 10000;
+  seed_laplacian.degree = 10;
+  ProblemSpec laplacian = seed_laplacian;
+  laplacian.degree = 8;
+  laplacian.seed = 3;
+  ProblemSpec hpccg;
+  hpccg.nx = hpccg.ny = hpccg.nz = 20;
+  ProblemSpec matrix;
+  matrix.source = Source::matrix;
+  matrix.matrix = set_matrix(c.matrix_dir, "1138_bus", me);
+  const auto options = [&](double tol, int max_iterations) {
+    PowerOptions o = c.solver;
+    o.tolerance = tol;
+    o.max_iterations = max_iterations;
+    return o;
+  };
+  return {{"Laplacian n = 1e4, degree 10, seed 1", seed_laplacian, options(1e-6, 300)},
+          {"Laplacian n = 1e4, degree 8, seed 3", laplacian, options(1e-8, 1000)},
+          {"HPCCG 20^3", hpccg, options(1e-8, 5000)},
+          {"HB/1138_bus", matrix, options(1e-6, 5000)}};
+}
+
+// Runs PM, each tolerance of the sweep and auto on one problem; with `out`, writes each run
+// and the summary into it.
+AutoReport study(const AutoCase& a, const PowerConfig& config, const Hdf5Group* out) {
+  PowerConfig c = config;
+  c.solver = a.solver;
+  const Problem p = load_problem(a.spec, me);
+  AutoReport r(a.name, p,
+               strf("|lambda_k - lambda_(k-1)| <= %s, at most %d iterations", tolerance_text(c.solver.tolerance).c_str(),
+                    c.solver.max_iterations),
+               "PM", "y^T y", "x^T A x");
+  r.extra_name = "|lambda - lambda_PM|";
+  r.extra_key = "eigenvalue_error";
+  r.slack = 1.0;  // the same iteration count, the eigenvalue within tau
+  if (out != nullptr) write_parameters(*out, p, c);
+  const int every = c.progress_given ? c.out.progress : 0;
+  double lambda_pm = 0;
+  const AutoRun run = [&](const std::string& label, const DotPolicy& policy, double tolerance,
+                          const std::string& group) {
+    if (c.out.progress > 0) spdlog::info("{}: {}", r.name, label);
+    const PowerRun result = solve(p, c, policy, "[" + label + "] ", every);
+    DotMixCounter yy(result.rungs), xy(result.rungs);
+    for (std::size_t k = 0; k < result.result.history.size(); ++k) {
+      if (k > 0) yy.add(result.result.history[k].yy);  // entry 0: the start, no y^T y
+      xy.add(result.result.history[k].xy);
+    }
+    if (r.outcomes.empty()) lambda_pm = result.result.eigenvalue;
+    const double error = std::fabs(result.result.eigenvalue - lambda_pm);
+    r.add(label, result.result.status, converged(result) && error <= c.solver.tolerance, result.result.iterations,
+          tolerance, yy.mix(), xy.mix(), error);
+    if (out != nullptr) write_run(out->group(group), p, c, result);
+    return result.result.events;
+  };
+  run_auto_sequence(r, c.dots, me, run, out);
+  return r;
+}
+
+
 // ---- the command --------------------------------------------------------------------
 
 // Everything that holds Kokkos views lives in here, inside the KokkosSession of run_power.
@@ -360,8 +443,14 @@ int execute(const PowerConfig& c) {
   std::unique_ptr<Hdf5Writer> out;  // checked before the work, committed after it
   if (!c.out.output.empty() && processes().rank == 0) out = std::make_unique<Hdf5Writer>(c.out.output);  // rank 0 writes
   check_dot_policy(c.dots, me);
-  const Problem p = processes().ranks > 1 ? load_distributed_problem(c.problem, me) : load_problem(c.problem, me);
-  const int code = c.dots.sweep.empty() ? single(p, c, out.get()) : run_sweep(p, c, out.get());
+  int code = exit_converged;
+  if (c.experiment) {
+    const auto one = [&](const AutoCase& a, const Hdf5Group* g) { return study(a, c, g); };
+    code = run_auto_experiment(auto_cases(c), one, c.dots, c.out.json, out.get(), me);
+  } else {
+    const Problem p = processes().ranks > 1 ? load_distributed_problem(c.problem, me) : load_problem(c.problem, me);
+    code = c.dots.sweep.empty() ? single(p, c, out.get()) : run_sweep(p, c, out.get());
+  }
   if (out) {
     out->commit();
     if (!c.out.json) std::printf("wrote %s\n", c.out.output.c_str());
@@ -384,6 +473,11 @@ Command add_power(CLI::App& app) {
   add_dot_options(app, c->dots);
   app.add_option("--tol", c->tol, "Tolerance tau on |lambda_k - lambda_(k-1)|")->capture_default_str();
   app.add_option("--max-iter", c->max_iter, "Maximum number of iterations")->capture_default_str();
+  app.add_option("--experiment", c->experiment,
+                 "auto: for each problem of a set (or the one of --problem/--matrix/--hdf5), PM, each tolerance "
+                 "of --sweep-qdot-tol (default 1e-12:1e-3) and --qdot-tol auto: iterations, eigenvalue error, share "
+                 "below binary64, modelled bytes (docs/solvers.md)");
+  app.add_option("--matrix-dir", c->matrix_dir, "--experiment auto: where the set's matrices are")->capture_default_str();
   add_output_options(app, c->out, me);
   app.footer(
       "Estimates the largest eigenvalue. Problems: --problem laplacian (default: n = 10000, mean\n"

@@ -2,6 +2,7 @@
 #include "solver_common.hpp"
 
 #include "commands.hpp"
+#include "distributed.hpp"
 
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 
 namespace ebla::cli {
 
@@ -812,5 +814,200 @@ double largest_where(const std::vector<double>& tolerances, const std::vector<bo
 }
 
 bool progress_due(int k, int every) { return every > 0 && k % every == 0; }
+
+// ---- --experiment auto --------------------------------------------------------------
+
+AutoReport::AutoReport(const std::string& problem_name, const Problem& p, std::string stop_rule, std::string ref,
+                       const char* dot_a, const char* dot_b)
+    : name(problem_name.empty() ? p.name : problem_name), description(p.description), setting(std::move(stop_rule)),
+      reference(std::move(ref)), dots{dot_a, dot_b} {}
+
+void AutoReport::add(const std::string& label, SolverStatus run_status, bool ok, int iterations, double tolerance,
+                     const DotMix& a, const DotMix& b, double extra_value) {
+  PolicyOutcome o;
+  o.tolerance = tolerance;
+  o.iterations = iterations;
+  o.ok = ok;
+  o.below = (a.below + b.below) / 2;
+  o.bytes = (a.bytes + b.bytes) / 2;
+  labels.push_back(label);
+  status.push_back(to_string(run_status));
+  outcomes.push_back(o);
+  mix[0].push_back(a);
+  mix[1].push_back(b);
+  extra.push_back(extra_value);
+}
+
+std::vector<PolicyOutcome> AutoReport::fixed() const {
+  return outcomes.size() < 2 ? std::vector<PolicyOutcome>{}
+                             : std::vector<PolicyOutcome>(outcomes.begin() + 1, outcomes.end() - 1);
+}
+
+void AutoReport::judge() { verdict = judge_automatic(outcomes.front(), fixed(), outcomes.back(), slack); }
+
+namespace {
+
+std::string met_text(bool met) { return met ? "met" : "NOT met"; }
+
+// "1e-06 (41 iterations, 90.1%)" for fixed run i, "none" for -1.
+std::string fixed_text(const AutoReport& r, int i) {
+  if (i < 0) return "none";
+  const PolicyOutcome& f = r.outcomes[i + 1];
+  return strf("%s (%d iterations, %s%%)", tolerance_text(f.tolerance).c_str(), f.iterations,
+              percent_text(f.below).c_str());
+}
+
+}  // namespace
+
+void print_auto_report(const AutoReport& r) {
+  std::printf("%s: %s\n  %s\n", r.name.c_str(), r.description.c_str(), r.setting.c_str());
+  std::vector<std::string> header = {"dots", "iterations", "vs " + r.reference, "status", r.dots[0] + " <b64 %",
+                                     r.dots[1] + " <b64 %", "bytes vs exact"};
+  if (!r.extra_name.empty()) header.push_back(r.extra_name);
+  TextTable t(header);
+  const int reference = r.outcomes.front().iterations;
+  for (std::size_t i = 0; i < r.outcomes.size(); ++i) {
+    const PolicyOutcome& o = r.outcomes[i];
+    std::vector<std::string> row = {r.labels[i], std::to_string(o.iterations),
+                                    strf("%.3f", reference > 0 ? static_cast<double>(o.iterations) / reference : 1.0),
+                                    r.status[i], percent_text(r.mix[0][i].below), percent_text(r.mix[1][i].below),
+                                    strf("%.3f", o.bytes)};
+    if (!r.extra_name.empty()) row.push_back(strf("%.1e", r.extra[i]));
+    t.add(row);
+  }
+  t.print("  ");
+  const AutoVerdict& v = r.verdict;
+  const PolicyOutcome& a = r.outcomes.back();
+  std::printf("  auto: %d iterations against %d of %s, %.3fx (target <= %.2fx%s): %s\n", a.iterations,
+              reference, r.reference.c_str(), v.iteration_ratio, r.slack,
+              r.extra_name.empty() ? "" : " and the eigenvalue within tau", met_text(v.iterations_met).c_str());
+  std::printf("  auto: %s%% below binary64 (mean of both dot products); the best fixed tolerance with the %d "
+              "iterations of %s: %s: %s\n",
+              percent_text(a.below).c_str(), reference, r.reference.c_str(), fixed_text(r, v.same_count).c_str(),
+              met_text(v.share_met).c_str());
+  std::printf("        (with at most auto's %d iterations: %s)\n", a.iterations, fixed_text(r, v.within).c_str());
+  print_events(r.events);
+  std::printf("\n");
+}
+
+JsonObject auto_report_json(const AutoReport& r, const std::vector<double>& tolerances) {
+  std::vector<double> iterations, below, bytes, extra;
+  for (const PolicyOutcome& f : r.fixed()) {
+    iterations.push_back(f.iterations);
+    below.push_back(f.below);
+    bytes.push_back(f.bytes);
+  }
+  const PolicyOutcome& a = r.outcomes.back();
+  JsonObject j;
+  j.field("experiment", "auto").field("problem", r.name).field("setting", r.setting);
+  j.field("exact_iterations", r.outcomes.front().iterations).field("exact_status", r.status.front());
+  j.field("tolerances", tolerances).field("iterations", iterations).field("below_binary64", below);
+  j.field("bytes", bytes);
+  if (!r.extra_key.empty()) j.field(r.extra_key, std::vector<double>(r.extra.begin() + 1, r.extra.end() - 1));
+  j.field("auto_iterations", a.iterations).field("auto_status", r.status.back());
+  j.field("auto_below_binary64", a.below).field("auto_bytes", a.bytes).field("auto_events", r.events.size());
+  if (!r.extra_key.empty()) j.field("auto_" + r.extra_key, r.extra.back());
+  j.field("iteration_ratio", r.verdict.iteration_ratio).field("iterations_met", r.verdict.iterations_met);
+  for (const auto& [key, i] : {std::pair<const char*, int>{"best_fixed_same_iterations", r.verdict.same_count},
+                               {"best_fixed_within_auto_iterations", r.verdict.within}}) {
+    if (i >= 0) j.field(key, r.outcomes[i + 1].tolerance);
+    else j.null(key);
+  }
+  j.field("share_met", r.verdict.share_met);
+  return j;
+}
+
+void write_auto_summary(const Hdf5Group& g, const AutoReport& r, const std::vector<double>& tolerances) {
+  std::vector<std::int64_t> iterations;
+  std::vector<double> below, bytes;
+  for (const PolicyOutcome& f : r.fixed()) {
+    iterations.push_back(f.iterations);
+    below.push_back(f.below);
+    bytes.push_back(f.bytes);
+  }
+  const PolicyOutcome& a = r.outcomes.back();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::string> groups;  // the fixed runs' groups, as the commands name them
+  for (double t : tolerances) groups.push_back("qdot_tol_" + tolerance_text(t));
+  g.attribute("name", r.name).attribute("setting", r.setting).attribute("groups", join_names(groups));
+  g.dataset("tolerance", tolerances);
+  g.dataset("iterations", iterations);
+  g.dataset("below_binary64", below).attribute("meaning", "mean share of components below binary64 (dot_mix.hpp)");
+  g.dataset("bytes", bytes).attribute("meaning", "modelled bytes read by the dot products / exact (dot_mix.hpp)");
+  g.attribute("exact_iterations", r.outcomes.front().iterations).attribute("auto_iterations", a.iterations);
+  g.attribute("auto_below_binary64", a.below).attribute("auto_bytes", a.bytes);
+  g.attribute("iteration_ratio", r.verdict.iteration_ratio);
+  g.attribute("iterations_met", std::int64_t{r.verdict.iterations_met});
+  g.attribute("share_met", std::int64_t{r.verdict.share_met});
+  g.attribute("best_fixed_same_iterations", r.verdict.same_count >= 0 ? r.outcomes[r.verdict.same_count + 1].tolerance : nan);
+  g.attribute("best_fixed_within_auto_iterations", r.verdict.within >= 0 ? r.outcomes[r.verdict.within + 1].tolerance : nan);
+}
+
+bool check_experiment(const std::string& experiment, const ProblemCli& p, const DotCli& d, const OutputCli& o,
+                      Solver s) {
+  if (experiment != "auto")
+    throw_invalid(option_name(s, "--experiment"), "unknown experiment '" + experiment + "' (known: auto)");
+  for (const char* name : {"dot", "qdot-tol", "format", "qdot-collectives"})
+    if (d.given(name))
+      throw_invalid(option_name(s, std::string("--") + name),
+                    "--experiment auto chooses the dot products itself (exact, each tolerance of the sweep, auto)");
+  if (d.qdot_policy != "budget")
+    throw_invalid(option_name(s, "--qdot-policy"), d.qdot_policy +
+                                                       ": --experiment auto compares with the budget policy, which "
+                                                       "auto uses");
+  if (o.levels) throw_invalid(option_name(s, "--levels"), "is not recorded by --experiment auto");
+  return p.given("problem") || p.given("matrix") || p.given("hdf5");
+}
+
+DotSpec experiment_dot_spec(const DotCli& d, Solver s) {
+  DotSpec spec;  // the budget policy (check_experiment), exact for the reference
+  if (!d.ladder.empty())
+    spec.ladder = under_option(option_name(s, "--ladder"), [&] { return qdot_ladder_by_names(d.ladder); });
+  spec.sweep = parse_sweep(d.given("sweep-qdot-tol") ? d.sweep : "1e-12:1e-3", s);  // default: 1e-12, ..., 1e-3
+  spec.policy = DotPolicy::exact();
+  spec.rungs = spec.at(1).level_names();
+  return spec;
+}
+
+std::string set_matrix(const std::string& dir, const std::string& name, Solver s) {
+  const std::string path = dir + "/" + name + ".mtx";
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr)
+    throw_invalid(option_name(s, "--matrix-dir"), "cannot open '" + path + "' (the matrices of data/matrices)");
+  std::fclose(f);
+  return path;
+}
+
+void run_auto_sequence(AutoReport& r, const DotSpec& dots, Solver s, const AutoRun& run, const Hdf5Group* out) {
+  run("exact", DotPolicy::exact(), 0, "exact");
+  for (double tol : dots.sweep) run(tolerance_text(tol), dots.at(tol), tol, "qdot_tol_" + tolerance_text(tol));
+  r.events = run("auto", dots.automatic(s), 0, "auto");
+  r.judge();
+  if (out != nullptr) write_auto_summary(*out, r, dots.sweep);
+}
+
+int run_auto_experiment(std::size_t problems, const std::function<AutoReport(std::size_t, const Hdf5Group*)>& study,
+                        const DotSpec& dots, bool json, Hdf5Writer* out, Solver s) {
+  if (processes().ranks > 1) throw_invalid(option_name(s, "--experiment"), "runs on one process");
+  int met = 0, code = exit_converged;
+  std::vector<std::string> groups;
+  for (std::size_t i = 0; i < problems; ++i) {
+    std::unique_ptr<Hdf5Group> g;
+    if (out != nullptr) {
+      groups.push_back("problem_" + std::to_string(i));
+      g = std::make_unique<Hdf5Group>(out->root().group(groups.back()));
+    }
+    const AutoReport r = study(i, g.get());
+    met += r.verdict.met() ? 1 : 0;
+    if (r.status.front() != to_string(SolverStatus::converged)) code = exit_not_converged;
+    if (json) std::printf("%s\n", auto_report_json(r, dots.sweep).field("command", solver_name(s)).text().c_str());
+    else print_auto_report(r);
+  }
+  if (out != nullptr) out->root().attribute("mode", "experiment_auto").attribute("groups", join_names(groups));
+  if (!json)
+    std::printf("auto met the target (iterations and share) on %d of %zu problem%s\n", met, problems,
+                problems == 1 ? "" : "s");
+  return code;
+}
 
 }  // namespace ebla::cli

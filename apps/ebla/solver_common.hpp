@@ -7,6 +7,7 @@
 
 #include <ebla/core/hdf5.hpp>
 #include <ebla/solvers/cg.hpp>
+#include <ebla/solvers/dot_mix.hpp>
 #include <ebla/solvers/dots.hpp>
 #include <ebla/solvers/operators.hpp>
 
@@ -18,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -245,5 +247,77 @@ double largest_where(const std::vector<double>& tolerances, const std::vector<bo
 
 /// Calls f every `every` iterations (0: never); the prefix names the run in a sweep.
 bool progress_due(int k, int every);
+
+// ---- --experiment auto --------------------------------------------------------------
+/// What `--experiment auto` reports of one problem: exact, each fixed tolerance and auto.
+struct AutoReport {
+  std::string name;                     ///< e.g. HB/1138_bus
+  std::string description;              ///< the problem, one line
+  std::string setting;                  ///< the stopping rule, one line
+  std::string reference;                ///< "exact CG" or "PM"
+  std::string dots[2];                  ///< the two dot products, e.g. "r^T z", "p^T q"
+  std::vector<std::string> labels;      ///< "exact", "1e-12", ..., "auto"
+  std::vector<std::string> status;      ///< per run
+  std::vector<PolicyOutcome> outcomes;  ///< per run (the first exact, the last auto)
+  std::vector<DotMix> mix[2];           ///< per dot product, per run
+  std::string extra_name;               ///< an extra column (power: |lambda - lambda_PM|), or empty
+  std::string extra_key;                ///< its JSON key (power: eigenvalue_error)
+  std::vector<double> extra;
+  double slack = 1.03;                  ///< the iteration target (judge_automatic)
+  AutoVerdict verdict;
+  std::vector<SolverEvent> events;      ///< of the automatic run
+  AutoReport() = default;
+  /// `name` (empty: the problem's), the problem's description, the rest as above.
+  AutoReport(const std::string& name, const Problem& p, std::string setting, std::string reference,
+             const char* dot_a, const char* dot_b);
+  /// Appends a run (its outcome: the mean of the two dot products' mixes); the verdict is
+  /// taken when `judge` is called after the last (auto).
+  void add(const std::string& label, SolverStatus status, bool ok, int iterations, double tolerance, const DotMix& a,
+           const DotMix& b, double extra_value = 0);
+  void judge();
+  std::vector<PolicyOutcome> fixed() const;  ///< the runs between exact and auto
+};
+void print_auto_report(const AutoReport& r);
+JsonObject auto_report_json(const AutoReport& r, const std::vector<double>& tolerances);
+/// Datasets tolerance, iterations, below_binary64, bytes (of the fixed runs) and the
+/// verdict's attributes.
+void write_auto_summary(const Hdf5Group& g, const AutoReport& r, const std::vector<double>& tolerances);
+/// --experiment: checks its value (auto) and the options it excludes. Returns whether a
+/// problem option was given (the experiment then runs on that problem instead of the
+/// built-in set).
+bool check_experiment(const std::string& experiment, const ProblemCli& p, const DotCli& d, const OutputCli& o,
+                      Solver s);
+/// The dot products of --experiment auto: the sweep of --sweep-qdot-tol, by default
+/// 1e-12:1e-3, with the ladder of --ladder.
+DotSpec experiment_dot_spec(const DotCli& d, Solver s);
+/// dir/name.mtx, a matrix of the built-in set; throws naming --matrix-dir if it cannot be opened.
+std::string set_matrix(const std::string& dir, const std::string& name, Solver s);
+/// A problem of an experiment: its name (empty: the problem's own), what to load, and the
+/// solver's options for it (CgOptions or PowerOptions).
+template <class Options>
+struct AutoCase {
+  std::string name;
+  ProblemSpec spec;
+  Options solver;
+};
+/// One run of an experiment: (label, policy, fixed tolerance or 0, HDF5 group name) -> the
+/// run added to the report; returns its events.
+using AutoRun = std::function<std::vector<SolverEvent>(const std::string&, const DotPolicy&, double, const std::string&)>;
+/// Runs exact, each tolerance of `dots.sweep` and auto through `run`, takes the verdict and
+/// writes the summary into `out` (if not null).
+void run_auto_sequence(AutoReport& r, const DotSpec& dots, Solver s, const AutoRun& run, const Hdf5Group* out);
+/// For each of `problems` problems, study(i, group or null) and its report printed (text or
+/// one JSON line with "command"); the file's root attributes; the total. Returns exit code 1
+/// if a reference run did not converge, else 0. Throws InvalidArgument under mpirun with more
+/// than one process.
+int run_auto_experiment(std::size_t problems, const std::function<AutoReport(std::size_t, const Hdf5Group*)>& study,
+                        const DotSpec& dots, bool json, Hdf5Writer* out, Solver s);
+/// The same over a list of cases, study(case, group).
+template <class Case, class Study>
+int run_auto_experiment(const std::vector<Case>& cases, Study study, const DotSpec& dots, bool json, Hdf5Writer* out,
+                        Solver s) {
+  const auto one = [&](std::size_t i, const Hdf5Group* g) { return study(cases[i], g); };
+  return run_auto_experiment(cases.size(), one, dots, json, out, s);
+}
 
 }  // namespace ebla::cli

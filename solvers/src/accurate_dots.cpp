@@ -21,8 +21,10 @@ std::string sci(double v) {
   return s.str();
 }
 
-// The largest power of two at most v (v > 0, finite).
-double power_of_two_below(double v) { return std::ldexp(1.0, static_cast<int>(std::floor(std::log2(v)))); }
+// The largest power of 2^(1/4) at most v (v > 0, finite): a coarse grid, so that consecutive
+// calls share a tolerance (and qdot's plan reuse can serve them), fine enough to give away
+// at most 16% of the accuracy asked.
+double grid_below(double v) { return std::exp2(std::floor(4 * std::log2(v)) / 4); }
 
 }  // namespace
 
@@ -39,8 +41,10 @@ double AccurateDots::accuracy(const DotRequest& request) const {
 
 QdotOptions AccurateDots::options_for(DotRole role, double delta) const {
   QdotOptions o = policy_.qdot;
-  const double tol = delta / (2 * kappa_[static_cast<int>(role)]);  // tol |x|^T|y| = delta |x^T y| / 2
-  o.tolerance = tol >= exact_below ? power_of_two_below(tol) : 0.0;
+  // tol |x|^T|y| = delta |x^T y| / (1 + delta), less 10% for the rounding of the double
+  // accumulation (gamma_n |x|^T|y|, far smaller) and for a kappa that moved since the last call
+  const double tol = 0.9 * delta / ((1 + delta) * kappa_[static_cast<int>(role)]);
+  o.tolerance = tol >= exact_below ? grid_below(tol) : 0.0;
   return o;
 }
 
@@ -99,7 +103,7 @@ DotRecord AccurateDots::retry(const SolverSpace& A, const DotRequest& request, d
   bool done = false;
   if (tol >= exact_below) {
     QdotOptions o = policy_.qdot;
-    o.tolerance = power_of_two_below(tol);
+    o.tolerance = grid_below(tol);
     d = A.dot(DotPolicy::approximate(o), x, y, levels);
     observe(request.role, d);
     done = meets(d, delta, positive);

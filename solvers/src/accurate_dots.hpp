@@ -2,9 +2,9 @@
 // relative accuracy its rule asks (dot_rule.hpp):
 //
 //   delta = min(1/2, tightening * rule(request))
-//   tolerance = delta / (2 kappa), kappa = |x|^T|y| / |x^T y| of the role's last call,
-//                rounded down to a power of two (so that consecutive calls share a tolerance
-//                and qdot's plan reuse can serve them)
+//   tolerance = 0.9 delta / ((1 + delta) kappa), kappa = |x|^T|y| / |x^T y| of the role's
+//                last call, rounded down to a power of 2^(1/4) (so that consecutive calls
+//                share a tolerance and qdot's plan reuse can serve them)
 //   accepted if bound <= delta (|value| - bound), i.e. |value - x^T y| <= delta |x^T y|,
 //     and, where the solver divides by it as a positive number, value - bound > 0;
 //   else once more with the tolerance cut by the miss, then the exact dot product.

@@ -176,6 +176,7 @@ std::string problem_of(std::size_t n, ConstVector b, ConstVector x0, const CgOpt
   if (x0.extent(0) != n) return "x0 has " + std::to_string(x0.extent(0)) + " entries, A " + std::to_string(n) + " rows";
   if (!(o.tolerance > 0) || !std::isfinite(o.tolerance)) return "tolerance " + std::to_string(o.tolerance) + " must be positive and finite";
   if (o.max_iterations < 0) return "max_iterations " + std::to_string(o.max_iterations) + " is negative";
+  if (o.stall_window < 1) return "stall_window " + std::to_string(o.stall_window) + " must be at least 1";
   if (o.stop != StopTest::exact_norm && o.jacobi)
     return std::string("the ") + to_string(o.stop) +
            " stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with Jacobi";
@@ -235,8 +236,16 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
   detail::AccurateDots dot(dots, default_cg_rule(), res.events);
   const double tau = res.tolerance_used;
   detail::LanczosCondition kappa;                  // kappa_k, from the alphas and betas so far
+  double peak_rnorm = 0;                           // rho_k = max_(j <= k) ||r_j||
   auto request = [&](DotRole role, int k, double norm) {
-    return DotRequest{role, k, tau, norm, dot.automatic() ? kappa.estimate() : 1.0};
+    DotRequest q{role, k, tau, norm};
+    q.peak = peak_rnorm = std::max(peak_rnorm, norm);
+    if (dot.automatic()) {
+      q.condition = kappa.estimate();
+      q.condition_ahead = kappa.projected();
+      q.condition_growth = kappa.growth();
+    }
+    return q;
   };
   // qdot on one process without preconditioning: r^T r's qdot rides in the update pass
   const bool riding_rr = host_vectors && A.single_process() &&
@@ -323,7 +332,7 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
     if (exact_rnorm < best_rnorm) {
       best_rnorm = exact_rnorm;
       best_k = k;
-    } else if (dot.automatic() && k - best_k >= std::max(cg_stall_window, best_k / 2)) {  // stalled: tighten
+    } else if (dot.automatic() && k - best_k >= std::max(o.stall_window, best_k)) {  // stalled: tighten
       dot.tighten(1e-2, k, "||r|| has not fallen below " + std::to_string(best_rnorm) + " for " +
                                std::to_string(k - best_k) + " iterations");
       best_k = k;

@@ -247,8 +247,52 @@ std::string RelaxedAccuracy::to_string() const {
   return s.str();
 }
 
+namespace {
+
+void check_positive(const char* function, const char* name, double v) {
+  if (!(v > 0) || !std::isfinite(v))
+    throw_invalid(function, std::string(name) + " = " + std::to_string(v) + " must be positive and finite");
+}
+
+}  // namespace
+
+PhasedAccuracy::PhasedAccuracy(double eta, double theta, double eta_late, double settle, double delta_max)
+    : eta_(eta), theta_(theta), eta_late_(eta_late), settle_(settle), delta_max_(delta_max) {
+  check_positive("ebla::PhasedAccuracy", "eta", eta);
+  check_positive("ebla::PhasedAccuracy", "theta", theta);
+  check_positive("ebla::PhasedAccuracy", "eta_late", eta_late);
+  if (!(settle >= 1) || !std::isfinite(settle))
+    throw_invalid("ebla::PhasedAccuracy", "settle = " + std::to_string(settle) + " must be at least 1 and finite");
+  if (!(delta_max > 0) || !(delta_max <= 1))
+    throw_invalid("ebla::PhasedAccuracy", "delta_max = " + std::to_string(delta_max) + " must lie in (0, 1]");
+}
+
+double PhasedAccuracy::accuracy(const DotRequest& r) const {
+  const auto usable = [](double v) { return v > 0 && std::isfinite(v); };
+  const double inf = std::numeric_limits<double>::infinity();
+  const bool has_peak = usable(r.peak);
+  // eta tau / (rho_k sqrt(kappa)) and theta / kappa, for kappa = kappa^_k or kappa_k
+  const auto early = [&](double kappa, double none) {
+    return has_peak ? eta_ * r.target / (r.peak * std::sqrt(kappa)) : none;
+  };
+  if (!(r.condition_growth <= settle_)) {  // kappa_k still climbs: the smaller, with kappa^_k
+    const double kappa = std::max(1.0, r.condition_ahead);
+    return std::min({delta_max_, early(kappa, inf), theta_ / kappa});
+  }
+  const double kappa = std::max(1.0, r.condition);  // settled: the larger, or the relaxation
+  const double late = usable(r.scale) ? eta_late_ * r.target / r.scale : 0.0;  // eta_late tau / ||r_k||
+  return std::min(delta_max_, std::max({early(kappa, 0.0), theta_ / kappa, late}));
+}
+
+std::string PhasedAccuracy::to_string() const {
+  std::ostringstream s;
+  s << "phased(eta=" << eta_ << ", theta=" << theta_ << ", late=" << eta_late_ << ", settle=" << settle_
+    << ", max=" << delta_max_ << ")";
+  return s.str();
+}
+
 std::shared_ptr<const DotRule> default_cg_rule() {
-  static const auto rule = std::make_shared<const RelaxedAccuracy>(1.0, 1e-4, 1e-2);
+  static const auto rule = std::make_shared<const PhasedAccuracy>();
   return rule;
 }
 

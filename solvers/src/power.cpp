@@ -53,7 +53,9 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   // the automatic policy: each dot product to the accuracy its rule asks (accurate_dots.hpp),
   // relative to |lambda_k|; lambda_1 exactly (nothing yet tells its size)
   detail::AccurateDots dot(dots, default_power_rule(), res.events);
-  auto request = [&](DotRole role, int k, double lambda) { return DotRequest{role, k, o.tolerance, std::fabs(lambda)}; };
+  auto request = [&](DotRole role, int k, double lambda) {
+    return DotRequest{role, k, o.tolerance, std::fabs(lambda), std::fabs(lambda)};
+  };
 
   scaled(x0, 1 / std::sqrt(x0_norm2), x);  // x_1 = x_0 / ||x_0|| (line 1)
   A.apply(x, y);                                           // y_1 = A x_1

@@ -5,11 +5,14 @@
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
 #include <ebla/solvers/cg.hpp>
+#include <ebla/solvers/dot_mix.hpp>
 #include <ebla/solvers/io.hpp>
+#include <ebla/solvers/problems.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace {
@@ -338,11 +341,100 @@ TEST(DotRules, RelaxedAccuracyIsTheSmallestOfItsThreeTerms) {
   paper.policy = QdotPolicy::paper;
   EXPECT_TRUE(contains(error_of([&] { DotPolicy::automatic(nullptr, paper); }), "ebla::DotPolicy::automatic"));
   EXPECT_TRUE(contains(error_of([] { dot(DotPolicy::automatic(), vec({1}), vec({1})); }), "ebla::dot"));
-  EXPECT_EQ(DotPolicy::automatic(default_cg_rule()).to_string(), "auto(relaxed(eta=1, theta=0.0001, max=0.01))");
+  EXPECT_EQ(DotPolicy::automatic(default_power_rule()).to_string(), "auto(relaxed(eta=0.25, theta=1, max=0.01))");
+}
+
+// CG's default rule: while kappa_k climbs, the smaller of eta tau / (rho sqrt(kappa^)) and
+// theta / kappa^; once it has settled, the larger of those (at kappa_k) and the relaxation
+// eta_late tau / ||r_k||; delta_max caps both.
+TEST(DotRules, PhasedAccuracyIsStrictWhileKappaClimbsAndRelaxesOnceItSettles) {
+  const PhasedAccuracy rule(1000, 1e-4, 1e-3, 1.05, 1e-2);
+  DotRequest q;
+  q.target = 1e-8;
+  q.scale = q.peak = 1;
+  q.condition_growth = std::numeric_limits<double>::infinity();  // the first steps
+  q.condition = 100;
+  q.condition_ahead = 1e4;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-8);   // theta / kappa^ (eta tau / (rho sqrt(kappa^)) = 1e-7)
+  q.condition_ahead = 100;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-6);   // both 1e-6
+  q.peak = 100;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-8);   // eta tau / (rho sqrt(kappa^)): the largest residual counts
+  q.condition_growth = 1.06;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-8);   // still climbing
+  q.condition_growth = 1.05;                  // settled: the largest of the three terms
+  q.condition = q.condition_ahead = 1e4;
+  q.peak = 1;
+  q.scale = 1e-6;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-5);   // eta_late tau / ||r|| (the others 1e-7, 1e-8)
+  q.scale = 1;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-7);   // eta tau / (rho sqrt(kappa))
+  q.scale = 1e-12;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-2);   // capped at delta_max
+  q.condition_growth = 2;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-8);   // climbing again: the relaxation does not count
+  q.peak = 0;                                 // no residual yet: theta / kappa^ alone
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-8);
+  EXPECT_EQ(rule.to_string(), "phased(eta=1000, theta=0.0001, late=0.001, settle=1.05, max=0.01)");
+  EXPECT_EQ(DotPolicy::automatic(default_cg_rule()).to_string(), "auto(" + rule.to_string() + ")");
+  EXPECT_TRUE(contains(error_of([] { PhasedAccuracy(0); }), "eta = 0"));
+  EXPECT_TRUE(contains(error_of([] { PhasedAccuracy(1, -1); }), "theta = -1"));
+  EXPECT_TRUE(contains(error_of([] { PhasedAccuracy(1, 1, INFINITY); }), "eta_late"));
+  EXPECT_TRUE(contains(error_of([] { PhasedAccuracy(1, 1, 1, 0.5); }), "settle = 0.5"));
+  EXPECT_TRUE(contains(error_of([] { PhasedAccuracy(1, 1, 1, 1, 0); }), "delta_max = 0"));
+}
+
+// The modelled bytes: 8 per binary64 factor, 4 per binary32, 2 per binary16, 0 perforated;
+// zero products at the first rung's width; relative to the first rung.
+TEST(DotMix, CountsTheShareBelowTheFirstRungAndTheModelledBytes) {
+  EXPECT_EQ(rung_bytes({"binary64", "binary32", "bfloat16", "fp8_e4m3", "perforate"}),
+            (std::vector<double>{8, 4, 2, 1, 0}));
+  EXPECT_TRUE(contains(error_of([] { rung_bytes({"binary99"}); }), "binary99"));
+  DotMixCounter c({"binary64", "binary32", "binary16", "perforate"});
+  EXPECT_EQ(c.mix().calls, 0u);
+  DotRecord d;
+  d.fraction = {0.5, 0.25, 0.125, 0.0625};
+  d.zero_fraction = 0.0625;
+  c.add(d);               // below: 0.4375; bytes: (0.5 * 8 + 0.25 * 4 + 0.125 * 2 + 0.0625 * 8) / 8
+  DotRecord exact;
+  exact.fraction = {1};   // an exact call (its record has one rung)
+  c.add(exact);
+  const DotMix m = c.mix();
+  EXPECT_EQ(m.calls, 2u);
+  EXPECT_DOUBLE_EQ(m.below, 0.4375 / 2);
+  EXPECT_DOUBLE_EQ(m.bytes, (5.75 / 8 + 1) / 2);
+}
+
+// The verdict: iterations within the slack, and the share against the best fixed run with the
+// reference's iteration count (none: met); `within` only for reference.
+TEST(DotMix, JudgesAutoAgainstTheBestFixedToleranceWithTheSameCount) {
+  const auto run = [](double tol, int iterations, bool ok, double below) {
+    PolicyOutcome o;
+    o.tolerance = tol;
+    o.iterations = iterations;
+    o.ok = ok;
+    o.below = below;
+    return o;
+  };
+  const PolicyOutcome exact = run(0, 100, true, 0);
+  const std::vector<PolicyOutcome> fixed = {run(1e-8, 100, true, 0.3), run(1e-7, 100, true, 0.6),
+                                            run(1e-6, 102, true, 0.9), run(1e-5, 100, false, 1.0)};
+  AutoVerdict v = judge_automatic(exact, fixed, run(0, 103, true, 0.7));
+  EXPECT_TRUE(v.iterations_met);
+  EXPECT_EQ(v.same_count, 1);  // 1e-7: the same count, ok, the largest share (1e-5 is not ok)
+  EXPECT_TRUE(v.share_met);
+  EXPECT_EQ(v.within, 2);      // 1e-6: 102 <= 103 iterations
+  EXPECT_TRUE(v.met());
+  v = judge_automatic(exact, fixed, run(0, 104, true, 0.9));
+  EXPECT_FALSE(v.iterations_met);  // 1.04x
+  v = judge_automatic(exact, fixed, run(0, 100, true, 0.5));
+  EXPECT_FALSE(v.share_met);       // 0.5 < 0.6
+  EXPECT_TRUE(judge_automatic(exact, {run(1e-8, 101, true, 0.3)}, run(0, 100, true, 0)).share_met);  // none
+  EXPECT_FALSE(judge_automatic(exact, fixed, run(0, 100, false, 0.9)).iterations_met);  // auto not ok
 }
 
 // CG on SuiteSparse HB/1138_bus (data/matrices), b = A 1, x0 = 0, Jacobi, relative tolerance 1e-8.
-CgResult solve_1138_bus(const DotPolicy& dots, int max_iterations = 10000) {
+CgResult solve_1138_bus(const DotPolicy& dots, int max_iterations = 10000, int stall_window = cg_stall_window) {
   const CsrOperator A(read_matrix_market(EBLA_DATA_DIR "/matrices/1138_bus.mtx"));
   const std::size_t n = A.size();
   Vector b("b", n), x0("x0", n);
@@ -351,6 +443,7 @@ CgResult solve_1138_bus(const DotPolicy& dots, int max_iterations = 10000) {
   o.norm = Norm::relative;
   o.jacobi = true;
   o.max_iterations = max_iterations;
+  o.stall_window = stall_window;
   return cg(A, b, x0, dots, o);
 }
 
@@ -364,7 +457,8 @@ TEST(Cg, AutomaticDotsAreCertifiedToTheAccuracyTheRuleAsks) {
   ASSERT_EQ(exact.status, SolverStatus::converged);
   ASSERT_EQ(r.status, SolverStatus::converged);
   EXPECT_LE(r.true_residual, 1.01 * r.tolerance_used);
-  EXPECT_LE(r.iterations, exact.iterations * 105 / 100);
+  EXPECT_LE(r.iterations, exact.iterations * 103 / 100);
+  EXPECT_TRUE(r.events.empty()) << r.events.front().what;  // no repetition, no stall
   std::size_t approximated = 0;
   double below64 = 0;
   for (const CgIteration& it : r.history)
@@ -375,8 +469,29 @@ TEST(Cg, AutomaticDotsAreCertifiedToTheAccuracyTheRuleAsks) {
       below64 += 1 - d->fraction[0];
       ++approximated;
     }
-  EXPECT_GT(approximated, r.history.size() / 4);  // early calls are exact (delta below qdot's reach)
-  EXPECT_GT(below64, 0.01 * static_cast<double>(approximated));
+  EXPECT_GT(approximated, r.history.size() / 2);
+  EXPECT_GT(below64, 0.3 * static_cast<double>(approximated));  // 61% measured (docs/solvers.md)
+}
+
+// HPCCG 20^3 to 1e-8: the accuracy the default rule asks falls while kappa(T_k) climbs and
+// grows once it has settled (the relaxation), and CG keeps exact CG's iteration count
+// within 3%.
+TEST(Cg, AutomaticDotsLoosenOnceTheConditionEstimateSettles) {
+  const HpccgProblem p = hpccg_problem(20, 20, 20);
+  const CsrOperator A(p.A);
+  CgOptions o;
+  o.tolerance = 1e-8;
+  o.norm = Norm::relative;
+  const CgResult exact = cg(A, p.b, p.x0, DotPolicy::exact(), o);
+  const CgResult r = cg(A, p.b, p.x0, DotPolicy::automatic(), o);
+  ASSERT_EQ(r.status, SolverStatus::converged);
+  EXPECT_LE(r.iterations, exact.iterations * 103 / 100);
+  ASSERT_GT(r.history.size(), 10u);
+  double least = 1;  // the strictest accuracy asked: while kappa(T_k) climbs
+  for (const CgIteration& it : r.history) least = std::min(least, it.pq.accuracy);
+  const double first = r.history.front().pq.accuracy, last = r.history.back().pq.accuracy;
+  EXPECT_LT(least, first / 2) << least << " " << first;  // kappa^_k grows: stricter than at k = 0
+  EXPECT_GT(last, 100 * least) << least << " " << last;   // settled: relaxed as ||r_k|| falls
 }
 
 // A matrix built so that p^T A p cancels: A = [[1, -(1 - e)], [-(1 - e), 1]], b = (1, 1 - h)
@@ -400,19 +515,20 @@ TEST(Cg, AutomaticDotsRepeatACurvatureThatIsNotCertifiedPositive) {
   EXPECT_NE(fixed.status, SolverStatus::converged);
 }
 
-// A rule that asks for almost nothing (delta = 0.3 throughout) stalls CG on 1138_bus; the
-// stall safeguard tightens it, records why, and CG converges.
+// A rule that asks for almost nothing (delta = 0.3 throughout) stalls CG on 1138_bus; with a
+// stall window of 100 the safeguard tightens it, records why, and CG converges.
 TEST(Cg, TheStallSafeguardTightensALooseRule) {
   struct Careless final : DotRule {
     double accuracy(const DotRequest&) const override { return 0.3; }
     std::string to_string() const override { return "careless"; }
   };
-  const CgResult r = solve_1138_bus(DotPolicy::automatic(std::make_shared<const Careless>()), 20000);
+  const CgResult r = solve_1138_bus(DotPolicy::automatic(std::make_shared<const Careless>()), 20000, 100);
   EXPECT_EQ(r.status, SolverStatus::converged) << r.stop_reason;
   std::size_t tightened = 0;
   for (const SolverEvent& ev : r.events) tightened += contains(ev.what, "tightened") ? 1 : 0;
   EXPECT_GT(tightened, 0u);
   EXPECT_EQ(DotPolicy::automatic(std::make_shared<const Careless>()).to_string(), "auto(careless)");
+  EXPECT_TRUE(contains(error_of([] { solve_1138_bus(DotPolicy::automatic(), 10, 0); }), "stall_window 0"));
 }
 
 }  // namespace

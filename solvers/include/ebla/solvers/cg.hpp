@@ -31,14 +31,16 @@
 // with Status::breakdown and the iterate reached so far.
 //
 // DotPolicy::automatic (dot_rule.hpp): before each dot product the rule gives the relative
-// accuracy delta it needs, from tau and ||r_k|| (the exact norm of the stopping test); the
+// accuracy delta it needs, from tau, ||r_k|| (the exact norm of the stopping test), the
+// largest ||r_j|| so far and the condition number of CG's Lanczos matrix T_k; the
 // dot product is computed to that accuracy, certified by its bound, and repeated more
 // tightly (at last exactly) where the bound misses it, or where p^T A p or r^T z is not
 // certified positive, so that the approximation cannot cause a breakdown. Safeguard: when
-// ||r_k|| has not reached a new minimum for max(cg_stall_window, k_min / 2) iterations
-// (k_min the iteration of the minimum; exact CG on ill-conditioned matrices has plateaus of
-// hundreds of iterations), every later delta is tightened by 100 (down to exact dot products). CgResult::events lists both, and
-// each DotRecord the tolerance it was computed at.
+// ||r_k|| has not reached a new minimum for max(stall_window, k_min) iterations (k_min the
+// iteration of the minimum; exact CG on HB/1138_bus with Jacobi has a plateau of 313
+// iterations from iteration 57), every later delta is tightened by 100 (down to exact dot
+// products). CgResult::events lists both, and each DotRecord the tolerance and accuracy it
+// was computed at.
 #pragma once
 
 #include <ebla/solvers/dots.hpp>
@@ -60,8 +62,9 @@ const char* to_string(Norm);
 const char* to_string(StopTest);
 const char* to_string(SolverStatus);
 
-/// Iterations without a new minimum of ||r_k|| after which the automatic policy tightens.
-constexpr int cg_stall_window = 100;
+/// Iterations without a new minimum of ||r_k|| after which the automatic policy tightens
+/// (the default of CgOptions::stall_window).
+constexpr int cg_stall_window = 500;
 
 struct CgOptions {
   double tolerance = 1e-8;           ///< tau > 0
@@ -70,6 +73,9 @@ struct CgOptions {
   int max_iterations = 10000;        ///< >= 0
   bool jacobi = false;               ///< precondition with diag(A)^-1
   bool record_levels = false;        ///< keep the per-component ladder maps (Fig. 5)
+  /// DotPolicy::automatic: tighten when ||r_k|| has not reached a new minimum for
+  /// max(stall_window, k_min) iterations (k_min the iteration of the minimum); >= 1.
+  int stall_window = cg_stall_window;
   /// Called after every iteration with (k, ||r_k||) (progress lines); may be empty.
   std::function<void(int, double)> progress;
 };

@@ -8,31 +8,28 @@
 // The rule sees what the solver knows at that moment (DotRequest); it is a value that can
 // be swapped: derive from DotRule and pass it to DotPolicy::automatic.
 //
-// The default, RelaxedAccuracy, asks for
-//     delta = min(delta_max, eta * target / scale, theta / condition),
-// where for CG target is tau, scale the current residual norm ||r_k|| and condition the
-// condition number kappa_k the iteration has seen, and for the power method target is the
-// eigenvalue tolerance tau and scale |lambda_k| (condition 1). Why (the derivation is in
-// docs/solvers.md, "Choosing the tolerance"):
-//  - CG: x and r are updated with the same alpha, so an error in alpha or beta keeps
-//    r = b - A x; it leaves behind a component of size about delta ||r_k|| that the
-//    following steps do not remove (the search is no longer exactly A-conjugate). Kept
-//    below eta tau, it is invisible to the stopping test ||r|| <= tau. This is the
-//    relaxation of inexact Krylov methods (Bouras and Fraysse, SIMAX 26(3), 2005;
-//    Simoncini and Szyld, SISC 25(2), 2003; van den Eshof and Sleijpen, SIMAX 26(1),
-//    2004): early on, when ||r_k|| >> tau, the dot products must be accurate; as the
-//    residual falls toward tau they may be rough.
-//  - CG, theta / kappa: perturbations of relative size delta in every step make CG behave
-//    like exact CG on a matrix whose eigenvalues are spread into clusters of width about
-//    delta ||A|| (Greenbaum, LAA 113, 1989; Greenbaum and Strakos, SIMAX 13(1), 1992).
-//    Where delta ||A|| is small next to the smallest eigenvalue, i.e. delta kappa << 1,
-//    the clusters are tight and CG converges as on A; where not, it is delayed, which
-//    the relaxation term alone does not see on ill-conditioned matrices.
-//  - Power method: the iterate's direction does not depend on the normalisation or on
-//    lambda, so dot product errors move only lambda_k itself, by at most
-//    delta_yy |lambda| + delta_xy |lambda|; with eta = 1/4 each, |lambda_k - lambda_PM,k|
-//    stays within tau / 2 and the stopping test |lambda_k - lambda_(k-1)| <= tau is moved
-//    by at most tau.
+// The default for CG, PhasedAccuracy, follows what CG is doing (the derivation and the
+// measurements behind it are in docs/solvers.md, "Choosing the tolerance"):
+//  - While the Lanczos process behind CG is still finding the ends of the spectrum (the
+//    condition number kappa_k of its tridiagonal matrix T_k still climbs), CG builds the
+//    superlinear part of its convergence, and an error in alpha or beta there is paid for
+//    later: it leaves a component of about delta ||r|| that the short recurrence no longer
+//    knows how to remove quickly, and it spreads every eigenvalue into a cluster of width
+//    about delta ||A|| (Greenbaum, LAA 113, 1989; Greenbaum and Strakos, SIMAX 13(1), 1992).
+//    So: delta <= eta tau / (rho_k sqrt(kappa^_k)) (rho_k the largest residual so far: the
+//    component, times the sqrt(kappa) iterations CG takes to damp it again, must stay a
+//    multiple of the target) and delta <= theta / kappa^_k (the clusters must stay narrow
+//    next to the smallest eigenvalue; kappa^_k runs ahead of kappa_k, which still
+//    underestimates). eta and theta are calibrated on the problems of docs/solvers.md.
+//  - Once kappa_k has settled, the iterations left converge at the rate CG has found, and
+//    the dot products may follow the relaxation of inexact Krylov methods (Bouras and
+//    Fraysse, SIMAX 26(3), 2005; Simoncini and Szyld, SISC 25(2), 2003; van den Eshof and
+//    Sleijpen, SIMAX 26(1), 2004): delta may grow as eta_late tau / ||r_k||.
+//  - Power method (RelaxedAccuracy): the iterate's direction does not depend on the
+//    normalisation or on lambda, so dot product errors move only lambda_k itself, by at
+//    most delta_yy |lambda| + delta_xy |lambda|; with delta = eta tau / |lambda_k| and eta =
+//    1/4 each, |lambda_k - lambda_PM,k| stays within tau / 2 and the stopping test
+//    |lambda_k - lambda_(k-1)| <= tau is moved by at most tau.
 // Safeguards in the solvers multiply the rule's answer by a tightening factor (CgResult
 // and PowerResult record when and why).
 #pragma once
@@ -59,11 +56,18 @@ struct DotRequest {
   int iteration = 0;    ///< k, from 0
   double target = 0;    ///< tau: the residual (CG) or eigenvalue change (power) to reach
   double scale = 0;     ///< ||r_k|| (CG) or |lambda_k| (power; 0 before the first)
+  double peak = 0;      ///< CG: the largest ||r_j||, j <= k; power: |lambda_k|
   /// CG: kappa_k, the condition number of the (preconditioned) matrix as the iteration has
   /// seen it so far: lambda_max / lambda_min of the Lanczos matrix T_k that the CG
   /// coefficients alpha_j, beta_j define (a lower bound of the true one, growing with k); 1
   /// before the first step and for the power method.
   double condition = 1;
+  /// CG: kappa_k extrapolated while it climbs, kappa_k sqrt(kappa_k / kappa_(k/2)) (1 for
+  /// the power method).
+  double condition_ahead = 1;
+  /// CG: kappa_k / kappa_(k-w), w = max(10, k/4): how much kappa_k still climbs (infinite
+  /// for k < 11; 1 for the power method).
+  double condition_growth = 1;
 };
 
 /// A rule: the relative accuracy delta > 0 a dot product must reach (delta >= 1 allows
@@ -92,13 +96,32 @@ private:
   double eta_, theta_, delta_max_;
 };
 
+/// CG's default: while kappa_k climbs (condition_growth > settle),
+///   delta = min(delta_max, eta tau / (rho_k sqrt(kappa^_k)), theta / kappa^_k);
+/// once it has settled,
+///   delta = min(delta_max, max(eta tau / (rho_k sqrt(kappa_k)), theta / kappa_k,
+///                              eta_late tau / ||r_k||)),
+/// with rho_k = peak, kappa^_k = condition_ahead (see above).
+class PhasedAccuracy final : public DotRule {
+public:
+  /// Throws InvalidArgument unless eta, theta, eta_late > 0, settle >= 1 and
+  /// 0 < delta_max <= 1 (all finite).
+  explicit PhasedAccuracy(double eta = 1000, double theta = 1e-4, double eta_late = 1e-3, double settle = 1.05,
+                          double delta_max = 1e-2);
+  double accuracy(const DotRequest& request) const override;
+  std::string to_string() const override;
+
+private:
+  double eta_, theta_, eta_late_, settle_, delta_max_;
+};
+
 /// A safeguard that fired, or a dot product that was repeated (what and why, in words).
 struct SolverEvent {
   int iteration = 0;
   std::string what;
 };
 
-/// The default rule for a solver: RelaxedAccuracy(1, 1e-4, 1e-2) for CG, (1/4, 1, 1e-2) for
+/// The default rule for a solver: PhasedAccuracy() for CG, RelaxedAccuracy(1/4, 1, 1e-2) for
 /// the power method (see above).
 std::shared_ptr<const DotRule> default_cg_rule();
 std::shared_ptr<const DotRule> default_power_rule();
