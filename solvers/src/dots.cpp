@@ -296,8 +296,28 @@ std::shared_ptr<const DotRule> default_cg_rule() {
   return rule;
 }
 
+DecisionAccuracy::DecisionAccuracy(double eta, double tie, double delta_max)
+    : eta_(eta), tie_(tie), delta_max_(delta_max) {
+  check_positive("ebla::DecisionAccuracy", "eta", eta);
+  check_positive("ebla::DecisionAccuracy", "tie", tie);
+  if (!(delta_max > 0) || !(delta_max <= 1))
+    throw_invalid("ebla::DecisionAccuracy", "delta_max = " + std::to_string(delta_max) + " must lie in (0, 1]");
+}
+
+double DecisionAccuracy::accuracy(const DotRequest& r) const {
+  if (!(r.scale > 0) || !std::isfinite(r.scale)) return 0;  // no lambda yet: exact
+  if (!(r.margin >= tie_ * r.target)) return 0;              // a near tie (or no margin known): exact
+  return std::min(delta_max_, eta_ * r.margin / r.scale);    // eta margin / |lambda_k|
+}
+
+std::string DecisionAccuracy::to_string() const {
+  std::ostringstream s;
+  s << "decision(eta=" << eta_ << ", tie=" << tie_ << ", max=" << delta_max_ << ")";
+  return s.str();
+}
+
 std::shared_ptr<const DotRule> default_power_rule() {
-  static const auto rule = std::make_shared<const RelaxedAccuracy>(0.25, 1.0, 1e-2);
+  static const auto rule = std::make_shared<const DecisionAccuracy>();
   return rule;
 }
 

@@ -5,9 +5,13 @@
 
 #include "accurate_dots.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace ebla {
 
@@ -37,6 +41,36 @@ double validate(const SolverSpace& A, ConstVector x0, const PowerOptions& o) {
   return norm2;
 }
 
+// A certified bound on |lambda~ - lambda| where lambda~ = value(xy) was computed from the
+// normalisation c~ = value(yy) (lambda = x^T A x for the exactly normalised x): with
+// relative errors e_yy, e_xy within eps = bound / (|value| - bound), lambda~ = lambda (1 + e_xy)
+// / (1 + e_yy), so |lambda~ - lambda| <= |lambda~| (eps_xy + eps_yy) (1 + eps_yy) /
+// ((1 - eps_yy) (1 - eps_xy)). Exact calls (tolerance 0) count as the exact power method's.
+double deviation(const DotRecord& yy, const DotRecord& xy) {
+  const auto eps = [](const DotRecord& d) {
+    if (d.tolerance == 0) return 0.0;
+    const double floor = std::fabs(d.value) - d.bound;
+    return floor > 0 && std::isfinite(d.bound) ? d.bound / floor : std::numeric_limits<double>::infinity();
+  };
+  const double e_yy = eps(yy), e_xy = eps(xy);
+  if (e_yy == 0 && e_xy == 0) return 0;
+  if (!(e_yy < 1 && e_xy < 1)) return std::numeric_limits<double>::infinity();
+  return std::fabs(xy.value) * (e_xy + e_yy) * (1 + e_yy) / ((1 - e_yy) * (1 - e_xy));
+}
+
+// The automatic policy's prediction of how far the next two changes will be from tau (the
+// lambda of the next step enters both decisions), from the last two changes (geometric
+// convergence): min |c^_j - tau| over c^_1 = c_k r, c^_2 = c_k r^2, r = min(1, c_k / c_(k-1));
+// 0 (not known) before two changes are known.
+double predicted_margin(const std::vector<PowerIteration>& history, double tau) {
+  const std::size_t k = history.size();
+  if (k < 3) return 0;  // history[0] is the start (no change)
+  const double last = history[k - 1].change, before = history[k - 2].change;
+  if (!(last > 0) || !(before > 0) || !std::isfinite(last) || !std::isfinite(before)) return 0;
+  const double r = std::min(1.0, last / before);
+  return std::min(std::fabs(last * r - tau), std::fabs(last * r * r - tau));
+}
+
 }  // namespace
 
 // Every scalar the loop branches on comes from a global reduction of the space.
@@ -53,9 +87,12 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   // the automatic policy: each dot product to the accuracy its rule asks (accurate_dots.hpp),
   // relative to |lambda_k|; lambda_1 exactly (nothing yet tells its size)
   detail::AccurateDots dot(dots, default_power_rule(), res.events);
-  auto request = [&](DotRole role, int k, double lambda) {
-    return DotRequest{role, k, o.tolerance, std::fabs(lambda), std::fabs(lambda)};
+  auto request = [&](DotRole role, int k, double lambda, double margin) {
+    DotRequest q{role, k, o.tolerance, std::fabs(lambda), std::fabs(lambda)};
+    q.margin = margin;
+    return q;
   };
+  double deviation_before = 0;  // the certified bound on |lambda_k - lambda_PM,k| of the last step
 
   scaled(x0, 1 / std::sqrt(x0_norm2), x);  // x_1 = x_0 / ||x_0|| (line 1)
   A.apply(x, y);                                           // y_1 = A x_1
@@ -71,7 +108,8 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   int k = 0;
   while (k < o.max_iterations) {
     PowerIteration it;
-    it.yy = dot.dot(A, request(DotRole::power_norm, k, lambda), y, y, levels(it.yy_levels), true);  // c = y_k^T y_k (line 6)
+    const double margin = dot.automatic() ? predicted_margin(res.history, o.tolerance) : 0.0;
+    it.yy = dot.dot(A, request(DotRole::power_norm, k, lambda, margin), y, y, levels(it.yy_levels), true);  // c = y_k^T y_k (line 6)
     const double c = it.yy.value;
     if (!(c > 0) || !std::isfinite(c) || !std::isfinite(lambda)) {
       res.breakdown = !std::isfinite(lambda) ? "x^T A x = " + std::to_string(lambda)
@@ -84,9 +122,38 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
     A.apply(x, y);                                         // y_{k+1} = A x_{k+1} (line 5)
     // lambda_{k+1} = x_{k+1}^T A x_{k+1}: the Rayleigh quotient of the unit iterate. (Seed
     // 002's line 8, qdot(x_k, x_{k+1}) / c, is x_k^T A x_k / c^(3/2): see power.hpp.)
-    it.xy = dot.dot(A, request(DotRole::power_rayleigh, k, lambda), x, y, levels(it.xy_levels), false);
+    it.xy = dot.dot(A, request(DotRole::power_rayleigh, k, lambda, margin), x, y, levels(it.xy_levels), false);
     it.eigenvalue = it.xy.value;
     it.change = std::fabs(it.eigenvalue - lambda);
+    if (dot.automatic()) {  // the stopping decision and the final lambda, certified
+      double dev = deviation(it.yy, it.xy);
+      const double gap = std::fabs(it.change - o.tolerance);  // the decision's distance from tau
+      if (dev > 0 && (gap <= dev + deviation_before || (it.change <= o.tolerance && dev > o.tolerance / 2))) {
+        std::ostringstream why;
+        why.precision(2);
+        why << "|lambda_k - lambda_(k-1)| = " << it.change << ", " << gap << " from tau, within the bound "
+            << dev + deviation_before << " (or the final lambda not within tau / 2): the step repeated exactly";
+        // x normalised exactly (y = A x scales with it); y_k^T y_k = c~ x^T x exactly
+        DotRecord xx = A.dot(DotPolicy::exact(), x, x, no_map);
+        const double s2 = xx.value;
+        xx.value *= c;
+        xx.bound *= c;
+        xx.seconds += it.yy.seconds;
+        it.yy = xx;
+        scaled(x, 1 / std::sqrt(s2), x);
+        scaled(y, 1 / std::sqrt(s2), y);
+        const double xy_seconds = it.xy.seconds;
+        it.xy = A.dot(DotPolicy::exact(), x, y, levels(it.xy_levels));
+        it.xy.seconds += xy_seconds;
+        it.eigenvalue = it.xy.value;
+        it.change = std::fabs(it.eigenvalue - lambda);
+        dev = 0;
+        if (std::fabs(it.change - o.tolerance) <= deviation_before)
+          why << "; the decision stays open by the last step's bound " << deviation_before;
+        res.events.push_back({k, why.str()});
+      }
+      deviation_before = dev;
+    }
     lambda = it.eigenvalue;
     res.history.push_back(std::move(it));
     ++k;                                                   // line 9

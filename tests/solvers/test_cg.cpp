@@ -341,7 +341,6 @@ TEST(DotRules, RelaxedAccuracyIsTheSmallestOfItsThreeTerms) {
   paper.policy = QdotPolicy::paper;
   EXPECT_TRUE(contains(error_of([&] { DotPolicy::automatic(nullptr, paper); }), "ebla::DotPolicy::automatic"));
   EXPECT_TRUE(contains(error_of([] { dot(DotPolicy::automatic(), vec({1}), vec({1})); }), "ebla::dot"));
-  EXPECT_EQ(DotPolicy::automatic(default_power_rule()).to_string(), "auto(relaxed(eta=0.25, theta=1, max=0.01))");
 }
 
 // CG's default rule: while kappa_k climbs, the smaller of eta tau / (rho sqrt(kappa^)) and

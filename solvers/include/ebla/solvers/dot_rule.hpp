@@ -25,11 +25,13 @@
 //    the dot products may follow the relaxation of inexact Krylov methods (Bouras and
 //    Fraysse, SIMAX 26(3), 2005; Simoncini and Szyld, SISC 25(2), 2003; van den Eshof and
 //    Sleijpen, SIMAX 26(1), 2004): delta may grow as eta_late tau / ||r_k||.
-//  - Power method (RelaxedAccuracy): the iterate's direction does not depend on the
+//  - Power method (DecisionAccuracy): the iterate's direction does not depend on the
 //    normalisation or on lambda, so dot product errors move only lambda_k itself, by at
-//    most delta_yy |lambda| + delta_xy |lambda|; with delta = eta tau / |lambda_k| and eta =
-//    1/4 each, |lambda_k - lambda_PM,k| stays within tau / 2 and the stopping test
-//    |lambda_k - lambda_(k-1)| <= tau is moved by at most tau.
+//    most about (delta_yy + delta_xy) |lambda|. Its value matters twice: at the end (within
+//    tau of the exact power method's) and in each stopping decision |lambda_k - lambda_(k-1)|
+//    <= tau, which must come out as the exact method's. So the dot products may be rough
+//    while the change stays far from tau (delta ~ eta margin / |lambda|), and are exact in a
+//    near tie (the next two changes predicted within tie tau of tau).
 // Safeguards in the solvers multiply the rule's answer by a tightening factor (CgResult
 // and PowerResult record when and why).
 #pragma once
@@ -68,6 +70,9 @@ struct DotRequest {
   /// CG: kappa_k / kappa_(k-w), w = max(10, k/4): how much kappa_k still climbs (infinite
   /// for k < 11; 1 for the power method).
   double condition_growth = 1;
+  /// Power method: how far the next two changes |lambda_(j+1) - lambda_j| are predicted to be
+  /// from tau (0: not known yet).
+  double margin = 0;
 };
 
 /// A rule: the relative accuracy delta > 0 a dot product must reach (delta >= 1 allows
@@ -115,14 +120,31 @@ private:
   double eta_, theta_, eta_late_, settle_, delta_max_;
 };
 
+/// The power method's default: the dot products matter only where the stopping decision is
+/// made and for the final lambda (above), so
+///   delta = min(delta_max, eta margin / |lambda_k|),
+/// and 0 (exact dot products) where the margin is below tie tau (a near tie, or before the
+/// margin is known). The solver checks each decision against the certified deviation of
+/// lambda_k and repeats a step exactly where the bound leaves it open.
+class DecisionAccuracy final : public DotRule {
+public:
+  /// Throws InvalidArgument unless eta, tie > 0 and 0 < delta_max <= 1 (all finite).
+  explicit DecisionAccuracy(double eta = 0.25, double tie = 0.1, double delta_max = 1e-2);
+  double accuracy(const DotRequest& request) const override;
+  std::string to_string() const override;
+
+private:
+  double eta_, tie_, delta_max_;
+};
+
 /// A safeguard that fired, or a dot product that was repeated (what and why, in words).
 struct SolverEvent {
   int iteration = 0;
   std::string what;
 };
 
-/// The default rule for a solver: PhasedAccuracy() for CG, RelaxedAccuracy(1/4, 1, 1e-2) for
-/// the power method (see above).
+/// The default rule for a solver: PhasedAccuracy() for CG, DecisionAccuracy() for the power
+/// method (see above).
 std::shared_ptr<const DotRule> default_cg_rule();
 std::shared_ptr<const DotRule> default_power_rule();
 
