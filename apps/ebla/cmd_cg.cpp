@@ -365,8 +365,6 @@ void print_sweep_json(const Problem& p, const CgConfig& c, const Sweep& s, int c
   std::printf("%s\n", j.text().c_str());
 }
 
-std::string group_name(double tol) { return "qdot_tol_" + tolerance_text(tol); }
-
 void write_sweep(const Hdf5Writer& out, const Problem& p, const CgConfig& c, const Sweep& s) {
   const Hdf5Group root = out.root();
   write_parameters(root, p, c);
@@ -380,7 +378,7 @@ void write_sweep(const Hdf5Writer& out, const Problem& p, const CgConfig& c, con
   FractionSeries rr{c.dots.rungs.size()}, pq{c.dots.rungs.size()};
   for (std::size_t i = 0; i < s.runs.size(); ++i) {
     const CgRun& run = s.runs[i];
-    groups.push_back(group_name(s.tolerances[i]));
+    groups.push_back(sweep_group_name(s.tolerances[i]));
     write_run(root.group(groups.back()), p, c, run);
     iterations.push_back(run.result.iterations);
     status.push_back(static_cast<std::int64_t>(run.result.status));

@@ -319,8 +319,6 @@ void print_sweep_json(const Problem& p, const PowerConfig& c, const Sweep& s, in
   std::printf("%s\n", j.text().c_str());
 }
 
-std::string group_name(double tol) { return "qdot_tol_" + tolerance_text(tol); }
-
 void write_sweep(const Hdf5Writer& out, const Problem& p, const PowerConfig& c, const Sweep& s) {
   const Hdf5Group root = out.root();
   write_parameters(root, p, c);
@@ -336,7 +334,7 @@ void write_sweep(const Hdf5Writer& out, const Problem& p, const PowerConfig& c, 
   FractionSeries yy{c.dots.rungs.size()}, xy{c.dots.rungs.size()};
   for (std::size_t i = 0; i < s.runs.size(); ++i) {
     const PowerRun& run = s.runs[i];
-    groups.push_back(group_name(s.tolerances[i]));
+    groups.push_back(sweep_group_name(s.tolerances[i]));
     write_run(root.group(groups.back()), p, c, run);
     iterations.push_back(run.result.iterations);
     status.push_back(static_cast<std::int64_t>(run.result.status));

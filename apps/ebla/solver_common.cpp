@@ -36,6 +36,8 @@ std::string tolerance_text(double tolerance) {
   return strf("%.6g", tolerance);
 }
 
+std::string sweep_group_name(double tolerance) { return "qdot_tol_" + tolerance_text(tolerance); }
+
 std::string short_rung(const std::string& name) {
   if (name == "perforate") return "perf";
   if (name.rfind("binary", 0) == 0) return "b" + name.substr(6);
@@ -928,7 +930,7 @@ void write_auto_summary(const Hdf5Group& g, const AutoReport& r, const std::vect
   const PolicyOutcome& a = r.outcomes.back();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::string> groups;  // the fixed runs' groups, as the commands name them
-  for (double t : tolerances) groups.push_back("qdot_tol_" + tolerance_text(t));
+  for (double t : tolerances) groups.push_back(sweep_group_name(t));
   g.attribute("name", r.name).attribute("setting", r.setting).attribute("groups", join_names(groups));
   g.dataset("tolerance", tolerances);
   g.dataset("iterations", iterations);
@@ -980,7 +982,7 @@ std::string set_matrix(const std::string& dir, const std::string& name, Solver s
 
 void run_auto_sequence(AutoReport& r, const DotSpec& dots, Solver s, const AutoRun& run, const Hdf5Group* out) {
   run("exact", DotPolicy::exact(), 0, "exact");
-  for (double tol : dots.sweep) run(tolerance_text(tol), dots.at(tol), tol, "qdot_tol_" + tolerance_text(tol));
+  for (double tol : dots.sweep) run(tolerance_text(tol), dots.at(tol), tol, sweep_group_name(tol));
   r.events = run("auto", dots.automatic(s), 0, "auto");
   r.judge();
   if (out != nullptr) write_auto_summary(*out, r, dots.sweep);

@@ -36,6 +36,8 @@ constexpr int exit_not_converged = 1;
 std::string join_names(const std::vector<std::string>& names, const char* separator = ",");
 /// A tolerance as written on the command line and in tables: 1e-08, 1e+00, 2.5e-03.
 std::string tolerance_text(double tolerance);
+/// The HDF5 group of a sweep's run at a qdot tolerance: qdot_tol_1e-08 and the like.
+std::string sweep_group_name(double tolerance);
 /// A rung name for narrow table headers: binary64 -> b64, perforate -> perf.
 std::string short_rung(const std::string& name);
 

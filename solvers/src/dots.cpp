@@ -224,14 +224,25 @@ const char* to_string(DotRole role) {
   return "?";
 }
 
+namespace {
+
+void check_positive(const char* function, const char* name, double v) {
+  if (!(v > 0) || !std::isfinite(v))
+    throw_invalid(function, std::string(name) + " = " + std::to_string(v) + " must be positive and finite");
+}
+
+void check_delta_max(const char* function, double delta_max) {
+  if (!(delta_max > 0) || !(delta_max <= 1))
+    throw_invalid(function, "delta_max = " + std::to_string(delta_max) + " must lie in (0, 1]");
+}
+
+}  // namespace
+
 RelaxedAccuracy::RelaxedAccuracy(double eta, double theta, double delta_max)
     : eta_(eta), theta_(theta), delta_max_(delta_max) {
-  if (!(eta > 0) || !std::isfinite(eta))
-    throw_invalid("ebla::RelaxedAccuracy", "eta = " + std::to_string(eta) + " must be positive and finite");
-  if (!(theta > 0) || !std::isfinite(theta))
-    throw_invalid("ebla::RelaxedAccuracy", "theta = " + std::to_string(theta) + " must be positive and finite");
-  if (!(delta_max > 0) || !(delta_max <= 1))
-    throw_invalid("ebla::RelaxedAccuracy", "delta_max = " + std::to_string(delta_max) + " must lie in (0, 1]");
+  check_positive("ebla::RelaxedAccuracy", "eta", eta);
+  check_positive("ebla::RelaxedAccuracy", "theta", theta);
+  check_delta_max("ebla::RelaxedAccuracy", delta_max);
 }
 
 double RelaxedAccuracy::accuracy(const DotRequest& r) const {
@@ -247,15 +258,6 @@ std::string RelaxedAccuracy::to_string() const {
   return s.str();
 }
 
-namespace {
-
-void check_positive(const char* function, const char* name, double v) {
-  if (!(v > 0) || !std::isfinite(v))
-    throw_invalid(function, std::string(name) + " = " + std::to_string(v) + " must be positive and finite");
-}
-
-}  // namespace
-
 PhasedAccuracy::PhasedAccuracy(double eta, double theta, double eta_late, double settle, double delta_max)
     : eta_(eta), theta_(theta), eta_late_(eta_late), settle_(settle), delta_max_(delta_max) {
   check_positive("ebla::PhasedAccuracy", "eta", eta);
@@ -263,8 +265,7 @@ PhasedAccuracy::PhasedAccuracy(double eta, double theta, double eta_late, double
   check_positive("ebla::PhasedAccuracy", "eta_late", eta_late);
   if (!(settle >= 1) || !std::isfinite(settle))
     throw_invalid("ebla::PhasedAccuracy", "settle = " + std::to_string(settle) + " must be at least 1 and finite");
-  if (!(delta_max > 0) || !(delta_max <= 1))
-    throw_invalid("ebla::PhasedAccuracy", "delta_max = " + std::to_string(delta_max) + " must lie in (0, 1]");
+  check_delta_max("ebla::PhasedAccuracy", delta_max);
 }
 
 double PhasedAccuracy::accuracy(const DotRequest& r) const {
@@ -300,8 +301,7 @@ DecisionAccuracy::DecisionAccuracy(double eta, double tie, double delta_max)
     : eta_(eta), tie_(tie), delta_max_(delta_max) {
   check_positive("ebla::DecisionAccuracy", "eta", eta);
   check_positive("ebla::DecisionAccuracy", "tie", tie);
-  if (!(delta_max > 0) || !(delta_max <= 1))
-    throw_invalid("ebla::DecisionAccuracy", "delta_max = " + std::to_string(delta_max) + " must lie in (0, 1]");
+  check_delta_max("ebla::DecisionAccuracy", delta_max);
 }
 
 double DecisionAccuracy::accuracy(const DotRequest& r) const {

@@ -68,7 +68,6 @@ public:
     return k < 2 ? kappa : kappa * std::sqrt(std::max(1.0, kappa / seen_[k / 2]));
   }
 
-
 private:
   // Eigenvalues of T below x (Sturm sequence of the LDL^T pivots).
   std::size_t below(double x) const {

@@ -71,6 +71,26 @@ double predicted_margin(const std::vector<PowerIteration>& history, double tau) 
   return std::min(std::fabs(last * r - tau), std::fabs(last * r * r - tau));
 }
 
+// A step of the automatic policy again with exact dot products: x (computed as y_k / sqrt(c~))
+// normalised exactly, y = A x scaled with it, lambda = x^T y; y_k^T y_k = c~ x^T x is the
+// record of the exact normalisation. The records keep the time of both attempts.
+void repeat_exactly(const SolverSpace& A, double c, double lambda_before, Vector x, Vector y, PowerIteration& it,
+                    bool record_levels) {
+  DotRecord xx = A.dot(DotPolicy::exact(), x, x, nullptr);
+  const double s2 = xx.value;
+  xx.value *= c;
+  xx.bound *= c;
+  xx.seconds += it.yy.seconds;
+  it.yy = xx;
+  scaled(x, 1 / std::sqrt(s2), x);
+  scaled(y, 1 / std::sqrt(s2), y);
+  const double xy_seconds = it.xy.seconds;
+  it.xy = A.dot(DotPolicy::exact(), x, y, record_levels ? &it.xy_levels : nullptr);
+  it.xy.seconds += xy_seconds;
+  it.eigenvalue = it.xy.value;
+  it.change = std::fabs(it.eigenvalue - lambda_before);
+}
+
 }  // namespace
 
 // Every scalar the loop branches on comes from a global reduction of the space.
@@ -97,7 +117,7 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   scaled(x0, 1 / std::sqrt(x0_norm2), x);  // x_1 = x_0 / ||x_0|| (line 1)
   A.apply(x, y);                                           // y_1 = A x_1
   PowerIteration start;
-  const DotPolicy& first = dot.automatic() ? DotPolicy::exact() : dots;
+  const DotPolicy first = dot.automatic() ? DotPolicy::exact() : dots;
   start.xy = A.dot(first, x, y, levels(start.xy_levels));    // lambda_1 = x_1^T A x_1 (line 3)
   start.eigenvalue = start.xy.value;
   start.change = std::nan("");
@@ -133,20 +153,7 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
         why.precision(2);
         why << "|lambda_k - lambda_(k-1)| = " << it.change << ", " << gap << " from tau, within the bound "
             << dev + deviation_before << " (or the final lambda not within tau / 2): the step repeated exactly";
-        // x normalised exactly (y = A x scales with it); y_k^T y_k = c~ x^T x exactly
-        DotRecord xx = A.dot(DotPolicy::exact(), x, x, no_map);
-        const double s2 = xx.value;
-        xx.value *= c;
-        xx.bound *= c;
-        xx.seconds += it.yy.seconds;
-        it.yy = xx;
-        scaled(x, 1 / std::sqrt(s2), x);
-        scaled(y, 1 / std::sqrt(s2), y);
-        const double xy_seconds = it.xy.seconds;
-        it.xy = A.dot(DotPolicy::exact(), x, y, levels(it.xy_levels));
-        it.xy.seconds += xy_seconds;
-        it.eigenvalue = it.xy.value;
-        it.change = std::fabs(it.eigenvalue - lambda);
+        repeat_exactly(A, c, lambda, x, y, it, o.record_levels);
         dev = 0;
         if (std::fabs(it.change - o.tolerance) <= deviation_before)
           why << "; the decision stays open by the last step's bound " << deviation_before;
