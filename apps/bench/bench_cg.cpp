@@ -29,7 +29,9 @@
 // part_* benchmarks time the pieces of one iteration on vectors of a CG run (r, p, A p
 // after 75 HPCCG iterations): the sparse products, dot products, qdot, HPCCG's vector updates,
 // and the true residual that ebla::cg computes once at exit.
+#include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot.hpp>
+#include <ebla/kernels/qdot_host.hpp>
 #include <ebla/solvers/cg.hpp>
 #include <ebla/solvers/dots.hpp>
 #include <ebla/solvers/operators.hpp>
@@ -446,6 +448,40 @@ void part_hpccg_waxpby3(benchmark::State& state) {
     benchmark::DoNotOptimize(r.data());
   }
 }
+// ebla::cg's update pass (x += alpha p, r -= alpha q, fl(r^T r) chunk by chunk) as it runs
+// for exact dots, and with ACG's r^T r qdot riding in it (detail::QdotStream, the plan of
+// the previous call tried first, plan_margin 8); alpha is tiny, so r keeps its shape
+template <bool riding>
+void update_pass(benchmark::State& state) {
+  const std::size_t n = setup->csr.size();
+  std::vector<double> x(n, 1.0), r(setup->r.data(), setup->r.data() + n);
+  const double* p = setup->p.data();
+  const double* q = setup->q.data();
+  const double alpha = 1e-12;
+  ebla::QdotOptions o = setup->acg_margin.qdot;
+  std::vector<std::int64_t> hist(ebla::detail::QdotStream::histogram_size());
+  for (auto _ : state) {
+    ebla::detail::QdotStream s(r.data(), r.data(), n, o);
+    std::vector<double> part(s.chunks());
+    auto chunk = [&](std::size_t c, std::int64_t* h) {
+      if (riding) {
+        part[c] = s.update(c, alpha, p, q, x.data(), r.data(), h);
+        return;
+      }
+      const std::size_t b = c * s.chunk();
+      part[c] = ebla::detail::cg_update(alpha, p + b, q + b, x.data() + b, r.data() + b, std::min(s.chunk(), n - b));
+    };
+    if (riding) {
+      ebla::detail::count_over_chunks(s.chunks(), s.histogram_size(), hist.data(), chunk);
+      benchmark::DoNotOptimize(s.finish(hist.data()).value);
+    } else {
+      ebla::detail::for_each_chunk(s.chunks(), [&](std::size_t c) { chunk(c, nullptr); });
+    }
+    benchmark::DoNotOptimize(part.data());
+  }
+}
+void part_update_exact(benchmark::State& state) { update_pass<false>(state); }
+void part_update_qdot_rr(benchmark::State& state) { update_pass<true>(state); }
 void part_true_residual_csr(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(setup->csr.residual_norm(setup->p, setup->problem.b));
 }
@@ -474,6 +510,8 @@ PART(part_ebla_dot_exact);
 PART(part_ebla_qdot_pq);
 PART(part_ebla_qdot_rr);
 PART(part_hpccg_waxpby3);
+PART(part_update_exact);
+PART(part_update_qdot_rr);
 PART(part_true_residual_csr);
 PART(part_true_residual_stencil);
 

@@ -152,7 +152,54 @@ struct Tables {
   bool stream = false;        // the arrays come from memory: prefetch ahead
   std::int64_t* hist = nullptr;  // non-null: also count the histogram of x and y into it
   std::int64_t window = 0;       // first bin of the 64 counted by bit slices (fused AVX-512 loop)
+  // bins [plain_first, plain_last] (plan indices; empty if first > last) all at one level
+  // that leaves the factors exact (see plain_run): the AVX-512 loop multiplies them as they are
+  std::int64_t plain_first = 0, plain_last = -1;
 };
+
+// CG's update of x and r riding in a qdot of r with itself (QdotStream::update): the
+// loop that reads r for the qdot first computes it, r_i = r_i - alpha q_i, and with it
+// u_i = u_i + alpha p_i (u is CG's x), and sums the squares r_i^2 in eight interleaved
+// partial sums, squares[k] over i = k (mod 8) in order of i (those of cg_update_squares).
+struct CgUpdate {
+  double alpha;
+  const double* p;
+  const double* q;
+  double* u;
+  double* r;
+  double squares[8];
+};
+
+// The scalar form of that update over components [0, n).
+void cg_update_loop(CgUpdate& up, std::size_t from, std::size_t n) {
+  for (std::size_t i = from; i < n; ++i) {
+    up.u[i] += up.alpha * up.p[i];
+    up.r[i] -= up.alpha * up.q[i];
+  }
+  double s[8];  // in registers: stores to up.squares might alias r for all the compiler knows
+  std::copy(up.squares, up.squares + 8, s);
+  const double* r = up.r;
+  std::size_t i = from;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) s[k] += r[i + k] * r[i + k];
+  for (; i < n; ++i) s[i % 8] += r[i] * r[i];
+  std::copy(s, s + 8, up.squares);
+}
+
+double squares_total(const CgUpdate& up) {
+  const double* s = up.squares;
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+// The level, if any, that leaves factors of type T exact: not perforated and at least the
+// input's precision (shift 0 for double; up to 29, i.e. t >= 24, for float).
+template <class T>
+int exact_level(const QdotKernelLevels& L) {
+  const std::int64_t exact_shift = std::is_same<T, float>::value ? 29 : 0;
+  for (int l = 0; l < L.count; ++l)
+    if (l != L.perforate && L.shift[l] <= exact_shift) return l;
+  return -1;
+}
 
 // Whether arrays of n components each come from memory rather than cache (then the
 // kernels prefetch ahead of the hardware prefetcher).
@@ -257,6 +304,10 @@ template <class T>
 // a permutation of an 8-entry table, the level of each bin by a gather. Same arithmetic
 // as QdotCompute (integer rounding to nearest even, TwoSum), lane by lane.
 #define EBLA_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma")))
+// GCC's AVX-512 headers fill unused operands with `__m512i __Y = __Y;`, which -Wuninitialized
+// reports wherever inlining exposes it (a false alarm: the operand is masked away)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 EBLA_AVX512 inline __m512d load8(const double* p) { return _mm512_loadu_pd(p); }
 EBLA_AVX512 inline __m512d load8(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
@@ -274,6 +325,10 @@ struct Avx512Consts {
   __m512d c, two64, sigma;  // sigma_l = 2^(53 - t_l) + 1 (Veltkamp's splitting constant)
   __m512i f_small, f_large;   // exponent fields outside which factors are left unrounded
   __m512i f_span;             // f_large - f_small
+  __m512i plain_base, plain_span;  // fx + fy of the plain run's first bin, and its length - 1
+  __m512i plain_count;             // one count at the plain level, as the packed counters take it
+  __m512d plain_c;                 // that level's bound constant
+  bool has_plain = false;          // whether the plan has such a run (Tables::plain_first)
   const std::int64_t* level;
 };
 
@@ -382,6 +437,21 @@ __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bm
 step8(Avx512Lanes& L, __m512d X, __m512d Y, const Fields& F, const Avx512Consts& K) {
   const __m512i j = _mm512_sub_epi64(F.sum, K.lanes_e_min);
   const __mmask8 unusual = F.unusual;
+  // all eight in the plain run: the factors stay as they are (rounding would change nothing)
+  if (K.has_plain && _kandn_mask8(unusual, _mm512_cmple_epu64_mask(_mm512_sub_epi64(F.sum, K.plain_base),
+                                                                    K.plain_span)) == 0xff) {
+    const __m512d prod = _mm512_mul_pd(X, Y);
+    const __m512d absprod = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(prod), K.abs_mask));
+    L.q = _mm512_add_pd(L.q, absprod);
+    L.b = _mm512_fmadd_pd(K.plain_c, absprod, L.b);
+    const __m512d s = _mm512_add_pd(L.s, prod);  // TwoSum(s, prod)
+    const __m512d z = _mm512_sub_pd(s, L.s);
+    const __m512d err = _mm512_add_pd(_mm512_sub_pd(L.s, _mm512_sub_pd(s, z)), _mm512_sub_pd(prod, z));
+    L.s = s;
+    L.c = _mm512_add_pd(L.c, err);
+    if constexpr (count) L.packed = _mm512_add_epi64(L.packed, K.plain_count);
+    return;
+  }
   const __mmask8 inside = inside_check ? _mm512_cmplt_epu64_mask(j, K.bins) : __mmask8{0xff};
   if (__builtin_expect(unusual != 0 || inside != 0xff, 0)) {
     step8_general<bytes>(L, X, Y, K);
@@ -672,9 +742,22 @@ EBLA_AVX512 inline void store_lanes(const Avx512Lanes& L, Lanes& a, int offset) 
   a.nonfinite[offset] += static_cast<std::int64_t>(L.nonfinite);
 }
 
-template <class T, bool bytes, bool count, bool fused = false>
+// Eight components of CG's update (CgUpdate) from offset i: r and u written, the squares
+// of r added, r returned.
+EBLA_AVX512 [[gnu::always_inline]] inline __m512d cg_update8(const CgUpdate& up, std::size_t i, __m512d alpha,
+                                                             __m512d& squares) {
+  const __m512d r = _mm512_sub_pd(_mm512_loadu_pd(up.r + i), _mm512_mul_pd(alpha, _mm512_loadu_pd(up.q + i)));
+  _mm512_storeu_pd(up.r + i, r);
+  _mm512_storeu_pd(up.u + i, _mm512_add_pd(_mm512_loadu_pd(up.u + i), _mm512_mul_pd(alpha, _mm512_loadu_pd(up.p + i))));
+  squares = _mm512_add_pd(squares, _mm512_mul_pd(r, r));
+  return r;
+}
+
+// update: x and y are up->r, which the loop computes as it goes (CgUpdate; double only).
+template <class T, bool bytes, bool count, bool fused = false, bool update = false>
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx2,bmi,bmi2,fma"))) QdotAccum
-compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
+compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t, CgUpdate* up = nullptr) {
+  static_assert(!update || (fused && std::is_same<T, double>::value), "the update rides in a one-pass qdot of doubles");
   Avx512Consts K;
   K.abs_mask = _mm512_set1_epi64(static_cast<long long>(binary64::abs_mask));
   K.one = _mm512_set1_epi64(1);
@@ -694,6 +777,12 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   K.f_span = _mm512_set1_epi64(1992 - 60);
   K.two64 = _mm512_set1_pd(18446744073709551616.0);
   K.level = t.level;
+  const int plain = exact_level<T>(t.L);
+  K.has_plain = plain >= 0 && t.plain_first <= t.plain_last;
+  K.plain_base = _mm512_set1_epi64(K.has_plain ? 2046 + t.L.e_min + t.plain_first : 0);
+  K.plain_span = _mm512_set1_epi64(K.has_plain ? t.plain_last - t.plain_first : 0);
+  K.plain_count = _mm512_set1_epi64(K.has_plain ? std::int64_t{1} << (8 * plain) : 0);
+  K.plain_c = _mm512_set1_pd(K.has_plain ? t.L.c[plain] : 0.0);
   alignas(64) std::uint8_t level_bytes[128] = {};
   for (std::int64_t b = 0; b < t.bins && b < 128; ++b) level_bytes[b] = static_cast<std::uint8_t>(t.level[b]);
   K.level_lo = _mm512_load_si512(level_bytes);
@@ -704,6 +793,8 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   const bool large = t.stream;
   WindowHistogram W;
   if constexpr (fused) window_start(W, t.window, t.hist);
+  __m512d alpha = _mm512_setzero_pd(), squares = _mm512_setzero_pd();
+  if constexpr (update) alpha = _mm512_set1_pd(up->alpha);
   for (std::size_t b0 = 0; b0 < main; b0 += 16 * 255) {  // the 8-bit level counters hold 255
     Avx512Lanes A{}, B{};
     A.s = A.c = A.q = A.b = B.s = B.c = B.q = B.b = _mm512_setzero_pd();
@@ -716,11 +807,19 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
           _mm_prefetch(reinterpret_cast<const char*>(y + i) + prefetch_distance + line, _MM_HINT_T0);
         }
       // fused: the counts per level are the selected plan's (finish_host), not counted
-      const __m512d xa = load8(x + i), ya = load8(y + i);
+      __m512d xa, ya;
+      if constexpr (update)
+        xa = ya = cg_update8(*up, i, alpha, squares);
+      else
+        xa = load8(x + i), ya = load8(y + i);
       const Fields Fa = fields(xa, ya, K);
       if constexpr (fused) window_add<false>(W, xa, ya, Fa, K);
       step8<bytes, count, count && !fused>(A, xa, ya, Fa, K);
-      const __m512d xb = load8(x + i + 8), yb = load8(y + i + 8);
+      __m512d xb, yb;
+      if constexpr (update)
+        xb = yb = cg_update8(*up, i + 8, alpha, squares);
+      else
+        xb = load8(x + i + 8), yb = load8(y + i + 8);
       const Fields Fb = fields(xb, yb, K);
       if constexpr (fused) window_add<false>(W, xb, yb, Fb, K);
       step8<bytes, count, count && !fused>(B, xb, yb, Fb, K);
@@ -756,6 +855,10 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
     la.shift[l] = t.L.shift[l];
     la.c[l] = t.L.c[l];
   }
+  if constexpr (update) {  // the squares of the vectors, then the rest of the update
+    _mm512_storeu_pd(up->squares, squares);
+    cg_update_loop(*up, main, n);
+  }
   for (int w = 0; main + static_cast<std::size_t>(w) < n; ++w) {
     lane_step(a, w, x[main + w], y[main + w], t, la.shift, la.c, t.L.e_min, t.bins, t.L.perforate);
     if constexpr (fused) ++t.hist[slot(x[main + w], y[main + w])];
@@ -763,6 +866,13 @@ compute_avx512_loop(const T* x, const T* y, std::size_t n, const Tables& t) {
   for (int w = 0; w < lanes; ++w)
     for (int m = 0; m < qdot_max_levels; ++m) a.count[m][w] += static_cast<std::int64_t>((a.packed[w] >> (8 * m)) & 0xff);
   return join_lanes(a);
+}
+
+// The one-pass qdot of r with itself with CG's update riding in it (t.hist set).
+EBLA_AVX512 QdotAccum compute_avx512_update(std::size_t n, const Tables& t, CgUpdate& up) {
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+  if (vbmi && t.bins <= 128) return compute_avx512_loop<double, true, true, true, true>(up.r, up.r, n, t, &up);
+  return compute_avx512_loop<double, false, true, true, true>(up.r, up.r, n, t, &up);
 }
 
 template <class T>
@@ -776,6 +886,7 @@ EBLA_AVX512 QdotAccum compute_avx512_intrinsics(const T* x, const T* y, std::siz
     return t.count_levels ? compute_avx512_loop<T, true, true>(x, y, n, t) : compute_avx512_loop<T, true, false>(x, y, n, t);
   return t.count_levels ? compute_avx512_loop<T, false, true>(x, y, n, t) : compute_avx512_loop<T, false, false>(x, y, n, t);
 }
+#pragma GCC diagnostic pop
 #undef EBLA_AVX512
 #endif
 
@@ -839,6 +950,15 @@ struct Kernels {
       case HostIsa::baseline: break;
     }
     return compute_baseline(x, y, n, t);
+  }
+  // run on up.r with itself (t.hist set), CG's update riding in the same loop with AVX-512,
+  // in a loop of its own just before otherwise
+  static QdotAccum run_update(HostIsa isa, std::size_t n, const Tables& t, CgUpdate& up) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (isa == HostIsa::avx512) return compute_avx512_update(n, t, up);
+#endif
+    cg_update_loop(up, 0, n);
+    return run(isa, up.r, up.r, n, t);
   }
 };
 
@@ -945,6 +1065,35 @@ struct LevelTable {
     if (level.empty()) level.push_back(0);  // no bins: every lookup is masked, but stays in bounds
     tables = Tables{level.data(), static_cast<std::int64_t>(plan.level.size()), kernel_levels(plan), count_levels};
     tables.window = busiest_window(plan);
+    plain_run(plan, tables);
+  }
+  // The run of consecutive bins at the level that leaves the input exact (level 0 of a
+  // binary64 ladder) that holds the most of the plan's components (the first such run on
+  // a tie): where all eight components of a vector fall in it, the AVX-512 loop skips the
+  // level lookup and the rounding, which change nothing there. Only a run that holds at
+  // least 127 in 128 components is kept: then at least 94 % of the vectors of the plan's
+  // data fall in it whole, and the test's branch is predictable; a smaller run would cost
+  // more in mispredictions than it saves.
+  static void plain_run(const QdotPlan& plan, Tables& t) {
+    const int plain = plan.input_t == 24 ? exact_level<float>(t.L) : exact_level<double>(t.L);
+    if (plain < 0) return;
+    std::int64_t start = 0, sum = 0, most = -1, total = 0;
+    for (std::size_t c : plan.count) total += static_cast<std::int64_t>(c);
+    for (std::size_t j = 0; j < plan.level.size(); ++j) {
+      const std::int64_t k = static_cast<std::int64_t>(j);
+      if (plan.level[j] != plain) {
+        start = k + 1;
+        sum = 0;
+        continue;
+      }
+      sum += static_cast<std::int64_t>(plan.count[j]);
+      if (sum > most) {
+        most = sum;
+        t.plain_first = start;
+        t.plain_last = k;
+      }
+    }
+    if (128 * most < 127 * total) t.plain_first = 0, t.plain_last = -1;  // too few: no run
   }
   // The first bin of the 64 consecutive bins that hold the most of the plan's components.
   static std::int64_t busiest_window(const QdotPlan& plan) {
@@ -1161,6 +1310,29 @@ void QdotStream::add(std::size_t c, std::int64_t* hist) {
   Tables counting = s.table->tables;
   counting.hist = hist;
   s.part[c] = Kernels<double>::run(s.isa, s.x + b, s.y + b, len, counting);
+}
+
+double cg_update(double alpha, const double* p, const double* q, double* u, double* r, std::size_t n) {
+  CgUpdate up{alpha, p, q, u, r, {0, 0, 0, 0, 0, 0, 0, 0}};
+  cg_update_loop(up, 0, n);
+  return squares_total(up);
+}
+
+double QdotStream::update(std::size_t c, double alpha, const double* p, const double* q, double* u, double* r,
+                          std::int64_t* hist) {
+  Impl& s = *impl_;
+  if (r != s.x || r != s.y) throw_invalid("ebla::detail::QdotStream::update", "r is not the stream's x and y");
+  const std::size_t b = c * s.chunk, len = std::min(s.chunk, s.n - b);
+  CgUpdate up{alpha, p + b, q + b, u + b, r + b, {0, 0, 0, 0, 0, 0, 0, 0}};
+  if (!s.hint) {  // no plan to try: the update, then the histogram while the chunk is in cache
+    const double squares = cg_update(alpha, p + b, q + b, u + b, r + b, len);
+    Kernels<double>::hist(s.isa, r + b, r + b, len, hist, false);
+    return squares;
+  }
+  Tables counting = s.table->tables;
+  counting.hist = hist;
+  s.part[c] = Kernels<double>::run_update(s.isa, len, counting, up);
+  return squares_total(up);
 }
 
 QdotResult QdotStream::finish(const std::int64_t* hist) {

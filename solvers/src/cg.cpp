@@ -61,23 +61,12 @@ bool finite_vector(ConstVector v) {
 // serve, chunk by chunk on every host thread).
 constexpr bool host_vectors = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Vector::memory_space>::accessible;
 
-// fl(sum of r_i^2) over i in [b, e), in eight interleaved partial sums added in a fixed order
-// (the sum of nonnegative terms keeps the gamma_n bound in any order).
-inline double sum_of_squares(const double* r, std::size_t b, std::size_t e) {
-  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  std::size_t i = b;
-  for (; i + 8 <= e; i += 8)
-    for (int k = 0; k < 8; ++k) s[k] += r[i + k] * r[i + k];
-  for (; i < e; ++i) s[i % 8] += r[i] * r[i];
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
 // x += alpha p; r -= alpha q (lines 8-9), in one pass that also returns fl(r^T r) for the
 // stopping test: chunk by chunk on every host thread, each chunk's sum of squares taken
 // while the chunk is in cache, the chunks' sums added in chunk order (the same bits for any
 // thread count). With `rr`, the qdot r^T r (line 10) rides in the same pass: each chunk's
-// histogram, and its products under the last plan, right after the chunk of r is written
-// (detail::QdotStream).
+// histogram, and its products under the last plan, in the loop that writes the chunk of r
+// (detail::QdotStream::update).
 double update_x_r_host(double alpha, ConstVector p, ConstVector q, Vector x, Vector r, detail::QdotStream* rr,
                        std::int64_t* histogram) {
   const std::size_t n = x.extent(0);
@@ -89,13 +78,11 @@ double update_x_r_host(double alpha, ConstVector p, ConstVector q, Vector x, Vec
   const double* qp = q.data();
   std::vector<double> part(chunks, 0.0);
   auto update = [&](std::size_t c, std::int64_t* h) {
-    const std::size_t b = c * chunk, e = std::min(n, b + chunk);
-    for (std::size_t i = b; i < e; ++i) {
-      xp[i] += alpha * pp[i];  // x = x + alpha p
-      rp[i] -= alpha * qp[i];  // r = r - alpha q
-    }
-    part[c] = sum_of_squares(rp, b, e);
-    if (rr) rr->add(c, h);
+    const std::size_t b = c * chunk;
+    if (rr)  // x = x + alpha p, r = r - alpha q inside the qdot's loop (the same bits)
+      part[c] = rr->update(c, alpha, pp, qp, xp, rp, h);
+    else     // x = x + alpha p, r = r - alpha q
+      part[c] = detail::cg_update(alpha, pp + b, qp + b, xp + b, rp + b, std::min(chunk, n - b));
   };
   if (rr)
     detail::count_over_chunks(chunks, detail::QdotStream::histogram_size(), histogram, update);

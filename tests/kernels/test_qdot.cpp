@@ -29,6 +29,7 @@
 // distributions are the standard library's, so the draws are those of libstdc++).
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
+#include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot.hpp>
 #include <ebla/kernels/qdot_host.hpp>
 
@@ -1506,6 +1507,167 @@ TEST(QdotOnePass, PlanMarginNeverKeepsACoarserLevel) {
     const Reference ref = make_reference(x, y);
     EXPECT_LE(abs_error(ref.exact, r.value), o.tolerance * ref.abs_sum) << "margin " << margin;
   }
+}
+
+// ---- QdotStream::update: CG's vector update in the qdot's loop ---------------------------
+
+/// Vectors shaped like CG's: r of spread magnitudes whose smallest components (about one
+/// in 2000, with their q) fall in bins that the budget policy computes below binary64, a
+/// few zeros, one subnormal; p and u of ordinary size.
+struct CgVectors {
+  std::vector<double> r, q, p, u;
+};
+CgVectors cg_like(std::mt19937_64& gen, std::size_t n) {
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> octaves(-1, 1);
+  CgVectors v{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
+  for (std::size_t i = 0; i < n; ++i) {
+    const double scale = gen() % 2000 == 0 ? 1e-12 : std::exp2(octaves(gen));
+    v.r[i] = scale * normal(gen);
+    v.q[i] = scale * normal(gen);
+    v.p[i] = normal(gen);
+    v.u[i] = normal(gen);
+    if (gen() % 5000 == 0) v.r[i] = v.q[i] = 0;  // stays 0 through the update
+  }
+  v.r[n / 3] = 0x1p-1050;  // a subnormal: the kernels' general path
+  v.q[n / 3] = 0;
+  return v;
+}
+
+/// One pass of the CG update over (u, r) with r^T r's qdot riding in it: by
+/// QdotStream::update (fused = true), or by the scalar update, then QdotStream::add.
+/// Returns the result; squares receives each chunk's sum of squares.
+QdotResult riding_pass(bool fused, double alpha, const CgVectors& v, std::vector<double>& u, std::vector<double>& r,
+                       const QdotOptions& o, std::vector<double>& squares) {
+  const std::size_t n = r.size();
+  ebla::detail::QdotStream s(r.data(), r.data(), n, o);
+  squares.assign(s.chunks(), 0.0);
+  std::vector<std::int64_t> hist(ebla::detail::QdotStream::histogram_size());
+  ebla::detail::count_over_chunks(s.chunks(), hist.size(), hist.data(), [&](std::size_t c, std::int64_t* h) {
+    if (fused) {
+      squares[c] = s.update(c, alpha, v.p.data(), v.q.data(), u.data(), r.data(), h);
+      return;
+    }
+    const std::size_t b = c * s.chunk(), e = std::min(n, b + s.chunk());
+    double k[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // the sums of QdotStream::update's contract
+    for (std::size_t i = b; i < e; ++i) {
+      u[i] += alpha * v.p[i];
+      r[i] -= alpha * v.q[i];
+      k[(i - b) % 8] += r[i] * r[i];
+    }
+    squares[c] = ((k[0] + k[1]) + (k[2] + k[3])) + ((k[4] + k[5]) + (k[6] + k[7]));
+    s.add(c, h);
+  });
+  return s.finish(hist.data());
+}
+
+// The update inside the qdot's loop (AVX-512) or before it (elsewhere) writes the same u
+// and r, the same sums of squares and the same qdot result as the update followed by the
+// qdot riding after it, with and without a plan to try, with and without a margin; and the
+// result is certified (and, without a margin, is qdot's own).
+TEST(QdotStream, TheUpdateInTheQdotLoopGivesTheBitsOfTheUpdateThenTheQdot) {
+  std::mt19937_64 gen(86000);
+  int cases = 0, failures = 0;
+  for (const std::size_t n : {std::size_t{37}, std::size_t{4099}, std::size_t{70001}, std::size_t{300007}}) {
+    const CgVectors v = cg_like(gen, n);
+    for (double tol : {1e-16, 1e-13, 1e-8, 1e-3})
+      for (int margin : {0, 8})
+        for (bool hinted : {false, true}) {
+          QdotOptions o;
+          o.tolerance = tol;
+          o.plan_margin = margin;
+          std::vector<double> u1 = v.u, r1 = v.r, u2 = v.u, r2 = v.r, sq1, sq2;
+          for (double* a : {r1.data(), r2.data()}) {
+            ebla::detail::forget_plans(a);
+            if (hinted) ebla::qdot(a, a, n, o);  // the plan of r before the update, to try
+          }
+          const double alpha = 0.37;
+          const QdotResult fused = riding_pass(true, alpha, v, u1, r1, o, sq1);
+          const QdotResult after = riding_pass(false, alpha, v, u2, r2, o, sq2);
+          std::string problem;
+          if (!std::equal(u1.begin(), u1.end(), u2.begin(), [](double a, double b) { return bits_of(a) == bits_of(b); }) ||
+              !std::equal(r1.begin(), r1.end(), r2.begin(), [](double a, double b) { return bits_of(a) == bits_of(b); }))
+            problem += " vectors;";
+          for (std::size_t c = 0; c < sq1.size(); ++c)
+            if (bits_of(sq1[c]) != bits_of(sq2[c])) problem += " squares of chunk " + std::to_string(c) + ";";
+          problem += bits_differ(fused, after);
+          if (!within(make_reference(r1, r1).exact, fused.value, fused.bound)) problem += " CERTIFIED BOUND VIOLATED;";
+          QdotOptions fresh = o;
+          fresh.reuse_plan = false;
+          fresh.plan_margin = 0;
+          if (margin == 0) problem += bits_differ(fused, ebla::qdot(r1.data(), r1.data(), n, fresh));
+          ++cases;
+          if (!problem.empty()) {
+            ++failures;
+            ADD_FAILURE() << "n " << n << " tol " << tol << " margin " << margin << " hinted " << hinted << ":" << problem;
+          }
+        }
+  }
+  EXPECT_EQ(cases, 64);
+  EXPECT_EQ(failures, 0);
+}
+
+TEST(QdotStream, UpdateRejectsAVectorThatIsNotTheStreams) {
+  std::vector<double> r(100, 1.0), other(100, 1.0), p(100, 1.0), q(100, 1.0), u(100, 0.0);
+  ebla::detail::QdotStream s(r.data(), r.data(), r.size(), QdotOptions{});
+  std::vector<std::int64_t> hist(ebla::detail::QdotStream::histogram_size());
+  try {
+    s.update(0, 1.0, p.data(), q.data(), u.data(), other.data(), hist.data());
+    FAIL() << "no exception";
+  } catch (const ebla::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("QdotStream::update"), std::string::npos) << e.what();
+  }
+}
+
+/// The results of two instruction sets: the same value, |x|^T|y| and statistics bit for
+/// bit; the bounds within a relative 1e-14 (the AVX-512 kernel sums the bound terms
+/// c_l |q_i| by fused multiply-adds, the others by a product and a sum).
+std::string variants_differ(const QdotResult& a, const QdotResult& b) {
+  std::string problem;
+  if (bits_of(a.value) != bits_of(b.value)) problem += " value;";
+  if (bits_of(a.abs_sum) != bits_of(b.abs_sum)) problem += " abs_sum;";
+  if (!(std::fabs(a.bound - b.bound) <= 1e-14 * b.bound)) problem += " bound;";
+  if (a.stats.count_per_level != b.stats.count_per_level || a.stats.zeros != b.stats.zeros ||
+      a.stats.outside_plan != b.stats.outside_plan || a.stats.nonfinite != b.stats.nonfinite)
+    problem += " statistics;";
+  return problem;
+}
+
+// Where one level of the plan leaves the factors exact (binary64 for double input) and a
+// run of its bins holds nearly every component, the AVX-512 kernel multiplies those
+// components without the level lookup and the rounding: the results of every other
+// instruction set, for qdot_compute and the one-pass qdot, on data whose plan has such a
+// run (checked) and other levels besides.
+TEST(QdotHostVariants, TheExactRunOfBinsGivesTheBitsOfEveryOtherInstructionSet) {
+  std::mt19937_64 gen(87000);
+  int checked = 0;
+  for (const std::size_t n : {std::size_t{5000}, std::size_t{100003}}) {
+    const CgVectors v = cg_like(gen, n);
+    const std::vector<double>& x = v.r;
+    std::vector<double> y = v.r;
+    for (std::size_t i = 0; i < n; ++i) y[i] += 0.25 * v.q[i];  // x^T y, not only x^T x
+    for (double tol : {1e-14, 1e-13}) {
+      QdotOptions o;
+      o.tolerance = tol;
+      const QdotPlan plan = ebla::qdot_select(x.data(), y.data(), n, o);
+      const auto per = plan.count_per_level();
+      std::size_t total = 0;
+      for (auto c : per) total += c;
+      ASSERT_GE(128 * per[0], 127 * total) << "binary64 should hold nearly every component at " << tol;
+      ASSERT_LT(per[0], total) << "some components should be rounded at " << tol;
+      const auto isas = ebla::detail::supported_host_isas();
+      const QdotResult first = ebla::detail::qdot_compute_host(x.data(), y.data(), n, plan, isas[0]);
+      EXPECT_TRUE(within(make_reference(x, y).exact, first.value, first.bound));
+      for (const auto isa : isas) {
+        SCOPED_TRACE(std::string(ebla::detail::to_string(isa)) + " n " + std::to_string(n));
+        EXPECT_EQ(variants_differ(ebla::detail::qdot_compute_host(x.data(), y.data(), n, plan, isa), first), "");
+        QdotPlan selected;  // the one pass, trying the plan itself
+        EXPECT_EQ(variants_differ(ebla::detail::qdot_one_pass_host(x.data(), y.data(), n, o, plan, selected, isa), first), "");
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 4);
 }
 
 template <class T, class Fill>

@@ -50,6 +50,12 @@ void remember_plan(const void* x, const void* y, std::size_t n, const QdotPlan& 
 /// addresses would make a solve depend on that work (and on the allocator).
 void forget_plans(const void* array);
 
+/// Conjugate gradients' update of x and r over [0, n): u_i += alpha p_i, r_i -= alpha q_i,
+/// and fl(sum r_i^2) of the new r in eight interleaved partial sums s_k (over i = k mod 8,
+/// in order of i) added as ((s_0 + s_1) + (s_2 + s_3)) + ((s_4 + s_5) + (s_6 + s_7)): the
+/// bits of QdotStream::update on the same chunk.
+double cg_update(double alpha, const double* p, const double* q, double* u, double* r, std::size_t n);
+
 /// qdot(x, y, options) for double arrays that the caller writes chunk by chunk in a pass of
 /// its own (a solver's vector update), so that the qdot rides in that pass:
 ///
@@ -77,6 +83,12 @@ public:
   /// Chunk c of x and y, once written: its histogram added into hist, and its products.
   /// Called once per chunk, from any thread (each with its own hist).
   void add(std::size_t c, std::int64_t* hist);
+  /// For r^T r in conjugate gradients (x and y of the stream are r): cg_update on chunk c
+  /// (returning its sum of squares), then add(c, hist), in one loop where the CPU allows
+  /// (AVX-512), so that r is read once. Throws InvalidArgument if r is not the stream's
+  /// x and y.
+  double update(std::size_t c, double alpha, const double* p, const double* q, double* u, double* r,
+                std::int64_t* hist);
   /// The result, from the summed histogram of every chunk.
   QdotResult finish(const std::int64_t* hist);
 
