@@ -193,6 +193,11 @@ void add_dot_options(CLI::App& app, DotCli& d) {
   r.push_back(app.add_option("--sweep-qdot-tol", d.sweep,
                              "A:B (powers of ten): a run with exact dots, then one with qdot per tolerance "
                              "A, 10 A, ..., B"));
+  r.push_back(app.add_option("--qdot-margin", d.margin,
+                             "qdot: try the last plan widened by M bins (0..64, default 0): one pass over the "
+                             "vectors where it computes every bin at least as precisely as the new plan asks "
+                             "(certified all the same; values no longer those of select-then-compute bit for "
+                             "bit; docs/qdot.md)"));
   r.push_back(app.add_option("--qdot-collectives", d.collectives,
                              "Under mpirun: 1 (one MPI_Allreduce per qdot, the default) or 2 (selection, "
                              "then computation: less local work)"));
@@ -399,19 +404,21 @@ DotPolicy DotSpec::at(double tolerance) const {
   o.tolerance = tolerance;
   o.policy = qdot_policy;
   o.ladder = ladder;
+  o.plan_margin = margin;
   return DotPolicy::approximate(o);
 }
 
 DotPolicy DotSpec::automatic(Solver s) const {
   QdotOptions base;
   base.ladder = ladder;
+  base.plan_margin = margin;
   return DotPolicy::automatic(s == Solver::cg ? default_cg_rule() : default_power_rule(), base);
 }
 
 DotSpec make_dot_spec(const DotCli& d, Solver s) {
   DotSpec spec;
   const std::string kind = dot_kind(d, s);
-  for (const char* option : {"qdot-policy", "ladder"})
+  for (const char* option : {"qdot-policy", "ladder", "qdot-margin"})
     if (kind != "qdot" && d.given(option))
       throw_invalid(option_name(s, std::string("--") + option),
                     "applies to qdot dot products (--dot qdot, --qdot-tol or --sweep-qdot-tol), not to --dot " + kind);
@@ -422,6 +429,8 @@ DotSpec make_dot_spec(const DotCli& d, Solver s) {
   if (d.collectives != 1 && d.collectives != 2)
     throw_invalid(option_name(s, "--qdot-collectives"), strf("%d is not 1 or 2", d.collectives));
   spec.collectives = d.collectives;
+  if (d.margin < 0 || d.margin > 64) throw_invalid(option_name(s, "--qdot-margin"), strf("%d is not in 0..64", d.margin));
+  spec.margin = d.margin;
   const bool automatic = kind == "qdot" && d.qdot_tol == "auto";
   double tolerance = 0;
   if (kind == "qdot" && !automatic) {
@@ -450,6 +459,9 @@ void check_output(const OutputCli& o, Solver s) {
 }
 
 void check_dot_policy(const DotSpec& spec, Solver s) {
+  if (spec.margin > 0 && processes().ranks > 1)
+    throw_invalid(option_name(s, "--qdot-margin"),
+                  "applies on one process: the distributed qdot selects a plan and computes under it every time");
   Vector one("one", 1);
   Kokkos::deep_copy(one, 1.0);
   under_option(option_name(s, "--ladder"), [&] {

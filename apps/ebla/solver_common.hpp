@@ -119,6 +119,7 @@ struct DotCli {
   std::string format;
   std::string sweep;
   int collectives = 1;
+  int margin = 0;  ///< --qdot-margin: QdotOptions::plan_margin
   std::vector<const CLI::Option*> registered;
   bool given(const std::string& long_name) const;
 };
@@ -158,6 +159,7 @@ struct DotSpec {
   DotPolicy automatic(Solver s) const;   ///< --qdot-tol auto: the solver's default rule
   std::vector<std::string> rungs;  ///< ladder names of policy (of a qdot run in a sweep)
   int collectives = 1;             ///< under mpirun: MPI_Allreduce per qdot (1 or 2)
+  int margin = 0;                  ///< QdotOptions::plan_margin of every qdot
 };
 
 /// Throw InvalidArgument naming the command and option ("ebla cg --nx") for every

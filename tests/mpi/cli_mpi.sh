@@ -91,6 +91,8 @@ expect_error "a bad option on one rank" "ebla cg --nx" \
   -np 1 "$ebla" cg --nx 8 : -np 1 "$ebla" cg --nx -8
 expect_error "--qdot-collectives 3" "ebla cg --qdot-collectives: 3 is not 1 or 2" -np "$np" "$ebla" cg --qdot-collectives 3
 expect_error "dense under mpirun" "dense is not distributed" -np "$np" "$ebla" cg --nx 4 --ny 4 --nz 4 --operator dense
+expect_error "--qdot-margin under mpirun" "ebla cg --qdot-margin: applies on one process" \
+  -np "$np" "$ebla" cg --nx 4 --ny 4 --nz 4 --qdot-tol 1e-6 --qdot-margin 8
 
 # a rank killed in the middle of a solve (SIGKILL after 3 s of a solve that would take
 # minutes): the others must not wait for it in a collective
