@@ -21,8 +21,9 @@ void print_table() {
 
 void print_json() {
   for (const auto& [name, f] : format_catalogue())
-    std::printf("{\"name\":\"%s\",\"t\":%d,\"emin\":%d,\"emax\":%d,\"u\":%a,\"fmin\":%a,\"fmax\":%a,"
-                "\"gmin\":%a,\"subnormals\":%s,\"specials\":\"%s\",\"overflow\":\"%s\"}\n",
+    // the exact values as hex-float strings (JSON has no hex numbers)
+    std::printf("{\"name\":\"%s\",\"t\":%d,\"emin\":%d,\"emax\":%d,\"u\":\"%a\",\"fmin\":\"%a\",\"fmax\":\"%a\","
+                "\"gmin\":\"%a\",\"subnormals\":%s,\"specials\":\"%s\",\"overflow\":\"%s\"}\n",
                 name.c_str(), f.t, f.emin, f.emax, f.u(), f.fmin(), f.fmax(), f.gmin(),
                 f.subnormals ? "true" : "false", to_string(f.specials), to_string(f.overflow));
 }
@@ -31,7 +32,7 @@ void print_json() {
 
 Command add_formats(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
-  app.add_flag("--json", *json, "One JSON object per format (exact values as hex floats)");
+  app.add_flag("--json", *json, "One JSON object per format (exact values as hex-float strings)");
   app.footer(
       "Columns: precision t (with the implicit bit), exponent range [emin, emax], unit roundoff\n"
       "u = 2^-t, smallest normal fmin = 2^emin, largest finite fmax (seed 001, Table 2.1).");

@@ -71,11 +71,11 @@ int run_round(const RoundOptions& o) {
     const double r = mode != Rounding::stochastic ? 0.0 : fixed_r >= 0 ? fixed_r : uniform(gen);
     const double y = round_to(x, f, mode, r);
     const double rel = relative_error(x, y);
-    if (o.json)
+    if (o.json)  // an infinite or NaN relative error (overflow, inf, nan) is null: JSON has neither
       std::printf("{\"input\":\"%s\",\"x\":\"%s\",\"rounded\":\"%s\",\"decimal\":\"%s\","
-                  "\"relative_error\":%.6e,\"format\":\"%s\",\"mode\":\"%s\"}\n",
-                  o.values[i].c_str(), hex_float(x).c_str(), hex_float(y).c_str(),
-                  exact_decimal(y).c_str(), rel, name.c_str(), to_string(mode));
+                  "\"relative_error\":%s,\"format\":\"%s\",\"mode\":\"%s\"}\n",
+                  o.values[i].c_str(), hex_float(x).c_str(), hex_float(y).c_str(), exact_decimal(y).c_str(),
+                  std::isfinite(rel) ? strf("%.6e", rel).c_str() : "null", name.c_str(), to_string(mode));
     else
       std::printf("%s  ->  %s = %s  (relative error %.3e)\n", o.values[i].c_str(),
                   hex_float(y).c_str(), exact_decimal(y).c_str(), rel);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <sstream>
@@ -336,6 +337,11 @@ using HostArray = Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits
 
 template <class T>
 void check_pointers(const T* x, const T* y, std::size_t n, const char* function) {
+  // no array holds more bytes than PTRDIFF_MAX (such an n is a negative length cast to size_t)
+  if (n > static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(T))
+    throw_invalid(function, "n = " + std::to_string(n) + " is more elements than any array holds (PTRDIFF_MAX / " +
+                                std::to_string(sizeof(T)) + " = " +
+                                std::to_string(static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(T)) + ")");
   if (n > 0 && (x == nullptr || y == nullptr))
     throw_invalid(function, std::string(x == nullptr ? "x" : "y") + " is null but n = " + std::to_string(n));
 }

@@ -76,6 +76,17 @@ TEST(Format, GminFollowsEquation21) {
   EXPECT_EQ(ebla::formats::binary16().smallest_positive(), std::ldexp(1.0, -24));
 }
 
+// binary64's u fmin = 2^-1075 is no double: gmin() is the next double above it (an upper
+// bound, as every bound that uses it needs), never 0 or -0 (pow2 of -1075 underflowed)
+TEST(Format, GminOfBinary64IsTheSmallestDoubleAboveUFmin) {
+  const ebla::Format f = ebla::formats::binary64();
+  EXPECT_EQ(f.gmin(), std::ldexp(1.0, -1074));
+  EXPECT_FALSE(std::signbit(f.gmin()));
+  EXPECT_GE(static_cast<long double>(f.gmin()), std::ldexp(1.0L, -1075));  // u fmin, exactly
+  for (const ebla::Format& g : {ebla::formats::binary32(), ebla::formats::bfloat16(), ebla::formats::fp8_e4m3()})
+    EXPECT_EQ(g.gmin(), g.u() * g.fmin());  // other formats: exactly u fmin
+}
+
 TEST(Format, SpecialValuesFollowTheOcpEncodings) {
   EXPECT_FALSE(ebla::formats::fp8_e4m3().has_infinity());
   EXPECT_TRUE(ebla::formats::fp8_e4m3().has_nan());

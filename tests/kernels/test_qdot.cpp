@@ -1856,6 +1856,29 @@ TEST(QdotValidation, BadLaddersAreRejectedNamingFunctionAndLadder) {
   EXPECT_TRUE(ladder_of("").empty());  // empty: the seed's default ladder
 }
 
+// a negative length cast to size_t is rejected before any element is read
+TEST(QdotValidation, LengthsBeyondPtrdiffMaxAreRejectedNamingFunctionAndN) {
+  const double x[2] = {1, 2};
+  const float xf[2] = {1, 2};
+  const std::size_t huge = static_cast<std::size_t>(-1);
+  auto message = [](const auto& call) -> std::string {
+    try {
+      call();
+    } catch (const ebla::InvalidArgument& e) {
+      return e.what();
+    }
+    return "no exception";
+  };
+  for (const std::string& m : {message([&] { ebla::qdot_select(x, x, huge, QdotOptions{}); }),
+                               message([&] { ebla::qdot(x, x, huge, QdotOptions{}); }),
+                               message([&] { ebla::qdot(xf, xf, huge / 4 + 1, QdotOptions{}); })}) {
+    EXPECT_NE(m.find("ebla::qdot_select"), std::string::npos) << m;  // qdot selects first
+    EXPECT_NE(m.find("PTRDIFF_MAX"), std::string::npos) << m;
+  }
+  EXPECT_NE(message([&] { ebla::qdot(x, x, huge, QdotOptions{}); }).find(std::to_string(huge)), std::string::npos);
+  EXPECT_EQ(ebla::qdot(x, x, 2, QdotOptions{}).value, 5.0);
+}
+
 TEST(QdotValidation, PlansAreRejectedForAnotherLengthOrInputType) {
   const std::vector<double> x = {1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, y = {6.0, 5.0, 4.0, 3.0, 2.0, 1.0};
   const std::vector<float> xf(x.begin(), x.end()), yf(y.begin(), y.end());

@@ -18,6 +18,11 @@ int main(void) {
   if (info.status != EBLA_OK || !(v - exact <= info.bound && exact - v <= info.bound)) return 4;
   if (ebla_qdot(x, yv, 4, -1.0, &info) == ebla_qdot(x, yv, 4, -1.0, &info) || info.status != EBLA_INVALID_ARGUMENT) return 5;
   printf("consumer_c: ebla_qdot = %a (bound %.3g), bad tolerance says: %s\n", v, info.bound, ebla_last_error());
+  /* a negative length cast to size_t: rejected before any element is read */
+  const double bad = ebla_qdot(x, yv, (size_t)-1, 1e-6, &info);
+  if (bad == bad || info.status != EBLA_INVALID_ARGUMENT || strstr(ebla_last_error(), "PTRDIFF_MAX") == NULL)
+    return 6; /* not NaN, or not the error */
+  printf("consumer_c: n = (size_t)-1 says: %s\n", ebla_last_error());
   printf("consumer_c: ebla_round(0.1, binary16) = %a; bad name says: %s\n", y, ebla_last_error());
   return 0;
 }

@@ -72,9 +72,12 @@ struct Format {
   }
   /// Largest finite number: 2^emax (2 - 2u), or 2^emax (2 - 4u) for Specials::nan_only.
   KOKKOS_INLINE_FUNCTION double fmax() const { return bit_cast<double>(fmax_bits()); }
-  /// Underflow constant of seed 001 (2.1): u fmin with subnormals, fmin/2 without.
+  /// Underflow constant of seed 001 (2.1): u fmin with subnormals, fmin/2 without. For
+  /// binary64 itself u fmin = 2^-1075 lies below the smallest double; gmin() then gives
+  /// 2^-1074, the double next above, which keeps every bound that uses it valid.
   KOKKOS_INLINE_FUNCTION double gmin() const {
-    return subnormals ? pow2(emin - t) : pow2(emin - 1);
+    const int k = subnormals ? emin - t : emin - 1;
+    return pow2(k < -1074 ? -1074 : k);
   }
   KOKKOS_INLINE_FUNCTION bool has_infinity() const { return specials == Specials::ieee; }
   KOKKOS_INLINE_FUNCTION bool has_nan() const { return specials != Specials::none; }

@@ -53,12 +53,13 @@ KOKKOS_INLINE_FUNCTION bool stochastic_up(double r, std::uint64_t d, std::int64_
   const std::uint64_t rm = (ra & fraction_mask) | (static_cast<std::uint64_t>(rfield != 0) << fraction_bits);
   // r = rm 2^(rfield - 1075), so r 2^k = rm 2^s
   const std::int64_t s = (rfield | (rfield == 0)) - bias - fraction_bits + k;
-  // s >= 0: rm 2^s < d  <=>  rm < ceil(d / 2^s)
-  const std::int64_t sp = s < 63 ? s : 63;
+  // s >= 0: rm 2^s < d  <=>  rm < ceil(d / 2^s) (shift counts kept in [0, 63] on both
+  // branches, since both are evaluated: a negative count is undefined behaviour)
+  const std::int64_t sp = s < 0 ? 0 : s < 63 ? s : 63;
   const std::uint64_t dq = d >> sp;
   const bool up_scaled = rm < dq + ((d - (dq << sp)) != 0);
   // s < 0: rm 2^s < d  <=>  floor(rm 2^s) < d, because d is an integer
-  const std::int64_t sn = -s < 63 ? -s : 63;
+  const std::int64_t sn = s > 0 ? 0 : -s < 63 ? -s : 63;
   const bool up_shifted = (rm >> sn) < d;
   return s >= 0 ? up_scaled : up_shifted;
 }
