@@ -160,7 +160,7 @@ struct Tables {
 // CG's update of x and r riding in a qdot of r with itself (QdotStream::update): the
 // loop that reads r for the qdot first computes it, r_i = r_i - alpha q_i, and with it
 // u_i = u_i + alpha p_i (u is CG's x), and sums the squares r_i^2 in eight interleaved
-// partial sums, squares[k] over i = k (mod 8) in order of i (those of cg_update_squares).
+// partial sums, squares[k] over i = k (mod 8) in order of i (those of detail::cg_update).
 struct CgUpdate {
   double alpha;
   const double* p;
