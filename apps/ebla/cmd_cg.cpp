@@ -476,7 +476,9 @@ int execute(const CgConfig& c) {
   // Created (and so checked) before the work, committed after it: a bad path fails at
   // once, and a failure half-way leaves no file.
   std::unique_ptr<Hdf5Writer> out;
-  if (!c.out.output.empty() && processes().rank == 0) out = std::make_unique<Hdf5Writer>(c.out.output);  // rank 0 writes
+  if (!c.out.output.empty() && processes().rank == 0)  // rank 0 writes; never over an input
+    out = under_option(option_name(me, "--output"),
+                       [&] { return std::make_unique<Hdf5Writer>(c.out.output, c.problem.inputs()); });
   check_dot_policy(c.dots, me);
   int code = exit_converged;
   if (c.experiment) {

@@ -439,7 +439,9 @@ AutoReport study(const AutoCase& a, const PowerConfig& config, const Hdf5Group* 
 // Everything that holds Kokkos views lives in here, inside the KokkosSession of run_power.
 int execute(const PowerConfig& c) {
   std::unique_ptr<Hdf5Writer> out;  // checked before the work, committed after it
-  if (!c.out.output.empty() && processes().rank == 0) out = std::make_unique<Hdf5Writer>(c.out.output);  // rank 0 writes
+  if (!c.out.output.empty() && processes().rank == 0)  // rank 0 writes; never over an input
+    out = under_option(option_name(me, "--output"),
+                       [&] { return std::make_unique<Hdf5Writer>(c.out.output, c.problem.inputs()); });
   check_dot_policy(c.dots, me);
   int code = exit_converged;
   if (c.experiment) {

@@ -146,6 +146,8 @@ struct ProblemSpec {
   double degree = 0, shift = 0;
   std::uint64_t seed = 1;
   std::string matrix, rhs, x0, hdf5;
+  /// The files the problem reads (for an output that must not replace one of them).
+  std::vector<std::string> inputs() const { return {matrix, rhs, x0, hdf5}; }
   bool check_symmetry = true;
 };
 

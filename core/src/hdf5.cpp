@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <utility>
+#include <vector>
 
 namespace ebla {
 
@@ -266,12 +267,37 @@ Hdf5Dataset Hdf5Group::dataset(const std::string& name, const std::vector<std::u
 
 // ---- Hdf5Writer --------------------------------------------------------------------
 
-Hdf5Writer::Hdf5Writer(const std::string& path) : state_(std::make_shared<Hdf5State>()) {
+namespace {
+
+// Why `path` must not be replaced by the finished file, or "": it is a device, a FIFO, a
+// socket or a symbolic link (the rename would replace the node itself), a file without
+// write permission, or the same file as one of `inputs`.
+std::string refusal(const std::string& path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(st)) return "";  // a new file
+  if (fs::is_symlink(st)) return "it is a symbolic link (give the file it points to)";
+  if (!fs::is_regular_file(st)) return "it exists and is not a regular file (a device, a FIFO or a socket)";
+  if ((st.permissions() & fs::perms::owner_write) == fs::perms::none) return "it is read-only";
+  for (const std::string& in : inputs) {
+    std::error_code e2;
+    if (!in.empty() && fs::equivalent(path, in, e2) && !e2) return "it is the input " + in_quotes(in);
+  }
+  return "";
+}
+
+}  // namespace
+
+Hdf5Writer::Hdf5Writer(const std::string& path, const std::vector<std::string>& inputs)
+    : state_(std::make_shared<Hdf5State>()) {
   const char* function = "ebla::Hdf5Writer";
   if (path.empty()) throw_invalid(function, "empty output path");
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw_invalid(function, "cannot create " + in_quotes(path) + ": it is a directory");
+  const std::string refused = refusal(path, inputs);
+  if (!refused.empty()) throw_invalid(function, "will not replace " + in_quotes(path) + ": " + refused);
   state_->path = path;
   state_->temporary = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
   QuietErrors quiet;

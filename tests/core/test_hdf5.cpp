@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -240,6 +241,35 @@ TEST_F(hdf5, UnwritablePathsThrowNamingThePath) {
     EXPECT_NE(l.find("cannot create '" + p + "'"), std::string::npos) << l;
     fs::permissions(locked, fs::perms::owner_all);
   }
+}
+
+// commit() renames onto the path: a FIFO, a symbolic link, a read-only file or an input of
+// the run would be replaced (and /dev/null with it, run as root). Each is refused before a
+// temporary file is made, and left as it was.
+TEST_F(hdf5, TargetsThatARenameWouldDestroyAreRefusedNamingThePath) {
+  const std::string fifo = file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string f = message_of([&] { ebla::Hdf5Writer out(fifo); });
+  EXPECT_NE(f.find("will not replace '" + fifo + "': it exists and is not a regular file"), std::string::npos) << f;
+  EXPECT_TRUE(fs::is_fifo(fifo));
+
+  const std::string target = file("target.h5"), link = file("link.h5");
+  { std::FILE* t = std::fopen(target.c_str(), "w"); ASSERT_NE(t, nullptr); std::fputs("kept", t); std::fclose(t); }
+  fs::create_symlink(target, link);
+  const std::string l = message_of([&] { ebla::Hdf5Writer out(link); });
+  EXPECT_NE(l.find("will not replace '" + link + "': it is a symbolic link"), std::string::npos) << l;
+  EXPECT_TRUE(fs::is_symlink(link));
+
+  const std::string input = message_of([&] { ebla::Hdf5Writer out(target, {"", file("other.mtx"), link}); });
+  EXPECT_NE(input.find("will not replace '" + target + "': it is the input '" + link + "'"), std::string::npos) << input;
+  EXPECT_NO_THROW(ebla::Hdf5Writer out(target, {file("other.mtx")}));  // another input: fine
+
+  fs::permissions(target, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const std::string r = message_of([&] { ebla::Hdf5Writer out(target); });
+  EXPECT_NE(r.find("will not replace '" + target + "': it is read-only"), std::string::npos) << r;
+  EXPECT_EQ(fs::file_size(target), 4u);  // "kept"
+  // nothing else was created: the FIFO, the file and the link only
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 3);
 }
 
 TEST_F(hdf5, RejectsBadNamesDuplicatesAndShapes) {

@@ -128,8 +128,10 @@ private:
 class Hdf5Writer {
 public:
   /// Creates `<path>.tmp-<pid>` (truncating a stale one). Throws InvalidArgument naming
-  /// `path` if it cannot be created or if `path` is an existing directory.
-  explicit Hdf5Writer(const std::string& path);
+  /// `path` if it cannot be created, or if `path` exists and is not a regular file (a
+  /// directory, device, FIFO, socket or symbolic link), is read-only, or is the same file as
+  /// one of `inputs` (the files the run reads): commit() would replace it.
+  explicit Hdf5Writer(const std::string& path, const std::vector<std::string>& inputs = {});
   Hdf5Writer(Hdf5Writer&&) noexcept;
   Hdf5Writer& operator=(Hdf5Writer&&) noexcept;
   Hdf5Writer(const Hdf5Writer&) = delete;
