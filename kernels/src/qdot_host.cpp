@@ -354,6 +354,20 @@ EBLA_AVX512 inline __m512i exponents(__m512i a, __m512i field, const Avx512Const
   return _mm512_mask_sub_epi64(field, sub, scaled, _mm512_set1_epi64(64));
 }
 
+// Adds eight products to the lanes: |prod| to the sum Q, c |prod| to the bound terms, and
+// `used` (prod, or 0 where perforated) to the compensated sum s + c by TwoSum.
+EBLA_AVX512 [[gnu::always_inline]] inline void accumulate8(Avx512Lanes& L, __m512d prod, __m512d used, __m512d c,
+                                                           const Avx512Consts& K) {
+  const __m512d absprod = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(prod), K.abs_mask));
+  L.q = _mm512_add_pd(L.q, absprod);
+  L.b = _mm512_fmadd_pd(c, absprod, L.b);
+  const __m512d s = _mm512_add_pd(L.s, used);  // TwoSum(s, used)
+  const __m512d z = _mm512_sub_pd(s, L.s);
+  const __m512d err = _mm512_add_pd(_mm512_sub_pd(L.s, _mm512_sub_pd(s, z)), _mm512_sub_pd(used, z));
+  L.s = s;
+  L.c = _mm512_add_pd(L.c, err);
+}
+
 // Level of each component's bin: a byte permutation of a 128-entry table when the plan
 // has at most 128 bins and the CPU has AVX-512 VBMI, else a gather.
 template <bool bytes>
@@ -389,16 +403,7 @@ step8_general(Avx512Lanes& L, __m512d X, __m512d Y, const Avx512Consts& K) {
   const __m512d xr = _mm512_mask_mov_pd(round_veltkamp(X, fx, sigma, K), perforated, X);
   const __m512d yr = _mm512_mask_mov_pd(round_veltkamp(Y, fy, sigma, K), perforated, Y);
   const __m512d prod = _mm512_maskz_mul_pd(valid, xr, yr);
-  const __m512d used = _mm512_mask_mov_pd(prod, perforated, _mm512_setzero_pd());
-  const __m512d absprod = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(prod), K.abs_mask));
-  L.q = _mm512_add_pd(L.q, absprod);
-  L.b = _mm512_fmadd_pd(c, absprod, L.b);
-  // TwoSum(s, used)
-  const __m512d s = _mm512_add_pd(L.s, used);
-  const __m512d z = _mm512_sub_pd(s, L.s);
-  const __m512d err = _mm512_add_pd(_mm512_sub_pd(L.s, _mm512_sub_pd(s, z)), _mm512_sub_pd(used, z));
-  L.s = s;
-  L.c = _mm512_add_pd(L.c, err);
+  accumulate8(L, prod, _mm512_mask_mov_pd(prod, perforated, _mm512_setzero_pd()), c, K);
   // counts: levels in vector counters; the rare outside/non-finite by popcount (zeros
   // are what is left: n minus the others)
   L.packed = _mm512_add_epi64(L.packed, _mm512_sllv_epi64(_mm512_maskz_mov_epi64(valid, K.one), _mm512_slli_epi64(l, 3)));
@@ -441,14 +446,7 @@ step8(Avx512Lanes& L, __m512d X, __m512d Y, const Fields& F, const Avx512Consts&
   if (K.has_plain && _kandn_mask8(unusual, _mm512_cmple_epu64_mask(_mm512_sub_epi64(F.sum, K.plain_base),
                                                                     K.plain_span)) == 0xff) {
     const __m512d prod = _mm512_mul_pd(X, Y);
-    const __m512d absprod = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(prod), K.abs_mask));
-    L.q = _mm512_add_pd(L.q, absprod);
-    L.b = _mm512_fmadd_pd(K.plain_c, absprod, L.b);
-    const __m512d s = _mm512_add_pd(L.s, prod);  // TwoSum(s, prod)
-    const __m512d z = _mm512_sub_pd(s, L.s);
-    const __m512d err = _mm512_add_pd(_mm512_sub_pd(L.s, _mm512_sub_pd(s, z)), _mm512_sub_pd(prod, z));
-    L.s = s;
-    L.c = _mm512_add_pd(L.c, err);
+    accumulate8(L, prod, prod, K.plain_c, K);
     if constexpr (count) L.packed = _mm512_add_epi64(L.packed, K.plain_count);
     return;
   }
@@ -467,15 +465,7 @@ step8(Avx512Lanes& L, __m512d X, __m512d Y, const Fields& F, const Avx512Consts&
   const __m512d xr = _mm512_sub_pd(gx, _mm512_sub_pd(gx, X));
   const __m512d yr = _mm512_sub_pd(gy, _mm512_sub_pd(gy, Y));
   const __m512d prod = _mm512_mul_pd(xr, yr);
-  const __m512d used = _mm512_mask_mov_pd(prod, perforated, _mm512_setzero_pd());
-  const __m512d absprod = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(prod), K.abs_mask));
-  L.q = _mm512_add_pd(L.q, absprod);
-  L.b = _mm512_fmadd_pd(c, absprod, L.b);
-  const __m512d s = _mm512_add_pd(L.s, used);  // TwoSum(s, used)
-  const __m512d z = _mm512_sub_pd(s, L.s);
-  const __m512d err = _mm512_add_pd(_mm512_sub_pd(L.s, _mm512_sub_pd(s, z)), _mm512_sub_pd(used, z));
-  L.s = s;
-  L.c = _mm512_add_pd(L.c, err);
+  accumulate8(L, prod, _mm512_mask_mov_pd(prod, perforated, _mm512_setzero_pd()), c, K);
   if constexpr (count) L.packed = _mm512_add_epi64(L.packed, _mm512_sllv_epi64(K.one, _mm512_slli_epi64(l, 3)));
 }
 
