@@ -114,7 +114,8 @@ CgRun solve(const Problem& p, const CgConfig& c, const DotPolicy& policy, const 
     if (progress_due(k, every)) spdlog::info("{}cg iteration {}: ||r|| = {:.3e}", label, k, r);
   };
   run.result = std::visit([&](const auto& A) { return solve_cg(A, p.b, p.x0, policy, o, c.dots.collectives); }, p.op);
-  if (p.x_exact.extent(0) > 0) run.max_error = global_max(max_difference(run.result.x, p.x_exact));
+  // every rank takes part in the max, also one that owns no rows (its x_exact is empty)
+  if (!p.x_exact_source.empty()) run.max_error = global_max(max_difference(run.result.x, p.x_exact));
   if (o.record_levels)  // under mpirun: the global maps, on rank 0
     for (CgIteration& it : run.result.history) {
       gather_to_root(it.rr_levels);
@@ -499,7 +500,6 @@ int execute(const CgConfig& c) {
 
 int run_cg(const CgCli& cli) {
   const CgConfig c = make_config(cli);  // every option checked before any work
-  start_processes();  // joins MPI under mpirun
   KokkosSession kokkos;
   return execute(c);
 }

@@ -460,7 +460,6 @@ int execute(const PowerConfig& c) {
 
 int run_power(const PowerCli& cli) {
   const PowerConfig c = make_config(cli);  // every option checked before any work
-  start_processes();  // joins MPI under mpirun
   KokkosSession kokkos;
   return execute(c);
 }

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -105,9 +106,60 @@ const Processes& start_processes() {
 #endif
 }
 
+#ifdef EBLA_WITH_MPI
+namespace {
+// FNV-1a over the arguments that decide what a run computes: all but argv[0] (the path
+// of the program) and --kokkos-num-threads N (a rank's threads), each with a 0 byte after it.
+std::uint64_t options_fingerprint(int argc, const char* const* argv) {
+  std::uint64_t h = 14695981039346656037ull;
+  const auto add = [&h](const char* s) {
+    for (const char* c = s;; ++c) {
+      h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+      if (*c == '\0') break;
+    }
+  };
+  const std::string threads = "--kokkos-num-threads";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == threads) {
+      ++i;  // and its value
+      continue;
+    }
+    if (arg.compare(0, threads.size() + 1, threads + "=") == 0) continue;
+    add(argv[i]);
+  }
+  return h;
+}
+}  // namespace
+#endif
+
+bool same_options_on_every_rank([[maybe_unused]] int argc, [[maybe_unused]] const char* const* argv) {
+#ifdef EBLA_WITH_MPI
+  const Processes& P = processes();
+  if (!P.mpi || P.ranks == 1) return true;
+  const std::uint64_t mine = options_fingerprint(argc, argv);
+  std::uint64_t low_high[2] = {mine, ~mine};  // min of ~h is ~(max of h): one collective
+  MPI_Allreduce(MPI_IN_PLACE, low_high, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  if (low_high[0] == ~low_high[1]) return true;
+  std::uint64_t root = mine;
+  MPI_Bcast(&root, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  if (P.rank == 0)
+    spdlog::error("the ranks were started with different options (every rank must be given the same ones; "
+                  "only --kokkos-num-threads may differ): rank 0 runs '{}'",
+                  command_line());
+  else if (mine != root)
+    spdlog::error("rank {} runs '{}', not rank 0's options", P.rank, command_line());
+  return false;
+#else
+  return true;
+#endif
+}
+
+void run_on_rank0_alone() { state().solo = true; }
+
 int finish_with(int code) {
 #ifdef EBLA_WITH_MPI
-  if (state().mpi && state().ranks > 1 && code != 0) {
+  if (state().mpi && state().ranks > 1 && !state().solo && code != 0) {
     std::fflush(stdout);
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, code);  // the others may wait in a collective: end them too

@@ -2,11 +2,12 @@
 // a problem over them (docs/mpi.md).
 //
 // An ebla built with EBLA_ENABLE_MPI joins MPI when it was started by mpirun / mpiexec
-// (Open MPI's OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK in the environment) and the command
-// is cg or power; otherwise it runs as one process, as an ebla built without MPI does.
-// Rank 0 prints and writes the output file; the other ranks print only errors. An error on
-// any rank of a run over several ranks aborts all of them (MPI_Abort with exit code 2 for
-// bad input): no rank is left waiting in a collective.
+// (Open MPI's OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK in the environment), before it
+// parses its options; otherwise it runs as one process, as an ebla built without MPI does.
+// The ranks first check that they were given the same options; cg and power then run
+// distributed, any other command on rank 0 alone. Rank 0 prints and writes the output file;
+// the other ranks print only errors. An error on any rank of a distributed run aborts all
+// of them (MPI_Abort with exit code 2 for bad input): no rank is left waiting in a collective.
 #pragma once
 
 #include "solver_common.hpp"
@@ -22,7 +23,8 @@ namespace ebla::cli {
 
 struct Processes {
   int rank = 0, ranks = 1;
-  bool mpi = false;  ///< MPI was initialised (by start_processes)
+  bool mpi = false;   ///< MPI was initialised (by start_processes)
+  bool solo = false;  ///< the command runs on rank 0 alone (every command but cg and power)
 };
 
 /// Joins MPI if started by a launcher (see above; at most once), silences stdout and the
@@ -30,8 +32,15 @@ struct Processes {
 const Processes& start_processes();
 /// The processes of the run (one, until start_processes joined MPI).
 const Processes& processes();
-/// Exit with `code`: a plain return value on one process; on several, prints nothing more
-/// and aborts every rank with that code.
+/// Under mpirun: true if every rank was given the same arguments as rank 0, ignoring the
+/// program's path and --kokkos-num-threads (one collective, before any other). Otherwise
+/// rank 0 logs its command line and each rank that differs logs its own, and all return
+/// false. True on one process.
+bool same_options_on_every_rank(int argc, const char* const* argv);
+/// Marks the run as not distributed: rank 0 runs the command, the other ranks end.
+void run_on_rank0_alone();
+/// Exit with `code`: a plain return value on one process; on several ranks of a distributed
+/// run, prints nothing more and aborts every rank with that code.
 int finish_with(int code);
 
 /// Replaces the serial problem's operator and vectors by this rank's rows: HPCCG stacked

@@ -12,6 +12,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <string>
 
@@ -62,12 +63,34 @@ void set_command_line(int argc, const char* const* argv) {
 
 }  // namespace ebla::cli
 
+namespace {
+// Ends a run whose parse stopped it: help, version, or a parse error (exit code 2).
+int end_of_parse(const CLI::App& app, const std::exception_ptr& stop) {
+  try {
+    std::rethrow_exception(stop);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    spdlog::error("{}", e.what());
+    spdlog::error("run 'ebla --help' for the commands, 'ebla COMMAND --help' for their options");
+  }
+  return ebla::cli::exit_bad_input;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   ebla::cli::set_command_line(argc, argv);
   // messages go to stderr, so that stdout carries only results
   auto logger = spdlog::stderr_color_mt("ebla");
   logger->set_pattern("ebla: %^%l%$: %v");
   spdlog::set_default_logger(logger);
+  // under mpirun every rank joins MPI first, whatever its options, so that the check below
+  // finds every rank (one that stopped at --help or a parse error included)
+  const ebla::cli::Processes& processes = ebla::cli::start_processes();
 
   CLI::App app{"ebla: error-bounded linear algebra (number formats, rounding, bounds)", "ebla"};
   app.set_version_flag("--version", "ebla " EBLA_VERSION);
@@ -112,20 +135,24 @@ int main(int argc, char** argv) {
             },
             "INT in 1..1024");
 
+  std::exception_ptr stop;  // help, version or a parse error
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    spdlog::error("{}", e.what());
-    spdlog::error("run 'ebla --help' for the commands, 'ebla COMMAND --help' for their options");
-    return ebla::cli::exit_bad_input;
+  } catch (const CLI::ParseError&) {
+    stop = std::current_exception();
+  }
+  // under mpirun: ranks given different options would meet in different collectives
+  if (!ebla::cli::same_options_on_every_rank(argc, argv)) return ebla::cli::exit_bad_input;
+  if (stop) {
+    if (processes.rank > 0) spdlog::set_level(spdlog::level::off);  // rank 0 says it for all
+    return end_of_parse(app, stop);
   }
   ebla::cli::set_kokkos_threads(kokkos_threads);
+  // only cg and power are distributed: any other command runs on rank 0 alone
+  if (processes.ranks > 1 && !app.get_subcommand("cg")->parsed() && !app.get_subcommand("power")->parsed()) {
+    if (processes.rank > 0) return 0;
+    ebla::cli::run_on_rank0_alone();
+  }
   try {
     for (const auto& [sub, run] : commands)
       if (sub->parsed()) return run();

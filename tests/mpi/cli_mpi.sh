@@ -83,12 +83,57 @@ expect_error() {  # expect_error WHAT PATTERN COMMAND...
   [ "$code" = 2 ] || fail "$what: exit code $code, not 2 (stderr: $(head -c 400 "$dir/err.txt"))"
   grep -q "$pattern" "$dir/err.txt" || fail "$what: no message matching '$pattern' (stderr: $(head -c 400 "$dir/err.txt"))"
 }
-expect_error "mismatched ranks" "ranks disagree on the block" \
+# every rank must be given rank 0's options (a fingerprint compared before any other
+# collective): a different block, a rank at --help, different collectives (which corrupted
+# the heap in MPI_Allreduce), operators (which hung), tolerances (MPI_ERR_TRUNCATE)
+differ="the ranks were started with different options"
+expect_error "mismatched blocks" "$differ" \
   -np 1 "$ebla" cg --nx 8 --ny 8 --nz 4 --operator stencil : -np 1 "$ebla" cg --nx 9 --ny 8 --nz 4 --operator stencil
-expect_error "a file missing on one rank" "cannot open '$dir/missing.mtx'" \
-  -np 1 "$ebla" cg --nx 8 --ny 8 --nz 4 : -np 1 "$ebla" cg --matrix "$dir/missing.mtx"
-expect_error "a bad option on one rank" "ebla cg --nx" \
+expect_error "--help on one rank" "rank 1 runs '.* cg --help'" -np 1 "$ebla" cg --nx 4 : -np 1 "$ebla" cg --help
+expect_error "--qdot-collectives 1 and 2" "$differ" \
+  -np 1 "$ebla" cg --nx 6 --ny 6 --nz 6 --qdot-tol 1e-6 --qdot-collectives 1 : \
+  -np $((np - 1)) "$ebla" cg --nx 6 --ny 6 --nz 6 --qdot-tol 1e-6 --qdot-collectives 2
+expect_error "stencil and csr" "$differ" \
+  -np $((np - 1)) "$ebla" cg --nx 6 --ny 6 --nz 6 --operator stencil : -np 1 "$ebla" cg --nx 6 --ny 6 --nz 6 --operator csr
+expect_error "different --tol" "$differ" -np 1 "$ebla" power --tol 1e-6 : -np $((np - 1)) "$ebla" power --tol 1e-7
+expect_error "a bad option on one rank" "rank 1 runs '.* cg --nx -8'" \
   -np 1 "$ebla" cg --nx 8 : -np 1 "$ebla" cg --nx -8
+grep -q "free()\|MPI_ERR" "$dir/err.txt" && fail "a bad option on one rank: MPI failed: $(head -c 400 "$dir/err.txt")"
+# the same options, but the file is missing where rank 1 runs (another working directory)
+mkdir -p "$dir/here" "$dir/there"
+cp "$dir/tri.mtx" "$dir/here/tri.mtx"
+expect_error "a file missing on one rank" "cannot open 'tri.mtx'" \
+  -np 1 --wdir "$dir/here" "$ebla" cg --matrix tri.mtx : -np 1 --wdir "$dir/there" "$ebla" cg --matrix tri.mtx
+# the host threads of a rank may differ
+run -np 1 "$ebla" cg --nx 6 --ny 6 --nz 6 --kokkos-num-threads 1 : \
+  -np $((np - 1)) "$ebla" cg --nx 6 --ny 6 --nz 6 --kokkos-num-threads=2 > "$dir/out.txt" 2> "$dir/err.txt" ||
+  fail "--kokkos-num-threads 1 and 2: exit code $? (stderr: $(head -c 400 "$dir/err.txt"))"
+
+# --help, --version and the commands that are not distributed: rank 0 alone prints
+run -np "$np" "$ebla" cg --help > "$dir/out.txt" 2> "$dir/err.txt" || fail "cg --help: exit code $?"
+[ "$(grep -c '^Usage' "$dir/out.txt")" = 1 ] || fail "cg --help: $(grep -c '^Usage' "$dir/out.txt") usage lines"
+run -np "$np" "$ebla" --version > "$dir/out.txt" 2> "$dir/err.txt" || fail "--version: exit code $?"
+[ "$(cat "$dir/out.txt")" = "$("$ebla" --version)" ] || fail "--version: $(head -c 200 "$dir/out.txt")"
+"$ebla" formats > "$dir/serial.txt"
+run -np "$np" "$ebla" formats > "$dir/out.txt" 2> "$dir/err.txt" || fail "formats: exit code $?"
+cmp -s "$dir/serial.txt" "$dir/out.txt" || fail "formats under mpirun: not the serial output once"
+
+# ranks that own no rows (n = P - 1: the last rank has none) take part in every collective
+awk -v n=$((np - 1)) 'BEGIN { print "%%MatrixMarket matrix coordinate real symmetric"; print n, n, n;
+                              for (i = 1; i <= n; i++) print i, i, i + 1 }' > "$dir/small.mtx"
+for solver in cg power; do
+  for dots in "--dot exact" "--dot qdot --qdot-tol 1e-6"; do
+    what="$solver --matrix small.mtx $dots on $np ranks"
+    # shellcheck disable=SC2086
+    "$ebla" $solver --matrix "$dir/small.mtx" $dots --json > "$dir/serial.json" || fail "$what: serial run"
+    # shellcheck disable=SC2086
+    run -np "$np" "$ebla" $solver --matrix "$dir/small.mtx" $dots --json > "$dir/mpi.json" 2> "$dir/err.txt" ||
+      fail "$what: exit code $? (stderr: $(head -c 400 "$dir/err.txt"))"
+    s=$(field iterations "$dir/serial.json")
+    m=$(field iterations "$dir/mpi.json")
+    [ -n "$s" ] && [ "$s" = "$m" ] || fail "$what: iterations $m under mpirun, $s on one process"
+  done
+done
 expect_error "--qdot-collectives 3" "ebla cg --qdot-collectives: 3 is not 1 or 2" -np "$np" "$ebla" cg --qdot-collectives 3
 expect_error "dense under mpirun" "dense is not distributed" -np "$np" "$ebla" cg --nx 4 --ny 4 --nz 4 --operator dense
 expect_error "--qdot-margin under mpirun" "ebla cg --qdot-margin: applies on one process" \
