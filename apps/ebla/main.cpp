@@ -3,11 +3,13 @@
 #include "distributed.hpp"
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/temporary.hpp>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <csignal>
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
@@ -64,6 +66,27 @@ void set_command_line(int argc, const char* const* argv) {
 }  // namespace ebla::cli
 
 namespace {
+// SIGINT, SIGTERM (also how mpirun ends the other ranks when one aborts), SIGHUP: remove
+// the output files being written, then die of the signal as if unhandled (exit status
+// 128 + signal in a shell).
+extern "C" void remove_temporaries_and_die(int signal) {
+  ebla::remove_pending_temporaries();
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
+// A signal that the process was started ignoring (nohup, a background job) stays ignored.
+void remove_temporaries_on_signals() {
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction now {};
+    if (sigaction(signal, nullptr, &now) != 0 || now.sa_handler == SIG_IGN) continue;
+    struct sigaction handler {};
+    handler.sa_handler = remove_temporaries_and_die;
+    sigemptyset(&handler.sa_mask);
+    sigaction(signal, &handler, nullptr);
+  }
+}
+
 // Ends a run whose parse stopped it: help, version, or a parse error (exit code 2).
 int end_of_parse(const CLI::App& app, const std::exception_ptr& stop) {
   try {
@@ -88,6 +111,7 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("ebla");
   logger->set_pattern("ebla: %^%l%$: %v");
   spdlog::set_default_logger(logger);
+  remove_temporaries_on_signals();
   // under mpirun every rank joins MPI first, whatever its options, so that the check below
   // finds every rank (one that stopped at --help or a parse error included)
   const ebla::cli::Processes& processes = ebla::cli::start_processes();

@@ -1,6 +1,7 @@
 // The HDF5 result-file writer (see hdf5.hpp): temporary file, rename on commit, and
 // every HDF5 object opened and closed within one call.
 #include <ebla/core/hdf5.hpp>
+#include <ebla/core/temporary.hpp>
 
 #include <hdf5.h>
 
@@ -22,6 +23,7 @@ struct Hdf5State {
   hid_t file = H5I_INVALID_HID;
   std::string path;       // the target, named in every message
   std::string temporary;  // what is actually being written
+  PendingTemporary pending;  // the temporary, for a signal handler to remove
   bool committed = false;
 };
 
@@ -300,6 +302,7 @@ Hdf5Writer::Hdf5Writer(const std::string& path, const std::vector<std::string>& 
   if (!refused.empty()) throw_invalid(function, "will not replace " + in_quotes(path) + ": " + refused);
   state_->path = path;
   state_->temporary = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
+  state_->pending = detail::PendingTemporary(state_->temporary);  // before it exists: no moment unrecorded
   QuietErrors quiet;
   errno = 0;
   state_->file = H5Fcreate(state_->temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -330,6 +333,7 @@ Hdf5Writer::~Hdf5Writer() {
     state_->file = H5I_INVALID_HID;
   }
   remove_quietly(state_->temporary);
+  state_->pending.release();
 }
 
 Hdf5Group Hdf5Writer::root() const {
@@ -348,6 +352,7 @@ void Hdf5Writer::commit() {
     st.file = H5I_INVALID_HID;
     if (flushed < 0 || closed < 0) {
       remove_quietly(st.temporary);
+      st.pending.release();
       throw Hdf5Error("ebla::Hdf5Writer: " + in_quotes(st.path) + ": cannot finish the file (" +
                       (flushed < 0 ? flush_error : close_error) + "); nothing was written");
     }
@@ -356,9 +361,11 @@ void Hdf5Writer::commit() {
   if (std::rename(st.temporary.c_str(), st.path.c_str()) != 0) {
     const int err = errno;
     remove_quietly(st.temporary);
+    st.pending.release();
     throw Hdf5Error("ebla::Hdf5Writer: cannot rename " + in_quotes(st.temporary) + " to " + in_quotes(st.path) +
                     ": " + std::strerror(err) + "; nothing was written");
   }
+  st.pending.release();
   st.committed = true;
 }
 

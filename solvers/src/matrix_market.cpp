@@ -4,6 +4,7 @@
 #include <ebla/solvers/problems.hpp>
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/temporary.hpp>
 
 #include <unistd.h>
 
@@ -242,7 +243,7 @@ class Output {
 public:
   Output(const std::string& path, const char* function)
       : path_(path), temporary_(path + ".tmp-" + std::to_string(static_cast<long>(::getpid()))),
-        function_(function), file_(std::fopen(temporary_.c_str(), "w")) {
+        function_(function), pending_(temporary_), file_(std::fopen(temporary_.c_str(), "w")) {
     if (file_ == nullptr)
       throw_invalid(function_, "cannot create " + in_quotes(temporary_) + " (for " + in_quotes(path_) +
                                    "): " + std::strerror(errno));
@@ -275,12 +276,14 @@ public:
     if (std::rename(temporary_.c_str(), path_.c_str()) != 0)
       throw_invalid(function_, "cannot rename " + in_quotes(temporary_) + " to " + in_quotes(path_) + ": " +
                                    std::strerror(errno));
+    pending_.release();
     committed_ = true;
   }
 
 private:
   std::string path_, temporary_;
   const char* function_;
+  detail::PendingTemporary pending_;  // the temporary, for a signal handler to remove
   std::FILE* file_;
   bool committed_ = false;
 };

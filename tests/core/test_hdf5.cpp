@@ -1,6 +1,7 @@
 // The HDF5 result-file writer: contents read back with the HDF5 C API, the
 // temporary-then-rename protocol, and its errors.
 #include <ebla/core/hdf5.hpp>
+#include <ebla/core/temporary.hpp>
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -169,6 +170,45 @@ TEST_F(hdf5, LeavesNoFileWithoutCommit) {
   EXPECT_FALSE(fs::exists(path));
   EXPECT_FALSE(fs::exists(temporary));
   EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+// What a signal handler of SIGINT/SIGTERM calls: the temporaries of the open writers go,
+// a committed file and the writers' other files stay.
+TEST_F(hdf5, RemovePendingTemporariesRemovesOnlyOpenWritersTemporaries) {
+  const std::string kept = file("kept.h5"), open = file("open.h5");
+  ebla::Hdf5Writer done(kept);
+  done.root().attribute("x", 1.0);
+  done.commit();
+  ebla::Hdf5Writer writing(open);
+  writing.root().group("g").dataset("v", std::vector<double>(100, 1.0));
+  ASSERT_TRUE(fs::exists(writing.temporary_path()));
+  ebla::remove_pending_temporaries();
+  EXPECT_FALSE(fs::exists(writing.temporary_path()));
+  EXPECT_TRUE(fs::exists(kept));
+  EXPECT_FALSE(fs::exists(open));
+}
+
+// The table holds 64 paths at once; the 65th is not recorded (its writer still removes it),
+// and a slot freed by one writer serves the next.
+TEST_F(hdf5, PendingTemporaryTableIsBoundedAndReused) {
+  std::vector<ebla::detail::PendingTemporary> held;
+  for (int i = 0; i < 64; ++i) {
+    held.emplace_back(file("t" + std::to_string(i)));
+    EXPECT_TRUE(held.back().recorded()) << i;
+  }
+  EXPECT_FALSE(ebla::detail::PendingTemporary(file("one too many")).recorded());
+  EXPECT_FALSE(ebla::detail::PendingTemporary(std::string(5000, 'a')).recorded());  // past PATH_MAX
+  held[7].release();
+  EXPECT_FALSE(held[7].recorded());
+  ebla::detail::PendingTemporary again(file("again"));
+  EXPECT_TRUE(again.recorded());
+  std::ofstream(file("again")) << "x";
+  std::ofstream(file("t8")) << "x";
+  std::ofstream(file("t7")) << "x";  // released: stays
+  ebla::remove_pending_temporaries();
+  EXPECT_FALSE(fs::exists(file("again")));
+  EXPECT_FALSE(fs::exists(file("t8")));
+  EXPECT_TRUE(fs::exists(file("t7")));
 }
 
 TEST_F(hdf5, AnExceptionMidWayLeavesThePreviousFileIntact) {

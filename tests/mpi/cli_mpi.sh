@@ -140,9 +140,10 @@ expect_error "--qdot-margin under mpirun" "ebla cg --qdot-margin: applies on one
   -np "$np" "$ebla" cg --nx 4 --ny 4 --nz 4 --qdot-tol 1e-6 --qdot-margin 8
 
 # a rank killed in the middle of a solve (SIGKILL after 3 s of a solve that would take
-# minutes): the others must not wait for it in a collective
+# minutes): the others must not wait for it in a collective, and rank 0, ended by mpirun's
+# SIGTERM, removes the temporary file of its --output
 start=$(date +%s)
-long="cg --nx 40 --ny 40 --nz 40 --operator stencil --tol 1e-300 --max-iter 10000000 --progress 0"
+long="cg --nx 40 --ny 40 --nz 40 --operator stencil --tol 1e-300 --max-iter 10000000 --progress 0 -o $dir/killed.h5"
 # shellcheck disable=SC2086
 run -np 1 "$ebla" $long : -np $((np - 1)) timeout -s KILL 3 "$ebla" $long > "$dir/out.txt" 2> "$dir/err.txt"
 code=$?
@@ -150,6 +151,7 @@ took=$(($(date +%s) - start))
 { [ "$code" != 0 ] && [ "$code" != 124 ] && [ "$took" -lt 60 ]; } ||
   fail "a killed rank: exit code $code after $took s (stderr: $(head -c 400 "$dir/err.txt"))"
 grep -q "signal 9" "$dir/err.txt" || fail "a killed rank: mpirun did not report it: $(head -c 400 "$dir/err.txt")"
+ls "$dir" | grep -q '^killed.h5' && fail "a killed rank: rank 0 left $(ls "$dir" | grep '^killed.h5')"
 
 if [ "$failures" -ne 0 ]; then
   echo "cli_mpi.sh on $np ranks: $failures failure(s)"
