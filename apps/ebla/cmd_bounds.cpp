@@ -25,14 +25,15 @@ int run_bounds(const BoundsOptions& o) {
   const Format f = format_by_name(o.format);
   if (!(o.failure > 0 && o.failure < 1))
     throw_invalid("ebla bounds --failure", "probability " + std::to_string(o.failure) + " is outside (0, 1)");
+  for (double n : o.n)  // every n checked before the table starts
+    if (!(n >= 1) || n != std::floor(n))
+      throw_invalid("ebla bounds --n", std::to_string(n) + " is not a positive integer");
   const double u = f.u();
   std::printf("format %s, u = %.6e; probabilistic bounds fail with probability <= %.1e\n",
               format_name(f).c_str(), u, o.failure);
   std::printf("%10s %14s %14s %10s %14s %10s\n", "n", "gamma_n", "gamma~_n (HM)", "lambda",
               "gamma~_n (VI)", "lambda");
   for (double n : o.n) {
-    if (!(n >= 1) || n != std::floor(n))
-      throw_invalid("ebla bounds --n", std::to_string(n) + " is not a positive integer");
     const double l_hm = bounds::hm_lambda(o.failure, u);
     const double l_vi = bounds::vibea_lambda(o.failure, u, n);
     std::printf("%10.0f %14.6e %14.6e %10.4f %14.6e %10.4f\n", n, bounds::gamma(n, u),

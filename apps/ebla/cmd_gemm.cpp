@@ -291,7 +291,6 @@ Config make_config(const GemmCliOptions& o) {
   Config c;
   c.mode = parse_mode(o);
   check_applicable(o, c.mode);
-  if (o.seed < 0) throw_invalid("ebla gemm --seed", "seed " + std::to_string(o.seed) + " is negative");
   c.seed = static_cast<std::uint64_t>(o.seed);
   c.failure = parse_failure(o.failure);
   c.range = parse_range(o.range);
@@ -1030,7 +1029,7 @@ Command add_gemm(CLI::App& app) {
                              "||A|| ||B||"));
   r.push_back(app.add_option("--failure", o->failure, "Failure probability of the probabilistic bounds, in (0, 1)")
                   ->capture_default_str());
-  r.push_back(app.add_option("--seed", o->seed, "Seed of the matrices (mt19937_64)")->capture_default_str());
+  r.push_back(app.add_option("--seed", o->seed, "Seed of the matrices (mt19937_64)")->capture_default_str()->check(seed_range()));
   r.push_back(app.add_option("--output,-o", o->output, "Write parameters and results to this HDF5 file"));
   app.footer(
       "C = A B by Model 1 of seed 001 (scaling, p words, products on an engine) with certified\n"

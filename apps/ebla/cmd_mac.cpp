@@ -114,7 +114,6 @@ Config make_config(const MacCliOptions& o) {
   c.rounding = under_option("ebla mac --rounding", [&] { return rounding_by_name(o.rounding); });
   c.failure = parse_failure(o.failure);
   c.samples = parse_samples(o.samples);
-  if (o.seed < 0) throw_invalid("ebla mac --seed", "seed " + std::to_string(o.seed) + " is negative");
   c.seed = static_cast<std::uint64_t>(o.seed);
   c.output = o.output;
   c.operations = make_operations(c);
@@ -357,7 +356,7 @@ Command add_mac(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--samples,-n", o->samples, "Number of (a, b, c) triples, up to 1e7")->capture_default_str();
   app.add_option("--seed", o->seed, "Seed of the samples (mt19937_64) and of stochastic rounding")
-      ->capture_default_str();
+      ->capture_default_str()->check(seed_range());
   app.add_option("--output,-o", o->output, "Write the errors and bounds of every sample to this HDF5 file");
   app.footer(
       "d = a*b + c, a, b, c ~ U[1,2], computed three ways by ebla::mpfma (seed 000, section 4.1,\n"

@@ -546,7 +546,6 @@ Config make_config(const QdotCliOptions& o) {
   c.policies = c.mode == Mode::compare ? std::vector<QdotPolicy>{QdotPolicy::budget, QdotPolicy::paper}
                                        : std::vector<QdotPolicy>{qdot_policy_by_name(o.policy)};
   if (!o.ladder.empty()) c.ladder = qdot_ladder_by_names(o.ladder);
-  if (o.seed < 0) throw_invalid("ebla qdot --seed", "seed " + std::to_string(o.seed) + " is negative");
   c.seed = o.seed;
   const int default_samples = c.mode == Mode::run ? 1 : c.mode == Mode::speedup ? 3 : 5;
   c.samples = o.samples != QdotCliOptions::unset ? o.samples : default_samples;
@@ -554,7 +553,8 @@ Config make_config(const QdotCliOptions& o) {
     throw_invalid("ebla qdot --samples", std::to_string(o.samples) +
                                               (c.mode == Mode::run ? ": a single run has one sample"
                                                                    : " is not a positive number of samples"));
-  if (o.reps < 0) throw_invalid("ebla qdot --reps", std::to_string(o.reps) + " is negative");
+  if (o.reps < 0 || o.reps > 100000)  // the automatic choice takes 3..1000
+    throw_invalid("ebla qdot --reps", std::to_string(o.reps) + " is not in 0..100000 (0: automatic)");
   c.reps = o.reps;
   c.use_float = o.use_float;
   c.json = o.json;
@@ -979,8 +979,8 @@ Command add_qdot(CLI::App& app) {
   app.add_option("--policy", o->policy, "Selection policy: budget or paper")->capture_default_str();
   app.add_option("--ladder", o->ladder, "Levels, most precise first, e.g. binary64,binary32,binary16,perforate");
   app.add_option("--samples", o->samples, "Vector pairs per (dist, t, n) in experiments");
-  app.add_option("--seed", o->seed, "Seed of the data")->capture_default_str();
-  app.add_option("--reps", o->reps, "Timed calls per measurement (best is kept); default about 2e6/n");
+  app.add_option("--seed", o->seed, "Seed of the data")->capture_default_str()->check(seed_range());
+  app.add_option("--reps", o->reps, "Timed calls per measurement (best is kept), 0..100000; default (0) about 2e6/n, 3..1000");
   app.add_flag("--float", o->use_float, "Single-precision vectors (the values rounded to float)");
   app.add_flag("--json", o->json, "One run: one line of JSON instead of text");
   app.add_flag("--markdown", o->markdown, "Experiments: tables in Markdown");

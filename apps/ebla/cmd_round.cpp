@@ -94,7 +94,7 @@ Command add_round(CLI::App& app) {
                  "nearest_even, toward_zero, upward, downward or stochastic")
       ->capture_default_str();
   app.add_option("--seed", o->seed, "Seed of the random numbers of stochastic rounding")
-      ->capture_default_str();
+      ->capture_default_str()->check(seed_range());
   app.add_option("--random", o->random, "Use this number in [0, 1) for stochastic rounding");
   app.add_flag("--json", o->json, "One JSON object per value");
   app.add_option("values", o->values, "Values to round (decimal or hex float; inf, nan)")

@@ -91,7 +91,6 @@ Config make_config(const WeakformCliOptions& o) {
   c.distribution = parse_distribution(o.distribution);
   c.distribution_name = o.distribution;
   c.in_format = o.in_format;
-  if (o.seed < 0) throw_invalid("ebla weakform --seed", "seed " + std::to_string(o.seed) + " is negative");
   c.seed = static_cast<std::uint64_t>(o.seed);
   return c;
 }
@@ -285,7 +284,7 @@ Command add_weakform(CLI::App& app) {
                  "across the range), tiny (around the input format's underflow threshold)")
       ->capture_default_str();
   app.add_flag("--in-format", o->in_format, "Round the data to the formats first (the seed's assumption)");
-  app.add_option("--seed", o->seed, "Seed of the data (mt19937_64)")->capture_default_str();
+  app.add_option("--seed", o->seed, "Seed of the data (mt19937_64)")->capture_default_str()->check(seed_range());
   app.footer(
       "A[i,j,k] += sum_ii B[i,ii,k] C[j,ii] (seed 004, Algorithm 1) by ebla::weakform, every inner sum an\n"
       "FMA chain; per layer the observed error against the certified bounds (14'), (15') and the\n"

@@ -64,6 +64,10 @@ class KokkosSession {
   bool owner_ = false;
 };
 
+/// The check of every --seed: a whole number in 0..2^63 - 1, written in decimal (a sign, a
+/// fraction or more digits than that are refused, not wrapped or clamped).
+CLI::Validator seed_range();
+
 /// The command line of this process, arguments quoted where needed (for result files);
 /// recorded by main().
 const std::string& command_line();

@@ -29,6 +29,17 @@ double parse_double(const std::string& text, const std::string& what) {
   return v;  // overflow to +-inf and underflow are legitimate values here
 }
 
+CLI::Validator seed_range() {
+  return CLI::Validator(
+      [](const std::string& text) {
+        const bool digits = !text.empty() && text.size() <= 19 && text.find_first_not_of("0123456789") == std::string::npos;
+        // 19 digits reach past 2^63 - 1 = 9223372036854775807: compare as text of equal length
+        const bool fits = digits && (text.size() < 19 || text <= "9223372036854775807");
+        return fits ? std::string() : "'" + text + "' is not a seed: give a whole number in 0..9223372036854775807";
+      },
+      "INT in 0..2^63-1");
+}
+
 std::string strf(const char* format, ...) {
   va_list args, again;
   va_start(args, format);

@@ -164,7 +164,7 @@ void add_problem_options(CLI::App& app, ProblemCli& p, Solver s) {
       app.add_option("--degree", p.degree, "laplacian: mean degree of the random graph")->capture_default_str());
   r.push_back(app.add_option("--seed", p.seed, cg ? "laplacian: seed of the graph"
                                                   : "seed of the graph (laplacian) and of the start vector")
-                  ->capture_default_str());
+                  ->capture_default_str()->check(seed_range()));
   r.push_back(app.add_option("--shift", p.shift,
                              cg ? "laplacian: solve (L + s I) x = b; required (s > 0), L alone is singular"
                                 : "laplacian: use L + s I"));
@@ -329,7 +329,6 @@ ProblemSpec make_problem_spec(const ProblemCli& p, Solver s) {
   check_applies(p, s, spec.source);
   if (spec.source == Source::hpccg) check_grid(spec, p, s);
   if (spec.source == Source::laplacian) check_laplacian(spec, p, s);
-  if (p.seed < 0) throw_invalid(option_name(s, "--seed"), std::to_string(p.seed) + " is negative");
   spec.seed = static_cast<std::uint64_t>(p.seed);
   spec.op = parse_operator(p.op, s, spec.source);
   if (spec.op == OperatorKind::dense && spec.n > 0) check_dense_size(s, spec.n);
