@@ -3,6 +3,7 @@
 #include <ebla/solvers/io.hpp>
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/memory.hpp>
 #include <ebla/core/hdf5.hpp>
 
 #include <hdf5.h>
@@ -137,6 +138,14 @@ Dataset open_dataset(const Source& src, hid_t file, const std::string& name, std
   src.fail(name, "type " + type_name(type.get()) + ", expected " + expected);
 }
 
+// The sizes a file declares, before they are allocated: a small file may declare any.
+void check_fits(const Source& src, const std::string& where, const std::string& what, double bytes) {
+  const auto available = static_cast<double>(detail::available_memory());
+  if (bytes > available)
+    src.fail(where, what + " needs about " + detail::memory_text(bytes) + " of memory, and " +
+                        detail::memory_text(available) + " are available");
+}
+
 hid_t memory_type(Kind k) {
   switch (k) {
     case Kind::float64: return H5T_NATIVE_DOUBLE;
@@ -249,6 +258,9 @@ CsrMatrix read_hdf5_matrix(const std::string& path, const std::string& group) {
     src.fail(va.name, std::to_string(va.size) + " elements but " + ci.name + " has " + std::to_string(ci.size));
   const int rows = static_cast<int>(rp.size - 1);
   const int ncols = read_ncols(src, file.get(), g, rows);
+  // the CSR arrays and the widest buffer of the column indices, before any is allocated
+  check_fits(src, g, "a matrix of " + std::to_string(rows) + " rows and " + std::to_string(va.size) + " entries",
+             8.0 * static_cast<double>(rp.size) + 20.0 * static_cast<double>(ci.size));
 
   RowMap row_map(Kokkos::ViewAllocateWithoutInitializing("ebla::hdf5 row_map"), rp.size);
   auto ptr = Kokkos::create_mirror_view(row_map);
@@ -267,7 +279,9 @@ Vector read_hdf5_vector(const std::string& path, const std::string& dataset, boo
   const Id file = open_file(src);
   const std::string name = absolute(dataset);
   if (optional && !exists(file.get(), name)) return Vector();
-  return read_values<Vector>(src, open_dataset(src, file.get(), name, {Kind::float64}, "float64"));
+  const Dataset d = open_dataset(src, file.get(), name, {Kind::float64}, "float64");
+  check_fits(src, name, "a vector of " + std::to_string(d.size) + " rows", 8.0 * static_cast<double>(d.size));
+  return read_values<Vector>(src, d);
 }
 
 }  // namespace ebla

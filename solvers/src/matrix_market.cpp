@@ -4,6 +4,7 @@
 #include <ebla/solvers/problems.hpp>
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/memory.hpp>
 #include <ebla/core/temporary.hpp>
 
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -53,18 +55,43 @@ std::string fields_text(std::size_t n) { return std::to_string(n) + (n == 1 ? " 
 // Reads a Matrix Market file line by line; fail() names the file and the current line.
 class Reader {
 public:
-  Reader(const std::string& path, const char* function) : path_(path), function_(function), in_(path) {
+  Reader(const std::string& path, const char* function)
+      : path_(path), function_(function), in_(path), buffer_(max_line + 1) {
     if (!in_) throw_invalid(function_, "cannot open " + in_quotes(path_) + ": " + std::strerror(errno));
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path_, ec)) bytes_ = std::filesystem::file_size(path_, ec);
   }
 
-  // The next line, whatever it holds; false at the end of the file.
+  // The next line, whatever it holds; false at the end of the file. A line is at most
+  // max_line bytes, so that a file without line ends (/dev/zero) ends in an error, not in
+  // all the memory there is.
   bool raw(std::string& line) {
-    if (!std::getline(in_, line)) {
-      if (in_.bad()) fail("read error");
-      return false;
+    in_.getline(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    const auto got = static_cast<std::size_t>(in_.gcount());
+    if (in_.bad()) fail("read error");
+    if (in_.fail()) {
+      if (in_.eof() && got == 0) return false;
+      ++line_;
+      fail("a line longer than " + std::to_string(max_line) + " bytes: not a Matrix Market file");
     }
     ++line_;
+    line.assign(buffer_.data(), in_.eof() ? got : got - 1);  // less the '\n' extracted
     return true;
+  }
+
+  // The file's size in bytes; 0 if not a regular file (a pipe), where it is not known.
+  std::uintmax_t bytes() const { return bytes_; }
+
+  // Entries announced by the size line must fit in the file, `least` bytes each at least
+  // (as "1 1 1\n"); then what reading them takes must fit in memory.
+  void check_announced(std::uint64_t entries, int least, double memory, const std::string& what) const {
+    if (bytes_ > 0 && entries > bytes_ / static_cast<std::uintmax_t>(least))
+      fail("the size line announces " + std::to_string(entries) + " entries, but the file has " +
+           std::to_string(bytes_) + " bytes (an entry takes at least " + std::to_string(least) + ")");
+    const auto available = static_cast<double>(detail::available_memory());
+    if (memory > available)
+      fail(what + " needs about " + detail::memory_text(memory) + " of memory, and " +
+           detail::memory_text(available) + " are available");
   }
 
   // The fields of the next line that is neither blank nor a comment; empty at the end.
@@ -115,9 +142,12 @@ public:
   long line() const { return line_; }
 
 private:
+  static constexpr std::size_t max_line = 1 << 20;
   std::string path_;
   const char* function_;
   std::ifstream in_;
+  std::vector<char> buffer_;
+  std::uintmax_t bytes_ = 0;
   long line_ = 0;
 };
 
@@ -301,6 +331,10 @@ CsrMatrix read_matrix_market(const std::string& path) {
   check_dimension(in, s.cols, "columns");
   if (symmetric && s.rows != s.cols)
     in.fail("a symmetric matrix must be square, not " + std::to_string(s.rows) + " x " + std::to_string(s.cols));
+  // build_csr at its peak: the triplets, their mirrored copy and the CSR arrays, 56 bytes an
+  // entry at most, and three offsets a row
+  in.check_announced(s.entries, 6, 56.0 * static_cast<double>(s.entries) + 24.0 * static_cast<double>(s.rows + 1),
+                     "a matrix of " + std::to_string(s.rows) + " rows and " + std::to_string(s.entries) + " entries");
   std::vector<Triplet> t;
   t.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(s.entries, 1u << 20)));
   for (std::uint64_t k = 0; k < s.entries; ++k) {
@@ -324,6 +358,9 @@ Vector read_matrix_market_vector(const std::string& path) {
   const Size s = read_size(in, coordinate);
   if (s.cols != 1) in.fail("a vector has one column, not " + std::to_string(s.cols));
   check_dimension(in, s.rows, "rows");
+  // the values, then the vector returned: 16 bytes a row
+  in.check_announced(s.entries, coordinate ? 6 : 2, 16.0 * static_cast<double>(s.rows),
+                     "a vector of " + std::to_string(s.rows) + " rows");
   std::vector<double> v(static_cast<std::size_t>(s.rows), 0.0);
   for (std::uint64_t k = 0; k < s.entries; ++k) {
     const auto f = in.data();

@@ -190,7 +190,7 @@ TEST_F(MatrixMarket, EmptyMatrices) {
 
 struct Malformed {
   const char* name;
-  const char* content;
+  std::string content;
   int line;
   const char* what;
 };
@@ -240,6 +240,14 @@ TEST_F(MatrixMarket, MalformedMatrixFilesNameFileAndLine) {
        "ends after 1 of the 2"},
       {"too_many", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\n\n2 2 1\n", 5,
        "more entries than the 1 announced"},
+      // sizes checked before anything is allocated: entries that cannot be in the file, and
+      // a matrix whose row offsets alone take 48 GiB (more than this machine has)
+      {"entries_beyond_file", "%%MatrixMarket matrix coordinate real general\n100 100 1000\n1 1 1\n", 2,
+       "the size line announces 1000 entries, but the file has 65 bytes (an entry takes at least 6)"},
+      {"rows_beyond_memory", "%%MatrixMarket matrix coordinate real general\n2147483647 2147483647 1\n1 1 1\n", 2,
+       "a matrix of 2147483647 rows and 1 entries needs about 48.0 GiB of memory, and "},
+      {"line_without_end", "%%MatrixMarket matrix coordinate real general\n3 3 1\n" + std::string(1 << 21, '1'), 3,
+       "a line longer than 1048576 bytes: not a Matrix Market file"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -248,6 +256,12 @@ TEST_F(MatrixMarket, MalformedMatrixFilesNameFileAndLine) {
     EXPECT_EQ(e.rfind("ebla::read_matrix_market: " + path + ":" + std::to_string(c.line) + ": ", 0), 0u) << e;
     EXPECT_TRUE(contains(e, c.what));
   }
+}
+
+// A device without line ends: an error after one line's worth of bytes, not all the memory.
+TEST_F(MatrixMarket, EndlessInputWithoutLineEnds) {
+  const std::string e = error_of([] { ebla::read_matrix_market("/dev/zero"); });
+  EXPECT_TRUE(contains(e, "ebla::read_matrix_market: /dev/zero:1: a line longer than 1048576 bytes")) << e;
 }
 
 TEST_F(MatrixMarket, MissingFile) {
@@ -306,6 +320,10 @@ TEST_F(MatrixMarket, MalformedVectorFilesNameFileAndLine) {
        "column index 2 is out of range [1, 1]"},
       {"row_index", "%%MatrixMarket matrix coordinate real general\n3 1 1\n4 1 1\n", 3,
        "row index 4 is out of range [1, 3]"},
+      {"array_beyond_file", "%%MatrixMarket matrix array real general\n2147483647 1\n1\n", 2,
+       "announces 2147483647 entries, but the file has 56 bytes (an entry takes at least 2)"},
+      {"coordinate_beyond_memory", "%%MatrixMarket matrix coordinate real general\n2147483647 1 1\n1 1 1\n", 2,
+       "a vector of 2147483647 rows needs about 32.0 GiB of memory, and "},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -556,7 +574,10 @@ TEST_F(Hdf5Input, VectorDefectsNameFileAndDataset) {
     put(f, "/b_inf", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
         std::vector<double>{std::numeric_limits<double>::infinity()});
     Handle g{H5Gcreate2(f, "/group", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+    // declared, never written: a few KB of file for 32 GiB of vector
+    put(f, "/b_huge", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, std::vector<double>{}, {hsize_t{1} << 32});
   });
+  EXPECT_LT(std::filesystem::file_size(path), 100000u);
   auto error = [&](const char* name, bool optional = false) {
     return error_of([&] { ebla::read_hdf5_vector(path, name, optional); });
   };
@@ -566,6 +587,19 @@ TEST_F(Hdf5Input, VectorDefectsNameFileAndDataset) {
   EXPECT_TRUE(contains(error("b_nan", true), prefix + "/b_nan: element 1 = nan is not finite"));
   EXPECT_TRUE(contains(error("/b_inf"), prefix + "/b_inf: element 0 = inf is not finite"));
   EXPECT_TRUE(contains(error("group"), prefix + "/group: cannot open as a dataset"));
+  EXPECT_TRUE(contains(error("b_huge"), prefix + "/b_huge: a vector of 4294967296 rows needs about 32.0 GiB of memory, and "));
+}
+
+// A matrix whose declared sizes exceed the memory is refused before anything is allocated.
+TEST_F(Hdf5Input, DeclaredSizesBeyondMemory) {
+  const std::string path = h5("huge.h5", [&](hid_t f) {
+    put(f, "/A/row_ptr", H5T_STD_U64LE, H5T_NATIVE_UINT64, std::vector<std::uint64_t>{}, {hsize_t{1} << 30});
+    put(f, "/A/col_idx", H5T_STD_I32LE, H5T_NATIVE_INT64, std::vector<std::int64_t>{}, {hsize_t{1} << 32});
+    put(f, "/A/values", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, std::vector<double>{}, {hsize_t{1} << 32});
+  });
+  const std::string e = error_of([&] { ebla::read_hdf5_matrix(path); });
+  EXPECT_TRUE(contains(e, "ebla::read_hdf5_matrix: " + path + ": /A: a matrix of 1073741823 rows and 4294967296 "
+                          "entries needs about 88.0 GiB of memory, and ")) << e;
 }
 
 }  // namespace
