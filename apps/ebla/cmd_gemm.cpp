@@ -31,6 +31,7 @@
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
 #include <ebla/core/hdf5.hpp>
+#include <ebla/core/memory.hpp>
 #include <ebla/core/rounding.hpp>
 #include <ebla/kernels/gemm.hpp>
 #include <ebla/kernels/matrix_unit.hpp>
@@ -337,6 +338,13 @@ Config make_config(const GemmCliOptions& o) {
     check_entries("A", c.m, c.k);
     check_entries("B", c.k, c.n);
     check_entries("C", c.m, c.n);
+    // per entry of A, B and C (measured): a run about 16 bytes (the matrices, their words and
+    // C's bounds), the tensor-core experiment about 80 (its units' per-entry states besides)
+    const double entries = static_cast<double>(c.m) * c.k + static_cast<double>(c.k) * c.n + static_cast<double>(c.m) * c.n;
+    detail::check_memory("ebla gemm --m/--k/--n",
+                         strf("%lld x %lld times %lld x %lld", static_cast<long long>(c.m), static_cast<long long>(c.k),
+                              static_cast<long long>(c.k), static_cast<long long>(c.n)),
+                         (c.mode == Mode::tensor_core ? 80 : 16) * entries);
   }
   return c;
 }

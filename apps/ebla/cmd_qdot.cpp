@@ -16,6 +16,7 @@
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
 #include <ebla/core/hdf5.hpp>
+#include <ebla/core/memory.hpp>
 #include <ebla/kernels/qdot.hpp>
 
 #include <KokkosBlas1_dot.hpp>
@@ -563,6 +564,10 @@ Config make_config(const QdotCliOptions& o) {
   if (c.json && c.mode != Mode::run)
     throw_invalid("ebla qdot --json", "prints a single run; experiments print tables and write --output");
   if (c.mode == Mode::run) require_single(c);
+  // x and y of the largest n, in the input's type, before anything is drawn
+  const std::int64_t n = *std::max_element(c.sizes.begin(), c.sizes.end());
+  detail::check_memory("ebla qdot --n", "n = " + std::to_string(n) + " (x and y)",
+                       2.0 * (c.use_float ? sizeof(float) : sizeof(double)) * static_cast<double>(n));
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include "distributed.hpp"
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/memory.hpp>
 #include <ebla/core/temporary.hpp>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <new>
 #include <string>
 
 namespace ebla::cli {
@@ -96,6 +98,13 @@ void remove_temporaries_on_signals() {
     sigemptyset(&handler.sa_mask);
     sigaction(signal, &handler, nullptr);
   }
+}
+
+// An allocation that failed: std::bad_alloc, or Kokkos's report of it (a runtime_error in
+// some versions).
+bool out_of_memory(const std::exception& e) {
+  return dynamic_cast<const std::bad_alloc*>(&e) != nullptr ||
+         std::string(e.what()).find("failed to allocate memory") != std::string::npos;
 }
 
 // Ends a run whose parse stopped it: help, version, or a parse error (exit code 2).
@@ -195,6 +204,14 @@ int main(int argc, char** argv) {
     spdlog::error("{}", e.what());
     return ebla::cli::finish_with(ebla::cli::exit_bad_input);  // under mpirun: ends every rank
   } catch (const std::exception& e) {
+    if (out_of_memory(e)) {
+      // what the checks before the run did not foresee; an output's temporary file went with
+      // its writer as the stack unwound
+      spdlog::error("out of memory in '{}' ({} available now: give smaller sizes or inputs): {}",
+                    ebla::cli::command_line(),
+                    ebla::detail::memory_text(static_cast<double>(ebla::detail::available_memory())), e.what());
+      return ebla::cli::finish_with(ebla::cli::exit_bad_input);
+    }
     spdlog::critical("{}", e.what());
     return ebla::cli::finish_with(1);
   }

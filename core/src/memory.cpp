@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -55,10 +56,25 @@ std::uint64_t cgroup_headroom() {
   return unknown;
 }
 
+// EBLA_MEMORY_LIMIT: a cap set by the user, in bytes or with a suffix K, M, G or T (powers of 1024).
+std::uint64_t user_limit() {
+  const char* text = std::getenv("EBLA_MEMORY_LIMIT");
+  if (text == nullptr || *text == '\0') return unknown;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  const std::string suffix(end);
+  const double scale = suffix.empty() ? 1 : suffix == "K" ? 0x1p10 : suffix == "M" ? 0x1p20 : suffix == "G" ? 0x1p30
+                       : suffix == "T" ? 0x1p40 : -1;
+  if (!(v >= 0) || scale < 0 || !(v * scale < 0x1p64))
+    throw_invalid("ebla::detail::available_memory", std::string("EBLA_MEMORY_LIMIT='") + text +
+                                                        "' is not a size in bytes (suffix K, M, G or T allowed)");
+  return static_cast<std::uint64_t>(v * scale);
+}
+
 }  // namespace
 
 std::uint64_t available_memory() {
-  std::uint64_t bytes = std::min(meminfo_available(), cgroup_headroom());
+  std::uint64_t bytes = std::min({meminfo_available(), cgroup_headroom(), user_limit()});
   if (bytes != unknown) return bytes;
   const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : unknown;

@@ -9,8 +9,10 @@ namespace ebla::detail {
 
 /// Bytes the process may still allocate: the least of the kernel's estimate of available
 /// memory (MemAvailable in /proc/meminfo) and, inside a memory-limited control group, the
-/// group's limit less its usage (cgroup v2 memory.max, v1 memory.limit_in_bytes). Where none
-/// of these can be read: the free physical pages (sysconf), else no limit (UINT64_MAX).
+/// group's limit less its usage (cgroup v2 memory.max, v1 memory.limit_in_bytes), and the
+/// environment's EBLA_MEMORY_LIMIT (bytes, or with a suffix K, M, G or T: powers of 1024;
+/// InvalidArgument if it is not such a size). Where none of these can be read: the free
+/// physical pages (sysconf), else no limit (UINT64_MAX).
 std::uint64_t available_memory();
 
 /// Throws InvalidArgument from `function`: "`what` needs about X GiB of memory, and Y GiB
