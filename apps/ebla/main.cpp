@@ -3,6 +3,7 @@
 #include "distributed.hpp"
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/hdf5.hpp>
 #include <ebla/core/memory.hpp>
 #include <ebla/core/temporary.hpp>
 
@@ -203,6 +204,10 @@ int main(int argc, char** argv) {
   } catch (const ebla::InvalidArgument& e) {
     spdlog::error("{}", e.what());
     return ebla::cli::finish_with(ebla::cli::exit_bad_input);  // under mpirun: ends every rank
+  } catch (const ebla::Hdf5Error& e) {
+    // an output that could not be written (a full disk): the target as it was, no temporary
+    spdlog::error("{}", e.what());
+    return ebla::cli::finish_with(ebla::cli::exit_bad_input);
   } catch (const std::exception& e) {
     if (out_of_memory(e)) {
       // what the checks before the run did not foresee; an output's temporary file went with

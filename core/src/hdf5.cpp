@@ -24,6 +24,7 @@ struct Hdf5State {
   std::string path;       // the target, named in every message
   std::string temporary;  // what is actually being written
   PendingTemporary pending;  // the temporary, for a signal handler to remove
+  int fd = -1;               // the temporary, open for writing until commit
   bool committed = false;
 };
 
@@ -132,11 +133,25 @@ void remove_quietly(const std::string& file) { std::remove(file.c_str()); }
 
 // Forces the temporary's contents to disk before the rename makes it visible, so a
 // system crash cannot leave an empty or partial file under the final name either.
-void sync_file(const std::string& file) {
-  const int fd = ::open(file.c_str(), O_RDONLY);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
+// Writes all of `bytes` to `fd` and syncs it to the disk; "" or what failed, with errno's words.
+std::string write_all(int fd, const std::vector<unsigned char>& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return "write after " + std::to_string(done) + " bytes: " + std::strerror(n < 0 ? errno : EIO);
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 && errno != EINVAL) return std::string("fsync: ") + std::strerror(errno);
+  return "";
+}
+
+// An uncommitted file given up: its descriptor closed, the temporary file removed.
+void abandon(Hdf5State& st) {
+  if (st.fd >= 0) ::close(st.fd);
+  st.fd = -1;
+  remove_quietly(st.temporary);
+  st.pending.release();
 }
 
 }  // namespace
@@ -303,16 +318,22 @@ Hdf5Writer::Hdf5Writer(const std::string& path, const std::vector<std::string>& 
   state_->path = path;
   state_->temporary = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
   state_->pending = detail::PendingTemporary(state_->temporary);  // before it exists: no moment unrecorded
-  QuietErrors quiet;
-  errno = 0;
-  state_->file = H5Fcreate(state_->temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (state_->file < 0) {
-    const int err = errno;
-    const std::string hdf5 = hdf5_innermost_error();
-    const std::string reason = err != 0 ? std::strerror(err) : hdf5;
+  // the temporary file now, so that a path that cannot be written fails before the run
+  state_->fd = ::open(state_->temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (state_->fd < 0)
     throw_invalid(function, "cannot create " + in_quotes(path) + " (written as " + in_quotes(state_->temporary) +
-                                " until committed): " + reason);
-  }
+                                " until committed): " + std::strerror(errno));
+  // The file is built in memory (HDF5's core driver, no backing store) and written out by
+  // commit(): a full disk or a failing device then fails a write of ours, with its errno,
+  // instead of an HDF5 close that cannot complete (HDF5 1.10 then crashes at exit, closing
+  // the file again).
+  QuietErrors quiet;
+  const hid_t access = H5Pcreate(H5P_FILE_ACCESS);
+  const bool in_memory = access >= 0 && H5Pset_fapl_core(access, std::size_t{1} << 20, 0) >= 0;
+  state_->file = in_memory ? H5Fcreate(state_->temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access) : H5I_INVALID_HID;
+  if (access >= 0) H5Pclose(access);
+  if (state_->file < 0)
+    throw_invalid(function, "cannot create " + in_quotes(path) + " in memory: " + hdf5_innermost_error());
 }
 
 Hdf5Writer::Hdf5Writer(Hdf5Writer&&) noexcept = default;
@@ -329,11 +350,10 @@ Hdf5Writer::~Hdf5Writer() {
   if (!state_ || state_->committed) return;
   if (state_->file >= 0) {
     QuietErrors quiet;
-    H5Fclose(state_->file);
+    H5Fclose(state_->file);  // in memory: nothing to fail
     state_->file = H5I_INVALID_HID;
   }
-  remove_quietly(state_->temporary);
-  state_->pending.release();
+  abandon(*state_);
 }
 
 Hdf5Group Hdf5Writer::root() const {
@@ -343,25 +363,37 @@ Hdf5Group Hdf5Writer::root() const {
 
 void Hdf5Writer::commit() {
   Hdf5State& st = open_state(state_, "/");
+  std::vector<unsigned char> image;
   {
     QuietErrors quiet;
     const herr_t flushed = H5Fflush(st.file, H5F_SCOPE_LOCAL);
-    const std::string flush_error = flushed < 0 ? hdf5_innermost_error() : "";
-    const herr_t closed = H5Fclose(st.file);
-    const std::string close_error = closed < 0 ? hdf5_innermost_error() : "";
+    const ssize_t size = flushed < 0 ? -1 : H5Fget_file_image(st.file, nullptr, 0);
+    if (size >= 0) image.resize(static_cast<std::size_t>(size));
+    const bool imaged = size >= 0 && H5Fget_file_image(st.file, image.data(), image.size()) == size;
+    const std::string error = imaged ? "" : hdf5_innermost_error();
+    H5Fclose(st.file);
     st.file = H5I_INVALID_HID;
-    if (flushed < 0 || closed < 0) {
-      remove_quietly(st.temporary);
-      st.pending.release();
-      throw Hdf5Error("ebla::Hdf5Writer: " + in_quotes(st.path) + ": cannot finish the file (" +
-                      (flushed < 0 ? flush_error : close_error) + "); nothing was written");
+    if (!imaged) {
+      abandon(st);
+      throw Hdf5Error("ebla::Hdf5Writer: " + in_quotes(st.path) + ": cannot finish the file (" + error +
+                      "); nothing was written");
     }
   }
-  sync_file(st.temporary);
+  // the image to the temporary file, then to the disk, then onto the target
+  const std::string failed = write_all(st.fd, image);
+  const int fd = st.fd;
+  st.fd = -1;
+  const bool closed = ::close(fd) == 0;
+  if (!failed.empty() || !closed) {
+    const std::string why = !failed.empty() ? failed : std::string("close: ") + std::strerror(errno);
+    abandon(st);
+    throw Hdf5Error("ebla::Hdf5Writer: cannot write " + in_quotes(st.temporary) + " (" +
+                    std::to_string(image.size()) + " bytes for " + in_quotes(st.path) + "): " + why +
+                    "; nothing was written");
+  }
   if (std::rename(st.temporary.c_str(), st.path.c_str()) != 0) {
     const int err = errno;
-    remove_quietly(st.temporary);
-    st.pending.release();
+    abandon(st);
     throw Hdf5Error("ebla::Hdf5Writer: cannot rename " + in_quotes(st.temporary) + " to " + in_quotes(st.path) +
                     ": " + std::strerror(err) + "; nothing was written");
   }

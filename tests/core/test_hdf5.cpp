@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -209,6 +211,38 @@ TEST_F(hdf5, PendingTemporaryTableIsBoundedAndReused) {
   EXPECT_FALSE(fs::exists(file("again")));
   EXPECT_FALSE(fs::exists(file("t8")));
   EXPECT_TRUE(fs::exists(file("t7")));
+}
+
+// A commit whose write fails (the file size capped below the file's, as a full disk would
+// fail it): Hdf5Error naming the file and errno's reason, the previous file intact, no
+// temporary left, and HDF5 in a state that closes cleanly at exit.
+TEST_F(hdf5, AFailingWriteAtCommitLeavesThePreviousFileIntact) {
+  const std::string path = file("previous.h5");
+  std::ofstream(path) << "previous";
+  ebla::Hdf5Writer out(path);
+  out.root().dataset("v", std::vector<double>(100000, 1.0));  // 800 KB
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit capped = saved;
+  capped.rlim_cur = 64 * 1024;
+  void (*previous_handler)(int) = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &capped), 0);
+  std::string error;
+  try {
+    out.commit();
+  } catch (const ebla::Hdf5Error& e) {
+    error = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, previous_handler);
+  EXPECT_NE(error.find("cannot write '" + out.temporary_path() + "'"), std::string::npos) << error;
+  EXPECT_NE(error.find("File too large; nothing was written"), std::string::npos) << error;
+  std::ifstream in(path);
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "previous");
+  EXPECT_FALSE(fs::exists(out.temporary_path()));
+  EXPECT_FALSE(out.committed());
 }
 
 TEST_F(hdf5, AnExceptionMidWayLeavesThePreviousFileIntact) {

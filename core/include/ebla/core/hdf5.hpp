@@ -6,11 +6,14 @@
 //   g.dataset("relerr", values).attribute("unit", "relative");
 //   out.commit();                             // renames run.h5.tmp-<pid> to run.h5
 //
-// All-or-nothing: the file is written under a temporary name next to the target and
-// renamed onto it by commit(), so a reader (or a crash) never sees a half-written
-// <path>. A writer destroyed without commit() (an exception, an early return) deletes
-// its temporary file. A process killed mid-write can leave <path>.tmp-<pid> behind,
-// never a truncated <path>.
+// All-or-nothing: the file is built in memory (HDF5's core driver), written by commit()
+// under a temporary name next to the target (created, empty, by the constructor), synced,
+// and renamed onto the target, so a reader (or a crash) never sees a half-written <path>.
+// A write that fails (a full disk) throws Hdf5Error and leaves <path> as it was. A writer
+// destroyed without commit() (an exception, an early return) deletes its temporary file,
+// and so does remove_pending_temporaries() (temporary.hpp) from a signal handler; only a
+// process killed outright (SIGKILL) can leave <path>.tmp-<pid> behind, never a truncated
+// <path>. The memory held is about the file's size (twice that during commit).
 //
 // Groups and datasets are handles by path within the file, cheap to copy; every call
 // opens, writes and closes its HDF5 objects, so the only HDF5 resource held between
@@ -22,8 +25,8 @@
 //    contains '/' or already exists, a 2-D shape that does not match the data, or a
 //    handle used after its writer committed or was destroyed.
 //  - ebla::Hdf5Error (a std::runtime_error): a failure of the HDF5 library while writing
-//    an object that was valid to create, or a failure of the final rename. Both mean
-//    that nothing was committed.
+//    an object that was valid to create, or of writing the file out (with errno's reason)
+//    or of the final rename. Each means that nothing was committed.
 // HDF5's own printing of error stacks to stderr is silenced during these calls; the
 // innermost HDF5 message is part of the exception's message instead.
 #pragma once
