@@ -1,4 +1,5 @@
 // ebla: error-bounded linear algebra from the command line.
+#include "cli_app.hpp"
 #include "commands.hpp"
 #include "distributed.hpp"
 
@@ -137,48 +138,9 @@ int main(int argc, char** argv) {
   // finds every rank (one that stopped at --help or a parse error included)
   const ebla::cli::Processes& processes = ebla::cli::start_processes();
 
-  CLI::App app{"ebla: error-bounded linear algebra (number formats, rounding, bounds)", "ebla"};
-  app.set_version_flag("--version", "ebla " EBLA_VERSION);
-  app.require_subcommand(1);
-  std::map<CLI::App*, ebla::cli::Command> commands;
-  auto add = [&](const char* name, const char* help, auto adder) {
-    CLI::App* sub = app.add_subcommand(name, help);
-    commands[sub] = adder(*sub);
-  };
-  add("formats", "List the catalogue of number formats", ebla::cli::add_formats);
-  add("round", "Round values to a format and show the result exactly", ebla::cli::add_round);
-  add("bounds", "Deterministic and probabilistic error constants for n roundings",
-      ebla::cli::add_bounds);
-  add("qdot", "The error-bounded quantized dot product on synthetic data: one run, or the "
-              "experiments of seed 002 (tightness, effectiveness, speedup)", ebla::cli::add_qdot);
-  add("cg", "Conjugate gradients with exact, qdot or fixed-format dot products (seed 002, Algorithm 4.1)",
-      ebla::cli::add_cg);
-  add("power", "The power method with exact, qdot or fixed-format dot products (seed 002, Algorithm 4.2)",
-      ebla::cli::add_power);
-  add("mac", "d = a*b + c by MAC, FMA and mixed-precision FMA with their deterministic and probabilistic "
-             "bounds (seed 000, section 4.1, Fig. 5)", ebla::cli::add_mac);
-  add("gemm", "Mixed-precision GEMM (Model 1) with certified bounds: one run, the choice for a tolerance, "
-              "or the experiments of seed 001 (Figs. 5.1, 5.2) and seed 000 (Fig. 6)", ebla::cli::add_gemm);
-  add("probe", "The tests of seed 003 on a matrix-multiply unit: a preset, or this CPU's VDPBF16PS (avx512_bf16_hw)", ebla::cli::add_probe);
-  add("weakform", "The weak-form kernel A += B C layer by layer with its layer-wise error bounds (seed 004)", ebla::cli::add_weakform);
-  add("info", "This build and this machine: versions, Kokkos backends and threads, the instruction set of "
-              "each host kernel, the GEMM engines", ebla::cli::add_info);
-  // the commands that run Kokkos take its host thread count (Kokkos's own spelling of the option)
-  int kokkos_threads = 0;
-  for (const char* name : {"qdot", "cg", "power", "mac", "gemm", "weakform", "info"})
-    app.get_subcommand(name)
-        ->add_option("--kokkos-num-threads", kokkos_threads,
-                     "Threads of Kokkos's host execution space (OpenMP or Threads backends; a Serial one runs "
-                     "one). Default: KOKKOS_NUM_THREADS, OMP_NUM_THREADS, else every core")
-        ->check(
-            [](const std::string& text) {
-              char* end = nullptr;
-              const long n = std::strtol(text.c_str(), &end, 10);
-              return !text.empty() && *end == '\0' && n >= 1 && n <= 1024
-                         ? std::string()
-                         : "'" + text + "' is not a thread count in 1..1024";
-            },
-            "INT in 1..1024");
+  CLI::App app;
+  int kokkos_threads = 0;  // --kokkos-num-threads
+  const std::map<CLI::App*, ebla::cli::Command> commands = ebla::cli::build_app(app, kokkos_threads);
 
   std::exception_ptr stop;  // help, version or a parse error
   try {
