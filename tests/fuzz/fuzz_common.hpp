@@ -72,6 +72,12 @@ inline void finalize_kokkos() {
   if (Kokkos::is_initialized()) Kokkos::finalize();
 }
 
+/// The memory the readers may plan to use for a declared size (ebla::detail::available_memory):
+/// 1 GiB unless EBLA_MEMORY_LIMIT says otherwise, so that a size they accept fits the limits
+/// the fuzzer enforces (2 GiB in all, in scripts/fuzz.sh) and one they should refuse is
+/// refused on any machine, whatever memory it has.
+inline void limit_reader_memory() { ::setenv("EBLA_MEMORY_LIMIT", "1G", 0); }
+
 /// Kokkos for the whole process (one host thread, so that runs are reproducible), finalised
 /// at exit. Call from LLVMFuzzerInitialize.
 inline void start_kokkos() {

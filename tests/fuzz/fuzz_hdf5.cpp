@@ -9,7 +9,8 @@
 // file does not end the run as a finding of ebla's, a helper process first makes the HDF5
 // calls the readers make (open, look up, query, read), without ebla; an input that kills
 // the helper or hangs it for 5 s is skipped (counted, and reported at exit), and the helper
-// started again. Set EBLA_FUZZ_HDF5_PRECHECK=0 to give every input to the readers directly.
+// started again. Set EBLA_FUZZ_HDF5_PRECHECK=0 to give every input to the readers directly,
+// EBLA_FUZZ_HDF5_SKIPPED=DIR to keep the skipped inputs in DIR.
 #include "fuzz_common.hpp"
 
 #include <ebla/core/error.hpp>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 
 #include <cstdint>
 #include <cstdio>
@@ -36,6 +38,7 @@ namespace {
 
 const ebla::fuzz::ScratchFile* input = nullptr;
 bool precheck = true;
+const char* keep_skipped = nullptr;  // $EBLA_FUZZ_HDF5_SKIPPED: a directory for the skipped inputs
 long inputs = 0, skipped = 0;
 
 // The element type a reader would read a dataset as, or -1 if it would refuse the type.
@@ -105,28 +108,40 @@ class Hdf5Helper {
 public:
   ~Hdf5Helper() { stop(); }
 
-  // Whether HDF5 alone got through the file without dying or hanging.
+  // Whether HDF5 alone got through the file without dying or hanging. (libFuzzer's timer
+  // interrupts system calls now and then: EINTR is no answer.)
   bool survives(const std::string& path) {
     if (pid_ < 0) start();
     const std::string line = path + "\n";
-    if (::write(to_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return died();
-    pollfd p{from_, POLLIN, 0};
-    if (::poll(&p, 1, 5000) != 1) return died();  // hanging: killed below
+    ssize_t n;
+    while ((n = ::write(to_, line.data(), line.size())) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(line.size())) return died();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return died();  // hanging: killed below
+      pollfd p{from_, POLLIN, 0};
+      const int r = ::poll(&p, 1, static_cast<int>(left.count()));
+      if (r == 1) break;
+      if (r < 0 && errno != EINTR) return died();
+    }
     char answer = 0;
-    if (::read(from_, &answer, 1) != 1) return died();
-    return true;
+    while ((n = ::read(from_, &answer, 1)) < 0 && errno == EINTR) {
+    }
+    return n == 1 || died();
   }
 
 private:
   void start() {
+    // close-on-exec: the helper gets them only as its stdin and stdout (dup2 clears the flag)
     int in[2], out[2];
-    if (::pipe(in) != 0 || ::pipe(out) != 0) fail("pipe");
+    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) fail("pipe2");
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    for (int fd : {in[0], in[1], out[0], out[1]}) posix_spawn_file_actions_addclose(&actions, fd);
     std::vector<std::string> env{"EBLA_FUZZ_HDF5_HELPER=1"};
     for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
     std::vector<char*> envp;
@@ -200,9 +215,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // largest cost. No limits: the blocks are reused.
   H5set_free_list_limits(-1, -1, -1, -1, -1, -1);
   if (std::getenv("EBLA_FUZZ_HDF5_HELPER") != nullptr) serve();
+  ebla::fuzz::limit_reader_memory();
   ebla::fuzz::start_kokkos();
   if (const char* p = std::getenv("EBLA_FUZZ_HDF5_PRECHECK"); p != nullptr && std::string(p) == "0")
     precheck = false;
+  keep_skipped = std::getenv("EBLA_FUZZ_HDF5_SKIPPED");
   static const ebla::fuzz::ScratchFile in("hdf5", ".h5");
   input = &in;
   static Hdf5Helper h;
@@ -218,6 +235,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ++inputs;
   if (precheck && !helper->survives(path)) {
     ++skipped;
+    if (keep_skipped != nullptr) {
+      const std::string name = std::string(keep_skipped) + "/skipped-" + std::to_string(::getpid()) + "-" +
+                               std::to_string(skipped);
+      if (std::FILE* f = std::fopen(name.c_str(), "wb")) {
+        std::fwrite(data, 1, size, f);
+        std::fclose(f);
+      }
+    }
     return -1;  // not kept in the corpus
   }
   try {

@@ -68,6 +68,7 @@ void vector(const std::string& path) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  ebla::fuzz::limit_reader_memory();
   ebla::fuzz::start_kokkos();
   // never destroyed before Kokkos is finalised: the files are removed by the exit handler
   static const ebla::fuzz::ScratchFile in("mm", ".mtx"), out("mm-out", ".mtx");
