@@ -104,6 +104,11 @@ for t in "${targets[@]}"; do
             grep -m1 -E '^SUMMARY: ' "$log" ||
             grep -m1 -E 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)' "$log" ||
             echo "exit status $rc")"
+    what="$(sed -E 's/ \(BuildId: [0-9a-f]+\)//; s| \(/[^ )]*\+0x[0-9a-f]+\)||' <<< "$what")"
+    # the innermost frame in ebla's own sources (not the target's)
+    where="$(sed -nE '/ERROR: |^ebla fuzz: property violated|^terminate called/,$p' "$log" |
+             grep -m1 -oE "$root/(core|kernels|solvers|mpi|apps)/[^ :]+:[0-9]+" | sed "s|^$root/||")"
+    if [ -n "$where" ]; then what="$what at $where"; fi
     if [ -n "$found" ]; then
       # the input once more, with full stacks through the libraries built without frame pointers
       { echo; echo "==== $found again, fast_unwind_on_malloc=0"; } >> "$log"
