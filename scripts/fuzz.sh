@@ -64,6 +64,12 @@ grep -hoE '(add_option|add_flag)\("[^"]*"|add\("[a-z]+"' "$root"/apps/ebla/*.cpp
 grep -hoE 'add\("[a-z]+"' "$root"/apps/ebla/*.cpp | sed -E 's/^add\(//' | sort -u \
   >> "$build/fuzz-dict/fuzz_cli.dict"
 
+# the targets' scratch files, in memory where possible; removed at the end, also those of a
+# target that crashed
+scratch="$(mktemp -d /dev/shm/ebla-fuzz.XXXXXX 2> /dev/null || mktemp -d "$build/fuzz-scratch.XXXXXX")"
+trap 'rm -rf "$scratch"' EXIT
+export EBLA_FUZZ_TMPDIR="$scratch"
+
 passed=0
 failed=0
 run_start=$SECONDS
