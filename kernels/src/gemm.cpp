@@ -1209,7 +1209,9 @@ bool add_product(const Prepared& P, const T* Pvw, double scale, bool first, bool
   std::vector<double> col(static_cast<std::size_t>(n));  // 2^-e_j
   for (std::size_t j = 0; j < col.size(); ++j) col[j] = pow2(-P.b.exps[j]);
   const bool unscaling = last && P.s.scaling;
-  const auto [low, high] = std::minmax_element(P.b.exps.begin(), P.b.exps.end());
+  // not a structured binding: the lambda below uses them (C++20, and clang only from 16)
+  const auto range = std::minmax_element(P.b.exps.begin(), P.b.exps.end());
+  const auto low = range.first, high = range.second;
   std::vector<char> finite(static_cast<std::size_t>(m), 1);
   for_each_row(m, n, [&](std::int64_t i) {
     double* s = row_of(S, i);

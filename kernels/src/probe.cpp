@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define EBLA_PROBE_X86 1
 #else
@@ -371,7 +372,16 @@ bool avx512_bf16_available() {
 }
 
 bool amx_bf16_available() {
-#if EBLA_PROBE_X86
+#if EBLA_PROBE_X86 && defined(__clang__) && __clang_major__ < 16
+  // clang before 16 has no "amx-bf16" for __builtin_cpu_supports: test what GCC's does,
+  // CPUID.(EAX=7,ECX=0):EDX[22] and the tile state enabled by the OS (XCR0 bits 17 and 18)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || (c & bit_OSXSAVE) == 0) return false;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || (d & (1u << 22)) == 0) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (lo & (3u << 17)) == (3u << 17);
+#elif EBLA_PROBE_X86
   return __builtin_cpu_supports("amx-bf16");
 #else
   return false;

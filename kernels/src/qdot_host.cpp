@@ -303,7 +303,7 @@ template <class T>
 // per step (16 lanes, as in `compute`), the per-level shift and bound constant taken by
 // a permutation of an 8-entry table, the level of each bin by a gather. Same arithmetic
 // as QdotCompute (integer rounding to nearest even, TwoSum), lane by lane.
-#define EBLA_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma")))
+#define EBLA_AVX512 [[gnu::target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma")]]
 // GCC's AVX-512 headers fill unused operands with `__m512i __Y = __Y;`, which -Wuninitialized
 // reports wherever inlining exposes it (a false alarm: the operand is masked away)
 #pragma GCC diagnostic push
