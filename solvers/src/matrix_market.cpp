@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,7 +57,7 @@ std::string fields_text(std::size_t n) { return std::to_string(n) + (n == 1 ? " 
 class Reader {
 public:
   Reader(const std::string& path, const char* function)
-      : path_(path), function_(function), in_(path), buffer_(max_line + 1) {
+      : path_(path), function_(function), in_(path), buffer_(new char[max_line + 1]) {
     if (!in_) throw_invalid(function_, "cannot open " + in_quotes(path_) + ": " + std::strerror(errno));
     std::error_code ec;
     if (std::filesystem::is_regular_file(path_, ec)) bytes_ = std::filesystem::file_size(path_, ec);
@@ -66,7 +67,7 @@ public:
   // max_line bytes, so that a file without line ends (/dev/zero) ends in an error, not in
   // all the memory there is.
   bool raw(std::string& line) {
-    in_.getline(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    in_.getline(buffer_.get(), static_cast<std::streamsize>(max_line + 1));
     const auto got = static_cast<std::size_t>(in_.gcount());
     if (in_.bad()) fail("read error");
     if (in_.fail()) {
@@ -75,7 +76,7 @@ public:
       fail("a line longer than " + std::to_string(max_line) + " bytes: not a Matrix Market file");
     }
     ++line_;
-    line.assign(buffer_.data(), in_.eof() ? got : got - 1);  // less the '\n' extracted
+    line.assign(buffer_.get(), in_.eof() ? got : got - 1);  // less the '\n' extracted
     return true;
   }
 
@@ -146,7 +147,7 @@ private:
   std::string path_;
   const char* function_;
   std::ifstream in_;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;  // not zero-filled: getline writes what is read
   std::uintmax_t bytes_ = 0;
   long line_ = 0;
 };
@@ -214,7 +215,7 @@ using Values = CsrMatrix::values_type::non_const_type;
 
 // CSR with sorted columns and duplicates summed (in file order); a symmetric file's
 // off-diagonal entries are mirrored.
-CsrMatrix build_csr(int rows, int cols, std::vector<Triplet>& t, bool symmetric) {
+CsrMatrix build_csr(const std::string& path, int rows, int cols, std::vector<Triplet>& t, bool symmetric) {
   const std::size_t n = static_cast<std::size_t>(rows);
   std::vector<std::size_t> ptr(n + 1, 0);
   for (const auto& e : t) {
@@ -242,6 +243,11 @@ CsrMatrix build_csr(int rows, int cols, std::vector<Triplet>& t, bool symmetric)
       else
         staged[w++] = *it;
     }
+    for (std::size_t k = ptr[i]; k < w; ++k)  // finite entries whose sum is not
+      if (!std::isfinite(staged[k].second))
+        throw_invalid("ebla::read_matrix_market", path + ": the duplicate entries of (" + std::to_string(i + 1) + ", " +
+                                                      std::to_string(staged[k].first + 1) +
+                                                      ") sum to a value beyond the range of double");
   }
   ptr[n] = w;
   RowMap row_map(Kokkos::ViewAllocateWithoutInitializing("ebla::matrix_market row_map"), n + 1);
@@ -348,7 +354,7 @@ CsrMatrix read_matrix_market(const std::string& path) {
     t.push_back({i, j, in.value(f[2])});
   }
   expect_end(in, s.entries);
-  return build_csr(static_cast<int>(s.rows), static_cast<int>(s.cols), t, symmetric);
+  return build_csr(path, static_cast<int>(s.rows), static_cast<int>(s.cols), t, symmetric);
 }
 
 Vector read_matrix_market_vector(const std::string& path) {
@@ -369,7 +375,9 @@ Vector read_matrix_market_vector(const std::string& path) {
       in.expect_fields(f, 3, "row, column, value");
       const int i = in.index(f[0], s.rows, "row index");
       in.index(f[1], 1, "column index");
-      v[static_cast<std::size_t>(i)] += in.value(f[2]);
+      double& vi = v[static_cast<std::size_t>(i)];
+      vi += in.value(f[2]);
+      if (!std::isfinite(vi)) in.fail("the entries of row " + f[0] + " sum to a value beyond the range of double");
     } else {
       in.expect_fields(f, 1, "value");
       v[k] = in.value(f[0]);

@@ -246,6 +246,8 @@ TEST_F(MatrixMarket, MalformedMatrixFilesNameFileAndLine) {
        "the size line announces 1000 entries, but the file has 65 bytes (an entry takes at least 6)"},
       {"rows_beyond_memory", "%%MatrixMarket matrix coordinate real general\n2147483647 2147483647 1\n1 1 1\n", 2,
        "a matrix of 2147483647 rows and 1 entries needs about 48.0 GiB of memory, and "},
+      {"duplicates_overflow", "%%MatrixMarket matrix coordinate real general\n1 1 2\n1 1 1e308\n1 1 1e308\n", 0,
+       "the duplicate entries of (1, 1) sum to a value beyond the range of double"},
       {"line_without_end", "%%MatrixMarket matrix coordinate real general\n3 3 1\n" + std::string(1 << 21, '1'), 3,
        "a line longer than 1048576 bytes: not a Matrix Market file"},
   };
@@ -253,7 +255,8 @@ TEST_F(MatrixMarket, MalformedMatrixFilesNameFileAndLine) {
     SCOPED_TRACE(c.name);
     const std::string path = text_file(std::string(c.name) + ".mtx", c.content);
     const std::string e = error_of([&] { ebla::read_matrix_market(path); });
-    EXPECT_EQ(e.rfind("ebla::read_matrix_market: " + path + ":" + std::to_string(c.line) + ": ", 0), 0u) << e;
+    const std::string where = c.line > 0 ? path + ":" + std::to_string(c.line) : path;  // 0: the whole file
+    EXPECT_EQ(e.rfind("ebla::read_matrix_market: " + where + ": ", 0), 0u) << e;
     EXPECT_TRUE(contains(e, c.what));
   }
 }
@@ -320,6 +323,8 @@ TEST_F(MatrixMarket, MalformedVectorFilesNameFileAndLine) {
        "column index 2 is out of range [1, 1]"},
       {"row_index", "%%MatrixMarket matrix coordinate real general\n3 1 1\n4 1 1\n", 3,
        "row index 4 is out of range [1, 3]"},
+      {"duplicates_overflow", "%%MatrixMarket matrix coordinate real general\n2 1 2\n2 1 -1e308\n2 1 -1e308\n", 4,
+       "the entries of row 2 sum to a value beyond the range of double"},
       {"array_beyond_file", "%%MatrixMarket matrix array real general\n2147483647 1\n1\n", 2,
        "announces 2147483647 entries, but the file has 56 bytes (an entry takes at least 2)"},
       {"coordinate_beyond_memory", "%%MatrixMarket matrix coordinate real general\n2147483647 1 1\n1 1 1\n", 2,
