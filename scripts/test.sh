@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds ebla (Release, portable flags, with MPI) and runs every test,
-# the distributed ones under mpirun, twice:
+# the distributed ones under mpirun, twice, then the fuzz targets:
 #  1. against Debian's Kokkos 3.4 (Serial backend), in EBLA_TEST_BUILD_DIR (default build/test);
 #  2. against Kokkos 4.6 with OpenMP, built by scripts/kokkos4.sh from source archives into a
 #     cached prefix outside the clone (reused once built), in <that directory>-kokkos4, every
 #     test on OMP_NUM_THREADS=2 host threads. The archives are EBLA_KOKKOS4_ARCHIVES, default
-#     ../shared/vendor beside the clone; without them this part is skipped, with a message.
+#     ../shared/vendor beside the clone; without them this part is skipped, with a message;
+#  3. the libFuzzer targets, built with clang and run for a bounded time (scripts/fuzz.sh).
 # Each part ends with CTest's output; the script ends with both summary lines (a failed run's
 # last) and exits non-zero if a build or any test failed.
 set -euo pipefail
@@ -76,8 +77,23 @@ if [ "$kokkos4" = yes ]; then
     OMP_NUM_THREADS=2 OMP_PROC_BIND=false OMP_WAIT_POLICY=passive
 fi
 
+# 3. The libFuzzer targets (tests/fuzz, docs/fuzzing.md): scripts/fuzz.sh builds them with clang
+# (ASan and UBSan, every report fatal) in <build>-fuzz and runs each for EBLA_FUZZ_SECONDS
+# (default 60) on a copy of its seeds and regression inputs; a finding fails this part.
+start=$SECONDS
+rc=0
+bash scripts/fuzz.sh "$build-fuzz" "${EBLA_FUZZ_SECONDS:-60}" 2>&1 | tee "$log" || rc=$?
+summary=$(grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 || true)
+[ -n "$summary" ] || summary="no fuzz summary (scripts/fuzz.sh exited with $rc)"
+if [ "$rc" -ne 0 ]; then
+  failed=1
+  failed_runs+=("Fuzzing, $(minutes $((SECONDS - start)))|$summary")
+else
+  passed_runs+=("Fuzzing, $(minutes $((SECONDS - start)))|$summary")
+fi
+
 echo
-echo "test.sh: CTest summaries"
+echo "test.sh: summaries"
 for s in "${passed_runs[@]+"${passed_runs[@]}"}" "${failed_runs[@]+"${failed_runs[@]}"}"; do
   echo "${s%%|*}:"
   echo "${s#*|}"
