@@ -664,6 +664,25 @@ TEST(MatrixUnitOracle, FmaStepMatchesTheIntegerEmulation) {
   EXPECT_GT(shortcut, 2000000);
 }
 
+/// A unit with FTZ whose accumulation format reaches binary64's range is no FMA chain, and
+/// preparing it computes no rounding constants for the chain's lowered emin (2^(-1022 - 64) is
+/// below binary64: the shift that made its bits was undefined, caught by UBSan in
+/// `ebla gemm --experiment narrow-range`).
+TEST(MatrixUnitOracle, FtzUnitOnBinary64AccumulationIsPreparedWithinRange) {
+  MatrixUnit u;
+  u.input = ebla::formats::binary32();
+  u.accumulation = ebla::formats::binary64();
+  u.output_subnormals = false;
+  EXPECT_FALSE(ebla::detail::is_fma_chain(u));
+  const ebla::detail::PreparedUnit p = ebla::detail::prepare(u);
+  EXPECT_FALSE(p.fma_chain);
+  expect_dot(u, {1.5}, {2.0}, 1.0, 4.0, "binary64 accumulation, FTZ");
+  expect_dot(u, {0x1p-100}, {0x1p-100}, 0.0, 0x1p-200, "binary64 accumulation, FTZ");
+  expect_dot(u, {0.0}, {1.0}, 0x1p-1070, 0.0, "a subnormal result flushed");
+  u.output_subnormals = true;
+  expect_dot(u, {0.0}, {1.0}, 0x1p-1070, 0x1p-1070, "a subnormal result kept");
+}
+
 // ===========================================================================================
 // 3. The FMA-chain presets against std::fma and std::fmaf
 

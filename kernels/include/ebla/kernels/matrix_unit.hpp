@@ -446,9 +446,12 @@ KOKKOS_INLINE_FUNCTION PreparedUnit prepare(const MatrixUnit& u) {
   p.input_rc = rounding_constants(u.input);
   p.addend_rc = rounding_constants(u.accumulation);
   p.fma_chain = is_fma_chain(u);
-  Format f = u.accumulation;
-  if (!u.output_subnormals) f.emin -= 64;  // FTZ rounds with an unbounded exponent first
-  p.fma_rc = rounding_constants(f);
+  p.fma_rc = RoundingConstants{};
+  if (p.fma_chain) {  // (only then is the lowered emin within binary64's range)
+    Format f = u.accumulation;
+    if (!u.output_subnormals) f.emin -= 64;  // FTZ rounds with an unbounded exponent first
+    p.fma_rc = rounding_constants(f);
+  }
   return p;
 }
 
