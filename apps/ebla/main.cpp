@@ -102,11 +102,11 @@ void remove_temporaries_on_signals() {
   }
 }
 
-// An allocation that failed: std::bad_alloc, or Kokkos's report of it (a runtime_error in
-// some versions).
+// An allocation that failed: std::bad_alloc, or Kokkos's report of it, a runtime_error
+// ("Kokkos failed to allocate memory" in 3.4, "... space failed to allocate" in 4.x).
 bool out_of_memory(const std::exception& e) {
   return dynamic_cast<const std::bad_alloc*>(&e) != nullptr ||
-         std::string(e.what()).find("failed to allocate memory") != std::string::npos;
+         std::string(e.what()).find("failed to allocate") != std::string::npos;
 }
 
 // Ends a run whose parse stopped it: help, version, or a parse error (exit code 2).
