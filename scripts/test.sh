@@ -6,7 +6,9 @@
 #     cached prefix outside the clone (reused once built), in <that directory>-kokkos4, every
 #     test on OMP_NUM_THREADS=2 host threads. The archives are EBLA_KOKKOS4_ARCHIVES, default
 #     ../shared/vendor beside the clone; without them this part is skipped, with a message;
-#  3. the libFuzzer targets, built with clang and run for a bounded time (scripts/fuzz.sh).
+#  3. against Debian's Kokkos again, everything built with AddressSanitizer (with LeakSanitizer)
+#     and UndefinedBehaviorSanitizer (EBLA_SANITIZE), every report fatal, in <build>-sanitize;
+#  4. the libFuzzer targets, built with clang and run for a bounded time (scripts/fuzz.sh).
 # Each part ends with CTest's output; the script ends with both summary lines (a failed run's
 # last) and exits non-zero if a build or any test failed.
 set -euo pipefail
@@ -77,7 +79,17 @@ if [ "$kokkos4" = yes ]; then
     OMP_NUM_THREADS=2 OMP_PROC_BIND=false OMP_WAIT_POLICY=passive
 fi
 
-# 3. The libFuzzer targets (tests/fuzz, docs/fuzzing.md): scripts/fuzz.sh builds them with clang
+# 3. The whole suite under the sanitizers: ASan, LeakSanitizer and UBSan in the library, the
+# apps and the tests (EBLA_SANITIZE: -O1, every report fatal, so a test that meets one fails).
+# Leaks that Open MPI makes on its own in MPI_Init are suppressed (tests/sanitize/lsan.supp,
+# third-party libraries only); UBSan prints the stack of what it reports.
+start=$SECONDS
+cmake -S . -B "$build-sanitize" -DCMAKE_BUILD_TYPE=Release -DEBLA_NATIVE=OFF -DEBLA_ENABLE_MPI=ON -DEBLA_SANITIZE=ON
+cmake --build "$build-sanitize" -j "$jobs"
+run_suite "Debian's Kokkos with ASan and UBSan, build $(minutes $((SECONDS - start)))" "$build-sanitize" \
+  LSAN_OPTIONS="suppressions=$PWD/tests/sanitize/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1
+
+# 4. The libFuzzer targets (tests/fuzz, docs/fuzzing.md): scripts/fuzz.sh builds them with clang
 # (ASan and UBSan, every report fatal) in <build>-fuzz and runs each for EBLA_FUZZ_SECONDS
 # (default 60) on a copy of its seeds and regression inputs; a finding fails this part.
 start=$SECONDS
