@@ -48,6 +48,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -1876,6 +1877,25 @@ TEST(QdotValidation, LengthsBeyondPtrdiffMaxAreRejectedNamingFunctionAndN) {
     EXPECT_NE(m.find("PTRDIFF_MAX"), std::string::npos) << m;
   }
   EXPECT_NE(message([&] { ebla::qdot(x, x, huge, QdotOptions{}); }).find(std::to_string(huge)), std::string::npos);
+  EXPECT_EQ(ebla::qdot(x, x, 2, QdotOptions{}).value, 5.0);
+}
+
+// A length that no array at that address can have: x + n wraps around the address space
+// (the pointer is never read: the check comes first).
+TEST(QdotValidation, LengthsThatOverflowThePointerAreRejected) {
+  const double x[2] = {1, 2};
+  const double* top = reinterpret_cast<const double*>(UINTPTR_MAX - 63 * sizeof(double));
+  const std::size_t n = 64;  // below PTRDIFF_MAX / 8, but top + 64 wraps
+  for (const auto& [a, b, name] : {std::tuple<const double*, const double*, std::string>{top, x, "x"}, {x, top, "y"}}) {
+    try {
+      ebla::qdot(a, b, n, QdotOptions{});
+      ADD_FAILURE() << name << " near the top of the address space was accepted";
+    } catch (const ebla::InvalidArgument& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("ebla::qdot_select"), std::string::npos) << m;
+      EXPECT_NE(m.find(name + " + n runs past the end of the address space (n = 64)"), std::string::npos) << m;
+    }
+  }
   EXPECT_EQ(ebla::qdot(x, x, 2, QdotOptions{}).value, 5.0);
 }
 
