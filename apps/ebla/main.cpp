@@ -21,6 +21,7 @@
 #include <map>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace ebla::cli {
 
@@ -109,8 +110,52 @@ bool out_of_memory(const std::exception& e) {
          std::string(e.what()).find("failed to allocate") != std::string::npos;
 }
 
+// Levenshtein distance of a and b (for naming the command a mistyped word was meant to be).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The first word of the command line where a command belongs that is none (empty if it is
+// one, or there is none): "formt" in `ebla formt`.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') continue;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      if (sub->get_name() == word) return "";
+    return word;
+  }
+  return "";
+}
+
+// "'formt' is not an ebla command (did you mean 'formats'?)", or empty.
+std::string unknown_command_message(const CLI::App& app, int argc, char** argv) {
+  const std::string word = unknown_command(app, argc, argv);
+  if (word.empty()) return "";
+  std::string nearest, names;
+  std::size_t best = 3;  // suggest only a command within two edits
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+    const std::size_t d = edit_distance(word, sub->get_name());
+    if (d < best) best = d, nearest = sub->get_name();
+  }
+  return "'" + word + "' is not an ebla command" + (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") +
+         "; the commands are " + names;
+}
+
 // Ends a run whose parse stopped it: help, version, or a parse error (exit code 2).
-int end_of_parse(const CLI::App& app, const std::exception_ptr& stop) {
+int end_of_parse(const CLI::App& app, const std::exception_ptr& stop, int argc, char** argv) {
   try {
     std::rethrow_exception(stop);
   } catch (const CLI::CallForHelp& e) {
@@ -120,7 +165,8 @@ int end_of_parse(const CLI::App& app, const std::exception_ptr& stop) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    spdlog::error("{}", e.what());
+    const std::string unknown = unknown_command_message(app, argc, argv);
+    spdlog::error("{}", unknown.empty() ? std::string(e.what()) : unknown);
     spdlog::error("run 'ebla --help' for the commands, 'ebla COMMAND --help' for their options");
   }
   return ebla::cli::exit_bad_input;
@@ -152,7 +198,7 @@ int main(int argc, char** argv) {
   if (!ebla::cli::same_options_on_every_rank(argc, argv)) return ebla::cli::exit_bad_input;
   if (stop) {
     if (processes.rank > 0) spdlog::set_level(spdlog::level::off);  // rank 0 says it for all
-    return end_of_parse(app, stop);
+    return end_of_parse(app, stop, argc, argv);
   }
   ebla::cli::set_kokkos_threads(kokkos_threads);
   // only cg and power are distributed: any other command runs on rank 0 alone
