@@ -195,10 +195,10 @@ void add_dot_options(CLI::App& app, DotCli& d) {
                              "A:B (powers of ten): a run with exact dots, then one with qdot per tolerance "
                              "A, 10 A, ..., B"));
   r.push_back(app.add_option("--qdot-margin", d.margin,
-                             "qdot: try the last plan widened by M bins (0..64, default 0): one pass over the "
-                             "vectors where it computes every bin at least as precisely as the new plan asks "
-                             "(certified all the same; values no longer those of select-then-compute bit for "
-                             "bit; docs/qdot.md)"));
+                             "qdot: try the last plan widened by up to M bins (0..64; default 8 for cg on "
+                             "one process with --qdot-tol X, else 0): one pass over the vectors where it computes every bin "
+                             "at least as precisely as the new plan asks (certified all the same); 0: values "
+                             "those of select-then-compute bit for bit (docs/qdot.md)"));
   r.push_back(app.add_option("--qdot-collectives", d.collectives,
                              "Under mpirun: 1 (one MPI_Allreduce per qdot, the default) or 2 (selection, "
                              "then computation: less local work)"));
@@ -417,12 +417,12 @@ DotPolicy fixed_policy(const std::string& name, Solver s) {
 
 }  // namespace
 
-DotPolicy DotSpec::at(double tolerance) const {
+DotPolicy DotSpec::at(double tolerance, bool sweep) const {
   QdotOptions o;
   o.tolerance = tolerance;
   o.policy = qdot_policy;
   o.ladder = ladder;
-  o.plan_margin = margin;
+  o.plan_margin = sweep && margin == QdotOptions::automatic_margin ? 0 : margin;
   return DotPolicy::approximate(o);
 }
 
@@ -447,7 +447,7 @@ DotSpec make_dot_spec(const DotCli& d, Solver s) {
   if (d.collectives != 1 && d.collectives != 2)
     throw_invalid(option_name(s, "--qdot-collectives"), strf("%d is not 1 or 2", d.collectives));
   spec.collectives = d.collectives;
-  if (d.margin < 0 || d.margin > 64) throw_invalid(option_name(s, "--qdot-margin"), strf("%d is not in 0..64", d.margin));
+  if (d.given("qdot-margin") && (d.margin < 0 || d.margin > 64)) throw_invalid(option_name(s, "--qdot-margin"), strf("%d is not in 0..64", d.margin));
   spec.margin = d.margin;
   const bool automatic = kind == "qdot" && d.qdot_tol == "auto";
   double tolerance = 0;
@@ -463,7 +463,7 @@ DotSpec make_dot_spec(const DotCli& d, Solver s) {
     throw_invalid(option_name(s, "--dot fixed"), "needs --format (e.g. --format bfloat16)");
   if (kind == "exact" || !spec.sweep.empty()) spec.policy = DotPolicy::exact();
   else if (automatic) spec.policy = spec.automatic(s);
-  else if (kind == "qdot") spec.policy = spec.at(tolerance);
+  else if (kind == "qdot") spec.policy = spec.at(tolerance, false);
   else
     spec.policy = fixed_policy(d.format, s);
   spec.rungs = spec.sweep.empty() ? spec.policy.level_names() : spec.at(1).level_names();

@@ -119,7 +119,7 @@ struct DotCli {
   std::string format;
   std::string sweep;
   int collectives = 1;
-  int margin = 0;  ///< --qdot-margin: QdotOptions::plan_margin
+  int margin = QdotOptions::automatic_margin;  ///< --qdot-margin: QdotOptions::plan_margin
   std::vector<const CLI::Option*> registered;
   bool given(const std::string& long_name) const;
 };
@@ -157,11 +157,15 @@ struct DotSpec {
   std::vector<double> sweep;       ///< qdot tolerances of a sweep, increasing
   QdotPolicy qdot_policy = QdotPolicy::budget;
   std::vector<QdotLevel> ladder;   ///< as given (empty: the default)
-  DotPolicy at(double tolerance) const;  ///< the qdot policy of one sweep run
+  /// The qdot policy of one run of a sweep (or, sweep = false, of the one run of --qdot-tol).
+  /// A sweep compares the precision that each tolerance gives away, so its runs take no
+  /// plan margin unless --qdot-margin is given (a widened plan computes some bins more
+  /// precisely than asked); a single run takes the solver's default.
+  DotPolicy at(double tolerance, bool sweep = true) const;
   DotPolicy automatic(Solver s) const;   ///< --qdot-tol auto: the solver's default rule
   std::vector<std::string> rungs;  ///< ladder names of policy (of a qdot run in a sweep)
   int collectives = 1;             ///< under mpirun: MPI_Allreduce per qdot (1 or 2)
-  int margin = 0;                  ///< QdotOptions::plan_margin of every qdot
+  int margin = QdotOptions::automatic_margin;  ///< QdotOptions::plan_margin of every qdot
 };
 
 /// Throw InvalidArgument naming the command and option ("ebla cg --nx") for every

@@ -192,8 +192,9 @@ std::vector<QdotLevel> resolve_ladder(const QdotOptions& options, int input_t, c
   const double tol = options.tolerance;
   if (!(tol > 0) || std::isinf(tol))
     throw_invalid(function, "tolerance = " + str(tol) + " must be positive and finite");
-  if (options.plan_margin < 0 || options.plan_margin > 64)
-    throw_invalid(function, "plan_margin = " + std::to_string(options.plan_margin) + " must lie in [0, 64]");
+  if (options.plan_margin < QdotOptions::automatic_margin || options.plan_margin > 64)
+    throw_invalid(function, "plan_margin = " + std::to_string(options.plan_margin) +
+                                " must lie in [0, 64] (or be QdotOptions::automatic_margin, -1)");
   std::vector<QdotLevel> ladder = options.ladder;
   if (ladder.empty()) {
     if (input_t == 53) ladder.push_back(QdotLevel::of(formats::binary64()));
@@ -374,7 +375,11 @@ struct PlanHint {
   const void* y = nullptr;
   std::size_t n = 0;
   QdotPlan plan;
+  // the margins the last two plans needed (detail::needed_margin against the plan before
+  // each); -1 while unknown
+  int need = -1, need_before = -1;
 };
+constexpr int most_margin = 64;  // the widest QdotOptions::plan_margin
 constexpr std::size_t hint_slots = 8;
 
 struct PlanHints {
@@ -408,11 +413,18 @@ PlanHints& plan_hints() {
 }  // namespace
 
 const QdotPlan* detail::plan_hint(const void* x, const void* y, std::size_t n, const QdotOptions& options,
-                                  int input_t) {
+                                  int input_t, int* widen) {
   if (!options.reuse_plan || n == 0) return nullptr;
   const std::string ladder = to_string(detail::resolve_ladder(options, input_t, "ebla::qdot_select"));
   const PlanHint* h = plan_hints().find(x, y, n, options, input_t, ladder);
-  return h ? &h->plan : nullptr;
+  if (!h) return nullptr;
+  // the margin the last two plans needed, and a bin to spare, within the options' margin
+  const int most = detail::margin_of(options);
+  if (widen) {
+    const bool known = h->need >= 0 && h->need_before >= 0;
+    *widen = std::min(most, known ? std::max(h->need, h->need_before) + 1 : 1);
+  }
+  return &h->plan;
 }
 
 void detail::remember_plan(const void* x, const void* y, std::size_t n, const QdotPlan& plan) {
@@ -423,7 +435,13 @@ void detail::remember_plan(const void* x, const void* y, std::size_t n, const Qd
         slot.plan.policy == plan.policy && slot.plan.tolerance == plan.tolerance &&
         to_string(slot.plan.ladder) == to_string(plan.ladder))
       h = &slot;
-  if (!h) h = &plan_hints().place(x, y, n);
+  if (!h) {
+    h = &plan_hints().place(x, y, n);
+    h->need = h->need_before = -1;
+  } else {
+    h->need_before = h->need;
+    h->need = detail::needed_margin(h->plan, plan, most_margin);
+  }
   h->plan = plan;
 }
 
@@ -438,10 +456,11 @@ template <class T>
 QdotResult qdot_pointers(const T* x, const T* y, std::size_t n, const QdotOptions& options) {
   constexpr int input_t = std::is_same<T, double>::value ? 53 : 24;
   check_pointers(x, y, n, "ebla::qdot_select");
-  const QdotPlan* hint = detail::plan_hint(x, y, n, options, input_t);
+  int widen = 0;
+  const QdotPlan* hint = detail::plan_hint(x, y, n, options, input_t, &widen);
   if (hint) {  // one pass, where the last plan on these arrays still holds
     QdotPlan selected;
-    QdotResult r = detail::qdot_one_pass_host(x, y, n, options, *hint, selected);
+    QdotResult r = detail::qdot_one_pass_host(x, y, n, options, *hint, selected, detail::best_host_isa(), widen);
     detail::remember_plan(x, y, n, selected);
     return r;
   }

@@ -1149,19 +1149,37 @@ bool dominates(const QdotPlan& hint, const QdotPlan& plan) {
   return true;
 }
 
+// The level `hint` gives bin e when it is widened: its lowest bin's level below its range,
+// its highest bin's above it (the budget gives the largest products the most precise
+// levels, so a bin the data moved into above the plan's range most likely takes that of
+// the plan's top), a filled bin's level inside it, and -1 (no opinion) for an empty bin
+// inside it. A guess only: dominates() decides whether the pass is kept.
+int opinion(const QdotPlan& hint, std::int64_t e) {
+  if (e < hint.e_min) return hint.level.front();
+  const std::int64_t k = e - hint.e_min;
+  if (k >= static_cast<std::int64_t>(hint.count.size())) return hint.level.back();
+  return hint.count[static_cast<std::size_t>(k)] != 0 ? hint.level[static_cast<std::size_t>(k)] : -1;
+}
+
+// The level at which an accumulation under widened(hint, m) computes bin e: for m = 0 the
+// hint's own (level_under); else, within the widened range e_min - m .. e_max + m, the most
+// precise opinion of the bins within m of e (0 where none has one), and 0 outside it.
+std::uint8_t widened_level(const QdotPlan& hint, std::int64_t e, int m) {
+  if (m == 0 || hint.count.empty()) return level_under(hint, e);
+  if (e < hint.e_min - m || e > hint.e_max + m) return 0;
+  int most = -1;  // the most precise level seen (lowest index)
+  for (std::int64_t d = -m; d <= m; ++d) {
+    const int l = opinion(hint, e + d);
+    if (l >= 0 && (most < 0 || l < most)) most = l;
+  }
+  return static_cast<std::uint8_t>(most < 0 ? 0 : most);
+}
+
 // The plan `hint` widened by m bins (QdotOptions::plan_margin): bins e_min - m .. e_max + m,
-// each at the most precise level that `hint` gives a filled bin within m of it (below the
-// hint's range its lowest bin's level, above it the input precision; level 0 where no
-// filled bin is that near). Where the data's bins move by at most m from call to call and
-// the levels follow them, the plan selected next is dominated by this one.
+// each at widened_level. Where the data's bins move by at most m from call to call and the
+// levels follow them, the plan selected next is dominated by this one.
 QdotPlan widened(const QdotPlan& hint, int m) {
   if (m == 0 || hint.count.empty()) return hint;
-  auto opinion = [&](std::int64_t e) -> int {  // the hint's level of bin e, -1 for none
-    if (e < hint.e_min) return hint.level[0];
-    const std::int64_t k = e - hint.e_min;
-    if (k >= static_cast<std::int64_t>(hint.count.size())) return 0;
-    return hint.count[static_cast<std::size_t>(k)] != 0 ? hint.level[static_cast<std::size_t>(k)] : -1;
-  };
   QdotPlan w = hint;
   w.e_min = hint.e_min - m;
   w.e_max = hint.e_max + m;
@@ -1169,16 +1187,28 @@ QdotPlan widened(const QdotPlan& hint, int m) {
   w.level.assign(bins, 0);
   w.count.assign(bins, 0);
   for (std::size_t j = 0; j < bins; ++j) {
-    const std::int64_t e = w.e_min + static_cast<std::int64_t>(j);
-    int most = -1;  // the most precise level seen (lowest index)
-    for (std::int64_t d = -m; d <= m; ++d) {
-      const int l = opinion(e + d);
-      if (l >= 0 && (most < 0 || l < most)) most = l;
-    }
-    w.level[j] = static_cast<std::uint8_t>(most < 0 ? 0 : most);
+    w.level[j] = widened_level(hint, w.e_min + static_cast<std::int64_t>(j), m);
     if (j >= static_cast<std::size_t>(m) && j - m < hint.count.size()) w.count[j] = hint.count[j - m];
   }
   return w;
+}
+
+// The least m <= cap for which widened(before, m) dominates `now` (cap where none does): the
+// first m at which the widened plan computes every bin `now` fills at least as precisely as
+// `now` asks (m by m: a bin that fits at m need not fit at m + 1, where a coarser neighbour
+// comes in reach). A solver's qdot widens its last plan by the margin its last calls
+// needed, not by the whole plan_margin, so that it computes no more precisely than it must.
+int margin_needed(const QdotPlan& before, const QdotPlan& now, int cap) {
+  if (before.count.empty() || !same_ladder(now, before)) return cap;
+  auto fits = [&](int m) {
+    for (std::size_t j = 0; j < now.count.size(); ++j)
+      if (now.count[j] != 0 && widened_level(before, now.e_min + static_cast<std::int64_t>(j), m) > now.level[j])
+        return false;
+    return true;
+  };
+  for (int m = 0; m < cap; ++m)
+    if (fits(m)) return m;
+  return cap;
 }
 
 // The result of an accumulation under `tried` that dominates `plan`, selected from the same
@@ -1205,16 +1235,16 @@ QdotResult finish_tried(const T* x, const T* y, std::size_t n, const QdotPlan& p
 // Either way the result is qdot_compute(x, y, qdot_select(x, y, options)), bit for bit.
 template <class T>
 QdotResult one_pass_host(const T* x, const T* y, std::size_t n, const QdotOptions& options, const QdotPlan& hint,
-                         HostIsa isa, QdotPlan& selected) {
+                         HostIsa isa, QdotPlan& selected, int widen) {
   const auto t0 = std::chrono::steady_clock::now();
-  const QdotPlan tried = widened(hint, options.plan_margin);
+  const QdotPlan tried = widened(hint, widen < 0 ? margin_of(options) : std::min(widen, margin_of(options)));
   const LevelTable table(tried, true);
   std::vector<std::int64_t> h(qdot_hist_size, 0);
   const QdotAccum acc = histogram_and_accumulate(isa, x, y, n, table.tables, h.data());
   selected = plan_from_histogram(h.data(), n, std::is_same<T, double>::value ? 53 : 24, options);
   selected.select_seconds = seconds_since(t0);
   const bool same = same_levels(selected, tried);
-  if (!same && options.plan_margin > 0 && dominates(tried, selected)) {
+  if (!same && margin_of(options) > 0 && dominates(tried, selected)) {
     QdotResult r = finish_tried(x, y, n, selected, tried, acc);
     r.stats.select_seconds = selected.select_seconds;
     r.stats.passes = 1;
@@ -1250,13 +1280,15 @@ QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, cons
 }
 
 QdotResult qdot_one_pass_host(const double* x, const double* y, std::size_t n, const QdotOptions& o,
-                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa) {
-  return one_pass_host(x, y, n, o, hint, isa, selected);
+                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa, int widen) {
+  return one_pass_host(x, y, n, o, hint, isa, selected, widen);
 }
 QdotResult qdot_one_pass_host(const float* x, const float* y, std::size_t n, const QdotOptions& o,
-                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa) {
-  return one_pass_host(x, y, n, o, hint, isa, selected);
+                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa, int widen) {
+  return one_pass_host(x, y, n, o, hint, isa, selected, widen);
 }
+
+int needed_margin(const QdotPlan& before, const QdotPlan& now, int cap) { return margin_needed(before, now, cap); }
 
 // ---- QdotStream: a qdot riding in the caller's pass ----------------------------------------
 
@@ -1277,8 +1309,9 @@ struct QdotStream::Impl {
 QdotStream::QdotStream(const double* x, const double* y, std::size_t n, const QdotOptions& options)
     : impl_(std::make_unique<Impl>(x, y, n, options)) {
   resolve_ladder(options, 53, "ebla::qdot_select");
-  if (const QdotPlan* h = plan_hint(x, y, n, options, 53)) {
-    impl_->hint = std::make_unique<QdotPlan>(widened(*h, options.plan_margin));
+  int widen = 0;
+  if (const QdotPlan* h = plan_hint(x, y, n, options, 53, &widen)) {
+    impl_->hint = std::make_unique<QdotPlan>(widened(*h, widen));
     impl_->table = std::make_unique<LevelTable>(*impl_->hint, true);
     impl_->part.resize(impl_->chunks);
   }
@@ -1331,7 +1364,7 @@ QdotResult QdotStream::finish(const std::int64_t* hist) {
   plan.select_seconds = seconds_since(s.t0);
   QdotResult r;
   const bool same = s.hint && same_levels(plan, *s.hint);
-  if (same || (s.hint && s.options.plan_margin > 0 && dominates(*s.hint, plan))) {
+  if (same || (s.hint && margin_of(s.options) > 0 && dominates(*s.hint, plan))) {
     const QdotAccum acc = s.chunks > 0 ? merge_in_order(s.part) : Kernels<double>::run(s.isa, s.x, s.y, 0, s.table->tables);
     r = same ? finish_host(s.x, s.y, s.n, plan, acc, false) : finish_tried(s.x, s.y, s.n, plan, *s.hint, acc);
     r.stats.passes = 0;

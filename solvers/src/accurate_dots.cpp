@@ -28,6 +28,13 @@ double grid_below(double v) { return std::exp2(std::floor(4 * std::log2(v)) / 4)
 
 }  // namespace
 
+DotPolicy in_solver(const DotPolicy& given, const SolverSpace& A) {
+  DotPolicy p = given;
+  if (p.qdot.plan_margin == QdotOptions::automatic_margin)
+    p.qdot.plan_margin = A.single_process() && p.kind == DotKind::qdot ? QdotOptions::solver_margin : 0;
+  return p;
+}
+
 AccurateDots::AccurateDots(const DotPolicy& policy, std::shared_ptr<const DotRule> fallback,
                            std::vector<SolverEvent>& events)
     : policy_(policy), automatic_(policy.kind == DotKind::automatic), events_(events) {

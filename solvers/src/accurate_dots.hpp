@@ -24,6 +24,15 @@
 
 namespace ebla::detail {
 
+/// The policy CG on A computes with: `given`, its QdotOptions::automatic_margin resolved to
+/// QdotOptions::solver_margin for DotPolicy::approximate on one process (the plans of
+/// consecutive calls drift, and a widened last plan saves the second pass where it moved);
+/// to 0 under MPI (the distributed qdot selects, then computes, every time) and for
+/// DotPolicy::automatic, whose rule asks each dot product for the least precision it can
+/// take: a widened plan computes some bins more precisely than asked. The power method
+/// keeps 0 (see power.cpp).
+DotPolicy in_solver(const DotPolicy& given, const SolverSpace& A);
+
 class AccurateDots {
 public:
   /// `fallback`: the solver's default rule, for an automatic policy without one.

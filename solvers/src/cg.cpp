@@ -193,7 +193,8 @@ CgResult stop(CgResult res, SolverStatus status, std::string reason) {
 
 // The loop runs on the owned rows; every scalar it branches on comes from a global reduction
 // of the space, so every process takes the same branches.
-CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
+CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy& given, const CgOptions& o) {
+  const DotPolicy dots = detail::in_solver(given, A);  // the plan margin resolved
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t n = A.size(), N = A.global_size();
   agree(A, "ebla::cg", problem_of(n, b, x0, o));

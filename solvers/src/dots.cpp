@@ -64,14 +64,14 @@ std::string DotPolicy::to_string() const {
     case DotKind::qdot:
       s << "qdot(tol=" << qdot.tolerance << ", policy=" << ebla::to_string(qdot.policy);
       if (!qdot.ladder.empty()) s << ", ladder=" << ebla::to_string(qdot.ladder);
-      if (qdot.plan_margin > 0) s << ", plan_margin=" << qdot.plan_margin;
+      if (qdot.plan_margin >= 0) s << ", plan_margin=" << qdot.plan_margin;
       s << ")";
       break;
     case DotKind::fixed: s << "fixed(" << format_name(format) << ")"; break;
     case DotKind::automatic:
       s << "auto(" << (rule ? rule->to_string() : std::string("default rule"));
       if (!qdot.ladder.empty()) s << ", ladder=" << ebla::to_string(qdot.ladder);
-      if (qdot.plan_margin > 0) s << ", plan_margin=" << qdot.plan_margin;
+      if (qdot.plan_margin >= 0) s << ", plan_margin=" << qdot.plan_margin;
       s << ")";
       break;
   }

@@ -1430,7 +1430,7 @@ void drifting_calls(std::uint64_t seed, int margin, const QdotOptions& base, Tal
       for (auto c : r.stats.count_per_level) per_level += c;
       if (per_level != ref.nonzero || r.stats.zeros != ref.zeros) problem += " counts per level wrong;";
       if (r.stats.passes == 2 && !bits_differ(r, two).empty()) problem += " two passes but not the two-phase bits;";
-      if (margin == 0 && !bits_differ(r, two).empty()) problem += " without a margin, not the two-phase bits;";
+      if (margin <= 0 && !bits_differ(r, two).empty()) problem += " without a margin, not the two-phase bits;";
       if (!problem.empty())
         tally.fail(describe(x, y, ref, o, r, "drift, margin " + std::to_string(margin) + ", call " +
                                                std::to_string(call)) + problem);
@@ -1450,6 +1450,9 @@ TEST(QdotOnePass, PlanMarginKeepsTheBoundAndTheBudgetOnDriftingVectors) {
       // the same sequence of vectors with and without a margin
       drifting_calls<double>(seed, 8, o, tally, with, calls_with);
       drifting_calls<double>(seed, 0, o, tally, without, calls_without);
+      // the default margin of a qdot on its own: none
+      std::size_t single = 0, calls = 0;
+      drifting_calls<double>(seed, QdotOptions::automatic_margin, o, tally, single, calls);
       drifting_calls<float>(seed + 1, 8, o, tally, with, calls_with);
       drifting_calls<float>(seed + 1, 0, o, tally, without, calls_without);
       seed += 2;
@@ -1480,6 +1483,49 @@ TEST(QdotOnePass, PlanMarginFollowsAScalingOfUpToMarginBins) {
     const Reference ref = make_reference(x, y);
     EXPECT_TRUE(within(ref.exact, r.value, r.bound)) << "scaled by 2^" << s;
   }
+}
+
+// detail::needed_margin is the least widening of a plan that keeps the one pass on the data
+// of another: widened by it the pass is kept, by one bin less it is not. Data of
+// distribution B scaled by 2^s with one component in four perturbed by a factor in
+// [1/16, 16), at several tolerances; the plan widening of a solver's qdot follows from it.
+TEST(QdotOnePass, NeededMarginIsTheLeastWideningThatKeepsOnePass) {
+  std::mt19937_64 gen(84500);
+  std::uniform_real_distribution<double> factor(1.0 / 16, 16.0);
+  const std::size_t n = 20000;
+  std::vector<double> x(n), y(n);
+  std::size_t kept = 0, cases = 0;
+  for (double tol : {1e-12, 1e-8, 1e-4})
+    for (int s : {-5, -2, -1, 0, 1, 3}) {
+      refill(gen, 'B', 9, x, y);
+      QdotOptions o;
+      o.tolerance = tol;
+      o.plan_margin = 64;
+      const QdotPlan before = ebla::qdot_select(x.data(), y.data(), n, o);
+      for (std::size_t i = 0; i < n; ++i) {
+        x[i] = std::ldexp(x[i], s);
+        if (gen() % 4 == 0) y[i] *= factor(gen);
+      }
+      const QdotPlan now = ebla::qdot_select(x.data(), y.data(), n, o);
+      const int m = ebla::detail::needed_margin(before, now, 64);
+      const std::string label = "tolerance " + std::to_string(tol) + ", scaled by 2^" + std::to_string(s) +
+                                ", needed margin " + std::to_string(m);
+      ++cases;
+      QdotPlan selected;
+      const ebla::detail::HostIsa isa = ebla::detail::best_host_isa();
+      if (m < 64) {
+        const QdotResult r = ebla::detail::qdot_one_pass_host(x.data(), y.data(), n, o, before, selected, isa, m);
+        EXPECT_EQ(r.stats.passes, 1) << label;
+        const Reference ref = make_reference(x, y);
+        EXPECT_TRUE(within(ref.exact, r.value, r.bound)) << label;
+        kept += r.stats.passes == 1;
+      }
+      if (m > 0) {
+        const QdotResult r = ebla::detail::qdot_one_pass_host(x.data(), y.data(), n, o, before, selected, isa, m - 1);
+        EXPECT_EQ(r.stats.passes, 2) << label;
+      }
+    }
+  EXPECT_GT(kept, cases / 2);
 }
 
 // A remembered plan that put a bin at a coarser level than the new data's plan asks is never
@@ -1804,7 +1850,7 @@ TEST(QdotValidation, BadTolerancesAreRejectedNamingFunctionAndValue) {
 
 TEST(QdotValidation, PlanMarginsOutsideZeroTo64AreRejectedNamingFunctionAndValue) {
   const std::vector<double> x = {1.0, 2.0}, y = {3.0, 4.0};
-  for (int m : {-1, 65, 1000}) {
+  for (int m : {-2, -1000, 65, 1000}) {
     QdotOptions o;
     o.plan_margin = m;
     const std::string text = "plan_margin = " + std::to_string(m);
@@ -1813,6 +1859,8 @@ TEST(QdotValidation, PlanMarginsOutsideZeroTo64AreRejectedNamingFunctionAndValue
   }
   QdotOptions o;
   o.plan_margin = 64;
+  EXPECT_NO_THROW(ebla::qdot(x.data(), y.data(), 2, o));
+  o.plan_margin = QdotOptions::automatic_margin;  // -1, the default
   EXPECT_NO_THROW(ebla::qdot(x.data(), y.data(), 2, o));
 }
 

@@ -2,6 +2,7 @@
 // on every operator, every dot policy, the stopping rules, breakdown and bad input.
 #include "util.hpp"
 
+#include <ebla/core/bits.hpp>
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
 #include <ebla/solvers/cg.hpp>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 
@@ -162,7 +164,9 @@ TEST(Cg, CertifiedStoppingGuaranteesTheResidual) {
 // QdotOptions::plan_margin in ACG: r^T r's qdot rides in the update pass and p^T q's takes
 // one pass wherever the last plan, widened, computed every bin at least as precisely as the
 // new one asks. The certified stop still guarantees the residual, and the solve takes about
-// the iterations of ACG without the margin (its products are at least as precise).
+// the iterations of ACG without the margin (its products are at least as precise). The
+// default, QdotOptions::automatic_margin, is QdotOptions::solver_margin in a solver on one
+// process: the same bits as that margin given.
 TEST(Cg, PlanMarginKeepsTheCertifiedStopAndTheIterationCount) {
   StencilOperator S(32, 32, 16);  // n = 16384: several chunks per pass
   const std::size_t n = S.size();
@@ -171,13 +175,22 @@ TEST(Cg, PlanMarginKeepsTheCertifiedStopAndTheIterationCount) {
   for (double tol : {1e-10, 1e-6}) {
     QdotOptions q;
     q.tolerance = tol;
+    ASSERT_EQ(q.plan_margin, QdotOptions::automatic_margin);
+    const DotPolicy automatic = DotPolicy::approximate(q);
+    q.plan_margin = 0;
     const DotPolicy plain = DotPolicy::approximate(q);
-    q.plan_margin = 8;
+    q.plan_margin = QdotOptions::solver_margin;
     const DotPolicy margin = DotPolicy::approximate(q);
     CgOptions o;
     o.stop = StopTest::certified;
     const CgResult a = cg(S, b, x0, plain, o);
     const CgResult m = cg(S, b, x0, margin, o);
+    const CgResult d = cg(S, b, x0, automatic, o);
+    ASSERT_EQ(d.iterations, m.iterations) << "qdot tolerance " << tol;
+    for (std::size_t k = 0; k < m.history.size(); ++k) {
+      EXPECT_EQ(ebla::bit_cast<std::uint64_t>(d.history[k].pq.value), ebla::bit_cast<std::uint64_t>(m.history[k].pq.value)) << "iteration " << k;
+      EXPECT_EQ(ebla::bit_cast<std::uint64_t>(d.history[k].rr.bound), ebla::bit_cast<std::uint64_t>(m.history[k].rr.bound)) << "iteration " << k;
+    }
     ASSERT_EQ(a.status, SolverStatus::converged);
     ASSERT_EQ(m.status, SolverStatus::converged);
     EXPECT_LE(m.true_residual, o.tolerance * (1 + 1e-3)) << "qdot tolerance " << tol;

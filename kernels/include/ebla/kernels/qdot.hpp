@@ -105,17 +105,24 @@ struct QdotOptions {
   /// qdot_select's plan): only the number of passes (stats.passes) depends on this option
   /// and on the history of calls. false: always select, then compute.
   bool reuse_plan = true;
-  /// With reuse_plan: 0 (default) keeps the result that of qdot_select's plan, bit for bit.
-  /// m > 0 (at most 64) tries the remembered plan widened by m bins (each bin at the most
-  /// precise level among the remembered plan's bins within m of it) and keeps that one
-  /// pass wherever it computed every bin at least as precisely as the plan now selected:
-  /// for vectors that drift from call to call, as in iterative solvers. The bound is
-  /// certified either way and the budget contract holds (each product's error is at most
-  /// what the selected level allows); only the value may differ from the two-phase one in
-  /// the last bits, and stats.count_per_level reports the levels used. The value then
-  /// depends on the plan of the last call on the same arrays (ebla's solvers forget the
-  /// plans of the arrays they allocate, so that a solve depends on its inputs alone).
-  int plan_margin = 0;
+  /// With reuse_plan: 0 keeps the result that of qdot_select's plan, bit for bit.
+  /// m > 0 (at most 64) tries the remembered plan widened by up to m bins (each bin at the
+  /// most precise level among the remembered plan's bins within that many of it) and keeps
+  /// that one pass wherever it computed every bin at least as precisely as the plan now
+  /// selected: for vectors that drift from call to call, as in iterative solvers. The
+  /// widening is the margin the last two calls on the same arrays needed, plus one bin, at
+  /// most m (one bin while fewer are known), so that the levels stay near the selected ones. The
+  /// bound is certified either way and the budget contract holds (each product's error is
+  /// at most what the selected level allows); only the value may differ from the two-phase
+  /// one in the last bits, and stats.count_per_level reports the levels used. The value
+  /// then depends on the plans of the last calls on the same arrays (ebla's solvers forget
+  /// the plans of the arrays they allocate, so that a solve depends on its inputs alone).
+  /// automatic_margin (the default): 0 for qdot called on its own; ebla::cg on one process
+  /// uses solver_margin for a fixed tolerance (DotPolicy::approximate); 0 under MPI, for
+  /// the automatic policy and in the power method.
+  int plan_margin = automatic_margin;
+  static constexpr int automatic_margin = -1;
+  static constexpr int solver_margin = 8;
 };
 
 /// The parameters Theta(x, y, eps) of Algorithm 3.2: plain data, printable, reusable.

@@ -33,15 +33,31 @@ QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, cons
 /// options.plan_margin = m > 0 the hint is first widened by m bins, and its accumulation is
 /// also kept (one pass) where it computed every bin at least as precisely as the selected
 /// plan asks (see QdotOptions::plan_margin).
+/// `widen` >= 0 widens the hint by min(widen, options.plan_margin) bins instead of
+/// options.plan_margin (see plan_hint).
 QdotResult qdot_one_pass_host(const double* x, const double* y, std::size_t n, const QdotOptions& options,
-                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa = best_host_isa());
+                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa = best_host_isa(),
+                              int widen = -1);
 QdotResult qdot_one_pass_host(const float* x, const float* y, std::size_t n, const QdotOptions& options,
-                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa = best_host_isa());
+                              const QdotPlan& hint, QdotPlan& selected, HostIsa isa = best_host_isa(),
+                              int widen = -1);
+
+/// The plan margin options.plan_margin gives a qdot called on its own: automatic_margin is 0.
+inline int margin_of(const QdotOptions& options) { return options.plan_margin > 0 ? options.plan_margin : 0; }
+
+/// The least m <= cap by which `before` must be widened (QdotOptions::plan_margin) for its
+/// accumulation to compute every bin `now` fills at least as precisely as `now` asks; cap
+/// where no such m exists.
+int needed_margin(const QdotPlan& before, const QdotPlan& now, int cap);
 
 /// The plan of this thread's last qdot on the arrays x and y of length n with these options
 /// (input_t 53 for double, 24 for float), or null (none, or options.reuse_plan is false).
-/// The pointer is valid until the next qdot of this thread.
-const QdotPlan* plan_hint(const void* x, const void* y, std::size_t n, const QdotOptions& options, int input_t);
+/// The pointer is valid until the next qdot of this thread. `widen`, if given, receives the
+/// bins to widen it by: the larger of the margins its last two calls needed
+/// (needed_margin of each plan against the one before), at most options.plan_margin;
+/// one bin (if options.plan_margin allows) while fewer than two are known.
+const QdotPlan* plan_hint(const void* x, const void* y, std::size_t n, const QdotOptions& options, int input_t,
+                          int* widen = nullptr);
 /// Remembers `plan` as the plan of x and y (see QdotOptions::reuse_plan).
 void remember_plan(const void* x, const void* y, std::size_t n, const QdotPlan& plan);
 /// Forgets this thread's plans of every pair of arrays one of which starts at `array`. A
