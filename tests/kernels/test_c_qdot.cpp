@@ -1,0 +1,247 @@
+// The BLAS-shaped C calls of <ebla/qdot.h> against the C++ API:
+//  - ebla_dqdot / ebla_sqdot with increments (positive, negative as BLAS defines them, zero)
+//    give the bits of ebla::qdot on the same elements gathered in BLAS order, and their
+//    bound holds against a reference sum in __float128 (each product of two doubles is
+//    exact there, and the sum of n of them is off by at most n 2^-112 |x|^T|y|, far below
+//    any bound checked);
+//  - options by name (policy, ladder) are those of the C++ options;
+//  - a plan selected through the C API computes on other strided vectors with the bits of
+//    ebla::qdot_compute under the C++ plan;
+//  - bad input: NaN, EBLA_INVALID_ARGUMENT, and a message naming the function and value.
+#include <ebla/ebla.h>
+#include <ebla/kernels/qdot.hpp>
+#include <ebla/qdot.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+template <class T>
+std::uint64_t bits(T v) {
+  const double d = static_cast<double>(v);
+  std::uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+// n values over a wide range of exponents, both signs (distribution B of seed 002 in spirit:
+// uniform significands times 2^k, k uniform in [-t, t])
+template <class T>
+std::vector<T> wide(std::mt19937_64& gen, std::size_t n, int t) {
+  std::uniform_real_distribution<double> m(0.5, 1.0);
+  std::uniform_int_distribution<int> k(-t, t);
+  std::vector<T> v(n);
+  for (auto& e : v) e = static_cast<T>((gen() % 2 ? -1 : 1) * std::ldexp(m(gen), k(gen)));
+  return v;
+}
+
+// The array that BLAS reads as `logical` with increment inc: element i at i inc (inc >= 0)
+// or (n - 1 - i) |inc| (inc < 0); the other slots hold NaN, which no correct read sees.
+template <class T>
+std::vector<T> strided(const std::vector<T>& logical, std::ptrdiff_t inc) {
+  const std::size_t n = logical.size();
+  if (inc == 0) return {logical.front()};
+  const std::size_t step = static_cast<std::size_t>(inc < 0 ? -inc : inc);
+  std::vector<T> a((n - 1) * step + 1, std::numeric_limits<T>::quiet_NaN());
+  for (std::size_t i = 0; i < n; ++i) a[(inc > 0 ? i : n - 1 - i) * step] = logical[i];
+  return a;
+}
+
+template <class T>
+__float128 reference(const std::vector<T>& x, const std::vector<T>& y) {
+  __float128 s = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) s += static_cast<__float128>(x[i]) * static_cast<__float128>(y[i]);
+  return s;
+}
+
+template <class T>
+bool within(const std::vector<T>& x, const std::vector<T>& y, double value, double bound) {
+  const __float128 err = static_cast<__float128>(value) - reference(x, y);
+  return (err < 0 ? -err : err) <= static_cast<__float128>(bound);
+}
+
+template <class T>
+double c_qdot(std::size_t n, const T* x, std::ptrdiff_t incx, const T* y, std::ptrdiff_t incy,
+              const ebla_qdot_options* o, ebla_qdot_info* info) {
+  if constexpr (std::is_same<T, double>::value) return ebla_dqdot(n, x, incx, y, incy, o, info);
+  else return ebla_sqdot(n, x, incx, y, incy, o, info);
+}
+
+template <class T>
+void strided_calls(std::uint64_t seed, int& cases) {
+  std::mt19937_64 gen(seed);
+  for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{20000}})
+    for (std::ptrdiff_t incx : {1, 2, -1, -3})
+      for (std::ptrdiff_t incy : {1, 3, -2}) {
+        const std::vector<T> x = wide<T>(gen, n, 9), y = wide<T>(gen, n, 9);
+        const std::vector<T> sx = strided(x, incx), sy = strided(y, incy);
+        ebla_qdot_options o;
+        ebla_qdot_options_init(&o);
+        o.tolerance = n % 2 ? 1e-4 : 1e-8;
+        ebla_qdot_info info;
+        const double v = c_qdot(n, sx.data(), incx, sy.data(), incy, &o, &info);
+        ebla::QdotOptions q;
+        q.tolerance = o.tolerance;
+        const ebla::QdotResult r = ebla::qdot(x.data(), y.data(), n, q);
+        const std::string what = "n " + std::to_string(n) + ", incx " + std::to_string(incx) + ", incy " +
+                                 std::to_string(incy);
+        ++cases;
+        EXPECT_EQ(info.status, EBLA_OK) << what << ": " << ebla_last_error();
+        EXPECT_EQ(bits(v), bits(r.value)) << what;
+        EXPECT_EQ(bits(info.bound), bits(r.bound)) << what;
+        EXPECT_TRUE(within(x, y, v, info.bound)) << what;
+        std::size_t counted = info.zeros;
+        for (std::size_t c : info.count) counted += c;
+        EXPECT_EQ(counted, n) << what;
+      }
+}
+
+}  // namespace
+
+TEST(CQdot, StridedCallsGiveTheBitsOfTheCppQdotOnTheGatheredElements) {
+  int cases = 0;
+  strided_calls<double>(700, cases);
+  strided_calls<float>(701, cases);
+  EXPECT_EQ(cases, 96);
+}
+
+TEST(CQdot, IncrementOneGivesTheBitsOfEblaQdot) {
+  std::mt19937_64 gen(702);
+  const std::vector<double> x = wide<double>(gen, 5000, 20), y = wide<double>(gen, 5000, 20);
+  ebla_qdot_info a, b;
+  ebla_qdot_options o;
+  ebla_qdot_options_init(&o);
+  o.tolerance = 1e-6;
+  EXPECT_EQ(bits(ebla_dqdot(x.size(), x.data(), 1, y.data(), 1, &o, &a)),
+            bits(ebla_qdot(x.data(), y.data(), x.size(), 1e-6, &b)));
+  EXPECT_EQ(bits(a.bound), bits(b.bound));
+  // NULL options: the defaults (tolerance 1e-8)
+  ebla_qdot_info d;
+  ebla::QdotOptions q;
+  EXPECT_EQ(q.tolerance, 1e-8);
+  EXPECT_EQ(bits(ebla_dqdot(x.size(), x.data(), 1, y.data(), 1, nullptr, &d)),
+            bits(ebla::qdot(x.data(), y.data(), x.size(), q).value));
+}
+
+// BLAS's incx = 0: every element is x[0]
+TEST(CQdot, ZeroIncrementRepeatsTheFirstElement) {
+  std::mt19937_64 gen(703);
+  const std::vector<double> y = wide<double>(gen, 300, 9);
+  const double x0 = 0.75;
+  const std::vector<double> x(y.size(), x0);
+  ebla_qdot_info info;
+  const double v = ebla_dqdot(y.size(), &x0, 0, y.data(), 1, nullptr, &info);
+  EXPECT_EQ(bits(v), bits(ebla::qdot(x.data(), y.data(), y.size(), ebla::QdotOptions{}).value));
+  EXPECT_TRUE(within(x, y, v, info.bound));
+}
+
+TEST(CQdot, PolicyAndLadderByNameAreTheCppOptions) {
+  std::mt19937_64 gen(704);
+  const std::vector<double> x = wide<double>(gen, 4000, 12), y = wide<double>(gen, 4000, 12);
+  for (const char* policy : {"budget", "paper"})
+    for (const char* ladder : {"binary64,binary32,binary16,perforate", "binary64,bfloat16,fp8_e4m3"}) {
+      ebla_qdot_options o;
+      ebla_qdot_options_init(&o);
+      o.tolerance = 1e-5;
+      o.policy = policy;
+      o.ladder = ladder;
+      ebla_qdot_info info;
+      const double v = ebla_dqdot(x.size(), x.data(), -1, y.data(), -1, &o, &info);
+      ebla::QdotOptions q;
+      q.tolerance = 1e-5;
+      q.policy = ebla::qdot_policy_by_name(policy);
+      q.ladder = ebla::qdot_ladder_by_names(ladder);
+      // increments -1 on both: the arrays read backwards, element i = x[n - 1 - i]
+      const std::vector<double> rx(x.rbegin(), x.rend()), ry(y.rbegin(), y.rend());
+      const ebla::QdotResult r = ebla::qdot(rx.data(), ry.data(), rx.size(), q);
+      EXPECT_EQ(bits(v), bits(r.value)) << policy << ", " << ladder;
+      EXPECT_TRUE(within(x, y, v, info.bound)) << policy << ", " << ladder;
+    }
+}
+
+TEST(CQdot, APlanSelectedFromCComputesOtherStridedVectorsAsTheCppPlan) {
+  std::mt19937_64 gen(705);
+  const std::size_t n = 6000;
+  const std::vector<double> x = wide<double>(gen, n, 9), y = wide<double>(gen, n, 9);
+  const std::vector<double> x2 = wide<double>(gen, n, 9), y2 = wide<double>(gen, n, 9);
+  ebla_qdot_options o;
+  ebla_qdot_options_init(&o);
+  o.tolerance = 1e-6;
+  ebla_qdot_plan* plan = nullptr;
+  const std::vector<double> sx = strided(x, 2);
+  ASSERT_EQ(ebla_dqdot_select(n, sx.data(), 2, y.data(), 1, &o, &plan), EBLA_OK) << ebla_last_error();
+  ASSERT_NE(plan, nullptr);
+  ebla::QdotOptions q;
+  q.tolerance = 1e-6;
+  const ebla::QdotPlan cpp = ebla::qdot_select(x.data(), y.data(), n, q);
+  const std::vector<double> sy2 = strided(y2, -3);
+  ebla_qdot_info info;
+  const double v = ebla_dqdot_compute(plan, n, x2.data(), 1, sy2.data(), -3, &info);
+  const ebla::QdotResult r = ebla::qdot_compute(x2.data(), y2.data(), n, cpp);
+  EXPECT_EQ(info.status, EBLA_OK);
+  EXPECT_EQ(bits(v), bits(r.value));
+  EXPECT_EQ(bits(info.bound), bits(r.bound));
+  EXPECT_TRUE(within(x2, y2, v, info.bound));
+  // the same plan from other threads at once: every call the same bits
+  std::vector<double> values(4);
+  std::vector<std::thread> threads;
+  for (std::size_t k = 0; k < values.size(); ++k)
+    threads.emplace_back([&, k] { values[k] = ebla_dqdot_compute(plan, n, x2.data(), 1, sy2.data(), -3, nullptr); });
+  for (auto& t : threads) t.join();
+  for (double w : values) EXPECT_EQ(bits(w), bits(v));
+  // a plan of doubles does not compute floats
+  const std::vector<float> f(n, 1.0f);
+  EXPECT_TRUE(std::isnan(ebla_sqdot_compute(plan, n, f.data(), 1, f.data(), 1, &info)));
+  EXPECT_EQ(info.status, EBLA_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ebla_last_error()).find("ebla_sqdot_compute"), std::string::npos) << ebla_last_error();
+  ebla_qdot_plan_destroy(plan);
+  ebla_qdot_plan_destroy(nullptr);
+  // float plans
+  ebla_qdot_plan* fplan = nullptr;
+  ASSERT_EQ(ebla_sqdot_select(n, f.data(), 1, f.data(), -1, &o, &fplan), EBLA_OK) << ebla_last_error();
+  EXPECT_EQ(bits(ebla_sqdot_compute(fplan, n, f.data(), 1, f.data(), 1, &info)), bits(static_cast<double>(n)));
+  ebla_qdot_plan_destroy(fplan);
+}
+
+TEST(CQdot, BadInputGivesNanTheStatusAndAMessageNamingFunctionAndValue) {
+  const std::vector<double> x = {1.0, 2.0, 3.0}, y = {4.0, 5.0, 6.0};
+  ebla_qdot_info info;
+  ebla_qdot_options o;
+  ebla_qdot_options_init(&o);
+  auto expect_bad = [&](double v, const std::vector<std::string>& parts) {
+    EXPECT_TRUE(std::isnan(v));
+    EXPECT_EQ(info.status, EBLA_INVALID_ARGUMENT);
+    const std::string what = ebla_last_error();
+    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
+  };
+  o.tolerance = -1;
+  expect_bad(ebla_dqdot(3, x.data(), 1, y.data(), 1, &o, &info), {"ebla_dqdot", "tolerance"});
+  ebla_qdot_options_init(&o);
+  o.policy = "budgte";
+  expect_bad(ebla_dqdot(3, x.data(), 1, y.data(), 1, &o, &info), {"ebla_dqdot", "budgte"});
+  ebla_qdot_options_init(&o);
+  o.ladder = "binary64,binary33";
+  expect_bad(ebla_sqdot(0, nullptr, 1, nullptr, 1, &o, &info), {"ebla_sqdot", "binary33"});
+  expect_bad(ebla_dqdot(3, nullptr, 2, y.data(), 1, nullptr, &info), {"ebla_dqdot", "x is null"});
+  // n elements |inc| apart that run past the end of the address space
+  expect_bad(ebla_dqdot(std::size_t{1} << 40, x.data(), 1, y.data(), -(std::ptrdiff_t{1} << 30), nullptr, &info),
+             {"ebla_dqdot", "y: n = 1099511627776"});
+  expect_bad(ebla_dqdot(static_cast<std::size_t>(-1), x.data(), 1, y.data(), 1, nullptr, &info),
+             {"ebla_dqdot", "more elements"});
+  ebla_qdot_plan* plan = reinterpret_cast<ebla_qdot_plan*>(&o);  // must be overwritten with NULL
+  EXPECT_EQ(ebla_dqdot_select(3, x.data(), 1, y.data(), 1, &o, nullptr), EBLA_INVALID_ARGUMENT);
+  o.tolerance = 0;
+  EXPECT_EQ(ebla_dqdot_select(3, x.data(), 1, y.data(), 1, &o, &plan), EBLA_INVALID_ARGUMENT);
+  EXPECT_EQ(plan, nullptr);
+  expect_bad(ebla_dqdot_compute(nullptr, 3, x.data(), 1, y.data(), 1, &info), {"ebla_dqdot_compute", "plan is null"});
+}
