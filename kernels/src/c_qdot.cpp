@@ -28,6 +28,7 @@ void fill_info(const ebla::QdotResult& r, ebla_qdot_info* info) {
   info->nonfinite = r.stats.nonfinite ? 1 : 0;
   info->select_seconds = r.stats.select_seconds;
   info->compute_seconds = r.stats.compute_seconds;
+  info->kept_top_bin = r.stats.kept_top_bin ? 1 : 0;
 }
 
 // Runs f (which returns the value and fills info) under the C conventions: info cleared
@@ -49,9 +50,12 @@ double guarded(const char* function, ebla_qdot_info* info, F f) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-// The C++ options of the C ones (NULL: the defaults); qdot itself checks the tolerance.
+// The C++ options of the C ones (NULL: the defaults); qdot itself checks the tolerance. A
+// dot product from C never comes back exactly 0 with every product perforated
+// (QdotOptions::perforate_all = false; ebla_qdot_info::kept_top_bin says when it would have).
 ebla::QdotOptions to_options(const ebla_qdot_options* o) {
   ebla::QdotOptions q;
+  q.perforate_all = false;
   if (o == nullptr) return q;
   q.tolerance = o->tolerance;
   if (o->policy != nullptr) q.policy = ebla::qdot_policy_by_name(o->policy);
@@ -136,7 +140,7 @@ double compute_strided(const char* function, const ebla_qdot_plan* plan, std::si
 
 extern "C" double ebla_qdot(const double* x, const double* y, size_t n, double tolerance, ebla_qdot_info* info) {
   return guarded("ebla_qdot", info, [&] {
-    ebla::QdotOptions options;
+    ebla::QdotOptions options = to_options(nullptr);
     options.tolerance = tolerance;
     const ebla::QdotResult r = ebla::qdot(x, y, n, options);
     fill_info(r, info);

@@ -54,6 +54,7 @@ std::string QdotPlan::to_string() const {
     << ", ladder " << ebla::to_string(ladder) << "\n";
   o << "  " << nonzero << " nonzero products in " << bins() << " bins, exponents " << e_min << " .. "
     << e_max << (early_termination ? " (early termination: all at input precision)" : "")
+    << (kept_top_bin ? " (top bin kept: the tolerance allowed perforating every product)" : "")
     << (nonfinite ? " (NaN/Inf in the input)" : "") << "\n";
   const auto per = count_per_level();
   for (std::size_t l = 0; l < ladder.size(); ++l)
@@ -222,6 +223,18 @@ std::vector<QdotLevel> resolve_ladder(const QdotOptions& options, int input_t, c
   return ladder;
 }
 
+// QdotOptions::perforate_all = false: a plan that perforates every filled bin computes its
+// top bin (the largest products) at the least precise level that is not perforate. A bin
+// moved up the ladder only loses error, so the policy's contract holds.
+void keep_top_bin(QdotPlan& plan) {
+  if (plan.count.empty() || !plan.ladder.back().perforate || plan.ladder.size() < 2) return;
+  const std::uint8_t perforate = static_cast<std::uint8_t>(plan.ladder.size() - 1);
+  for (std::size_t j = 0; j < plan.count.size(); ++j)
+    if (plan.count[j] != 0 && plan.level[j] != perforate) return;
+  plan.level.back() = static_cast<std::uint8_t>(perforate - 1);  // the top bin is filled
+  plan.kept_top_bin = true;
+}
+
 QdotPlan plan_from_histogram(const std::int64_t* h, std::size_t n, int input_t, const QdotOptions& options) {
   QdotPlan plan;
   plan.n = n;
@@ -246,6 +259,7 @@ QdotPlan plan_from_histogram(const std::int64_t* h, std::size_t n, int input_t, 
     select_paper(plan);
   else
     select_budget(plan);
+  if (!options.perforate_all) keep_top_bin(plan);
   return plan;
 }
 
@@ -305,6 +319,7 @@ QdotResult finish_result(const QdotPlan& plan, const QdotAccum& acc, std::size_t
   st.outside_plan = static_cast<std::size_t>(acc.outside);
   st.nonfinite = acc.nonfinite > 0;
   st.early_termination = plan.early_termination;
+  st.kept_top_bin = plan.kept_top_bin;
   st.select_seconds = plan.select_seconds;
   constexpr double inf = std::numeric_limits<double>::infinity();
   if (st.nonfinite || !std::isfinite(r.value) || !std::isfinite(acc.b) || !std::isfinite(acc.q)) {

@@ -245,3 +245,52 @@ TEST(CQdot, BadInputGivesNanTheStatusAndAMessageNamingFunctionAndValue) {
   EXPECT_EQ(plan, nullptr);
   expect_bad(ebla_dqdot_compute(nullptr, 3, x.data(), 1, y.data(), 1, &info), {"ebla_dqdot_compute", "plan is null"});
 }
+
+// A tolerance of 4 or more lets the budget policy perforate every product: the C++ default
+// (QdotOptions::perforate_all) then returns exactly 0, with nothing computed. The C calls
+// compute the top bin instead: a nonzero value within the certified bound, the flag set,
+// the bits of the C++ call with perforate_all = false. r^T r of a positive r and x^T y of
+// mixed signs, budget and paper policies.
+TEST(CQdot, NoDotProductComesBackZeroFromEveryProductPerforated) {
+  std::mt19937_64 gen(706);
+  const std::size_t n = 3000;
+  std::vector<double> r = wide<double>(gen, n, 4);
+  for (auto& v : r) v = std::fabs(v);
+  const std::vector<double> x = wide<double>(gen, n, 4), y = wide<double>(gen, n, 4);
+  int guarded = 0;
+  for (const auto& [a, b] : {std::pair<const std::vector<double>*, const std::vector<double>*>{&r, &r}, {&x, &y}})
+    for (const char* policy : {"budget", "paper"})
+      for (double tol : {1e-8, 1e0, 1e2, 1e6}) {
+        const std::string what = std::string(policy) + ", tolerance " + std::to_string(tol);
+        ebla::QdotOptions q;
+        q.tolerance = tol;
+        q.policy = ebla::qdot_policy_by_name(policy);
+        const ebla::QdotResult plain = ebla::qdot(a->data(), b->data(), n, q);
+        q.perforate_all = false;
+        const ebla::QdotResult kept = ebla::qdot(a->data(), b->data(), n, q);
+        ebla_qdot_options o;
+        ebla_qdot_options_init(&o);
+        o.tolerance = tol;
+        o.policy = policy;
+        ebla_qdot_info info;
+        const double v = ebla_dqdot(n, a->data(), 1, b->data(), 1, &o, &info);
+        EXPECT_EQ(bits(v), bits(kept.value)) << what;
+        EXPECT_EQ(info.kept_top_bin, kept.stats.kept_top_bin ? 1 : 0) << what;
+        EXPECT_TRUE(within(*a, *b, v, info.bound)) << what;
+        const bool all_perforated = plain.stats.count_per_level.back() == n;
+        EXPECT_EQ(kept.stats.kept_top_bin, all_perforated) << what;
+        if (all_perforated) {
+          ++guarded;
+          EXPECT_EQ(plain.value, 0.0) << what;
+          EXPECT_NE(v, 0.0) << what;
+          EXPECT_LT(info.count[3], n) << what;
+        } else {
+          EXPECT_EQ(bits(v), bits(plain.value)) << what;
+        }
+      }
+  EXPECT_GE(guarded, 4);  // 1e2 and 1e6 perforate everything under the budget policy
+  // ebla_qdot too
+  ebla_qdot_info info;
+  EXPECT_GT(ebla_qdot(r.data(), r.data(), n, 1e2, &info), 0.0);
+  EXPECT_EQ(info.kept_top_bin, 1);
+}

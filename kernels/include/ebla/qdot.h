@@ -4,7 +4,9 @@
  *
  * Budget policy and the default ladder {binary64, binary32, binary16, perforate}: the
  * error introduced by approximation is at most tolerance * sum |x_i y_i| (see
- * ebla/kernels/qdot.hpp for the full contract). info may be NULL.
+ * ebla/kernels/qdot.hpp for the full contract). info may be NULL. At tolerances that would
+ * perforate every product (about 4 and above), the top bin is computed instead
+ * (info->kept_top_bin).
  * On bad input (tolerance <= 0 or NaN, a NULL array with n > 0) the result is NaN,
  * info->status is EBLA_INVALID_ARGUMENT and ebla_last_error() names the problem.
  */
@@ -29,6 +31,10 @@ typedef struct ebla_qdot_info {
   int nonfinite;         /* 1 if x or y held NaN or Inf (value is then the plain dot) */
   double select_seconds; /* time of the selection phase */
   double compute_seconds;/* time of the computation phase */
+  int kept_top_bin;      /* 1 if the tolerance allowed perforating every product: the calls
+                            of this header then compute the largest products' bin at the
+                            least precise level that is not perforate, so that a nonzero
+                            x^T y never comes back as exactly 0 from nothing computed */
 } ebla_qdot_info;
 
 double ebla_qdot(const double* x, const double* y, size_t n, double tolerance, ebla_qdot_info* info);

@@ -18,6 +18,16 @@ int main(void) {
   if (info.status != EBLA_OK || !(v - exact <= info.bound && exact - v <= info.bound)) return 4;
   if (ebla_qdot(x, yv, 4, -1.0, &info) == ebla_qdot(x, yv, 4, -1.0, &info) || info.status != EBLA_INVALID_ARGUMENT) return 5;
   printf("consumer_c: ebla_qdot = %a (bound %.3g), bad tolerance says: %s\n", v, info.bound, ebla_last_error());
+  /* BLAS-shaped: x read backwards (incx = -1), y every second element: the same products */
+  const double xr[4] = {-0.5, 3.0, 0x1p-30, 1.0}, ys[8] = {1.0, 9.0, 1.0, 9.0, 0x1p-40, 9.0, 2.0, 9.0};
+  ebla_qdot_options opt;
+  ebla_qdot_options_init(&opt);
+  opt.tolerance = 1e-6;
+  if (ebla_dqdot(4, xr, -1, ys, 2, &opt, &info) != v || info.status != EBLA_OK) return 7;
+  /* a tolerance that would perforate every product: the top bin is computed instead */
+  opt.tolerance = 1e2;
+  if (ebla_dqdot(4, x, 1, x, 1, &opt, &info) == 0.0 || info.kept_top_bin != 1) return 8;
+  printf("consumer_c: ebla_dqdot(incx -1, incy 2) = %a\n", v);
   /* a negative length cast to size_t: rejected before any element is read */
   const double bad = ebla_qdot(x, yv, (size_t)-1, 1e-6, &info);
   if (bad == bad || info.status != EBLA_INVALID_ARGUMENT || strstr(ebla_last_error(), "PTRDIFF_MAX") == NULL)

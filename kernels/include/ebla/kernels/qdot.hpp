@@ -121,6 +121,14 @@ struct QdotOptions {
   /// uses solver_margin for a fixed tolerance (DotPolicy::approximate); 0 under MPI, for
   /// the automatic policy and in the power method.
   int plan_margin = automatic_margin;
+  /// Whether the selection may perforate every nonzero product. A tolerance of about 4 or
+  /// more lets the budget policy do so (every bin's a-priori error M_e 2^(e+2) then fits),
+  /// and the value is then exactly 0 with no component computed, whatever x^T y: a solver
+  /// that tests convergence on it (seed 002's Algorithm 4.1) stops at once. false: such a
+  /// plan computes its top bin at the least precise level of the ladder that is not
+  /// perforate instead (stats.kept_top_bin), which only lowers the error, so the contract
+  /// of the policy still holds. The C API (ebla/qdot.h) sets false.
+  bool perforate_all = true;
   static constexpr int automatic_margin = -1;
   static constexpr int solver_margin = 8;
 };
@@ -138,6 +146,7 @@ struct QdotPlan {
   std::size_t nonzero = 0;              ///< components with x_i y_i != 0 (binned)
   bool nonfinite = false;               ///< NaN or Inf seen in the inputs
   bool early_termination = false;       ///< Theorem 3.6 (paper policy): all input precision
+  bool kept_top_bin = false;            ///< the policy perforated every product; !perforate_all kept the top bin
   double budget_used = 0;               ///< budget policy: sum c'_l M_e 2^(e+2) / L spent
   double select_seconds = 0;            ///< time of the selection phase
 
@@ -155,6 +164,7 @@ struct QdotStats {
   std::size_t outside_plan = 0;           ///< components outside the plan's bins (input precision)
   bool nonfinite = false;                 ///< NaN/Inf in the input: value is the plain dot
   bool early_termination = false;
+  bool kept_top_bin = false;  ///< the plan's kept_top_bin: the tolerance would have perforated every product
   int passes = 1;  ///< reads of x and y: 1 for qdot_compute; 2 for qdot, or 1 where the plan it tried held
   double select_seconds = 0, compute_seconds = 0;
 };
