@@ -3,7 +3,8 @@
 set -euo pipefail
 
 EBLA_PACKAGES=(
-  cmake g++ make gfortran                                # gfortran: the Fortran module (fortran/)
+  cmake g++ make gfortran pkgconf                        # gfortran: the Fortran module (fortran/);
+                                                         # pkgconf: the test of ebla.pc
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev  # Kokkos 3.4 (Serial) and Kokkos Kernels
   libcli11-dev libspdlog-dev                             # the ebla command
   libgtest-dev libbenchmark-dev                          # tests and benchmarks
