@@ -3,13 +3,7 @@
 #   -DEBLA_BUILD=<ebla build dir> -DWORK=<scratch dir> -DSOURCE=<consumer source dir>
 #   [-DMPIEXEC=<mpiexec>: also runs the ebla::mpi consumer on 2 ranks]
 file(REMOVE_RECURSE "${WORK}")
-function(step)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  message("${out}${err}")
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/step.cmake)
 step(${CMAKE_COMMAND} --install "${EBLA_BUILD}" --prefix "${WORK}/prefix")
 step(${CMAKE_COMMAND} -S "${SOURCE}" -B "${WORK}/build" -DCMAKE_PREFIX_PATH=${WORK}/prefix
      -DCMAKE_BUILD_TYPE=Release)
