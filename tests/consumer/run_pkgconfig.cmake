@@ -1,7 +1,7 @@
 # Installs the ebla build tree into a fresh prefix, then builds a C and a Fortran program
 # with make and pkg-config alone (pkgconfig/Makefile) and runs them against libebla.so.
 #   -DEBLA_BUILD=<ebla build dir> -DWORK=<scratch dir> -DMAKEFILE=<Makefile>
-#   -DC_SOURCE=<C program> -DF_SOURCE=<Fortran program>
+#   -DC_SOURCE=<C program> -DF_SOURCE=<Fortran program> [-DEXAMPLE=<examples/drop_in_cg>]
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}/build")
 include(${CMAKE_CURRENT_LIST_DIR}/step.cmake)
@@ -14,4 +14,11 @@ step(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pcdir}
 # the programs find libebla.so (and its SONAME link) in the prefix only
 step(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} "${WORK}/build/qdot_c")
 step(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} "${WORK}/build/qdot_fortran")
+# the C program needs libebla.so.0 (its SONAME)
 step(readelf -d "${WORK}/build/qdot_c")
+# the example of a CG whose dot product is ebla_dqdot, with its own Makefile
+if(EXAMPLE)
+  file(COPY "${EXAMPLE}/" DESTINATION "${WORK}/example")
+  step(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pcdir} make -C "${WORK}/example")
+  step(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} "${WORK}/example/cg" 20 20 10)
+endif()
