@@ -394,7 +394,6 @@ struct PlanHint {
   // each); -1 while unknown
   int need = -1, need_before = -1;
 };
-constexpr int most_margin = 64;  // the widest QdotOptions::plan_margin
 constexpr std::size_t hint_slots = 8;
 
 struct PlanHints {
@@ -442,7 +441,7 @@ const QdotPlan* detail::plan_hint(const void* x, const void* y, std::size_t n, c
   return &h->plan;
 }
 
-void detail::remember_plan(const void* x, const void* y, std::size_t n, const QdotPlan& plan) {
+void detail::remember_plan(const void* x, const void* y, std::size_t n, const QdotPlan& plan, int margin) {
   if (n == 0) return;
   PlanHint* h = nullptr;
   for (auto& slot : plan_hints().slot)
@@ -455,7 +454,8 @@ void detail::remember_plan(const void* x, const void* y, std::size_t n, const Qd
     h->need = h->need_before = -1;
   } else {
     h->need_before = h->need;
-    h->need = detail::needed_margin(h->plan, plan, most_margin);
+    // only a margin that will be used is worth finding (a qdot without one skips the search)
+    h->need = margin > 0 ? detail::needed_margin(h->plan, plan, margin) : 0;
   }
   h->plan = plan;
 }
@@ -476,7 +476,7 @@ QdotResult qdot_pointers(const T* x, const T* y, std::size_t n, const QdotOption
   if (hint) {  // one pass, where the last plan on these arrays still holds
     QdotPlan selected;
     QdotResult r = detail::qdot_one_pass_host(x, y, n, options, *hint, selected, detail::best_host_isa(), widen);
-    detail::remember_plan(x, y, n, selected);
+    detail::remember_plan(x, y, n, selected, detail::margin_of(options));
     return r;
   }
   const QdotPlan plan = select_pointers(x, y, n, options);
@@ -484,7 +484,7 @@ QdotResult qdot_pointers(const T* x, const T* y, std::size_t n, const QdotOption
   QdotResult r = detail::qdot_compute_host(x, y, n, plan, detail::best_host_isa(), false);
   r.stats.select_seconds = plan.select_seconds;
   r.stats.passes = 2;
-  if (options.reuse_plan) detail::remember_plan(x, y, n, plan);
+  if (options.reuse_plan) detail::remember_plan(x, y, n, plan, detail::margin_of(options));
   return r;
 }
 

@@ -1373,7 +1373,7 @@ QdotResult QdotStream::finish(const std::int64_t* hist) {
     r.stats.passes = 1;
   }
   r.stats.select_seconds = plan.select_seconds;
-  if (s.options.reuse_plan) remember_plan(s.x, s.y, s.n, plan);
+  if (s.options.reuse_plan) remember_plan(s.x, s.y, s.n, plan, margin_of(s.options));
   return r;
 }
 

@@ -58,8 +58,10 @@ int needed_margin(const QdotPlan& before, const QdotPlan& now, int cap);
 /// one bin (if options.plan_margin allows) while fewer than two are known.
 const QdotPlan* plan_hint(const void* x, const void* y, std::size_t n, const QdotOptions& options, int input_t,
                           int* widen = nullptr);
-/// Remembers `plan` as the plan of x and y (see QdotOptions::reuse_plan).
-void remember_plan(const void* x, const void* y, std::size_t n, const QdotPlan& plan);
+/// Remembers `plan` as the plan of x and y (see QdotOptions::reuse_plan), with the margin
+/// (at most `margin`, the caller's margin_of(options); none is sought for 0) by which the
+/// plan remembered before it needed widening to be kept for `plan`.
+void remember_plan(const void* x, const void* y, std::size_t n, const QdotPlan& plan, int margin);
 /// Forgets this thread's plans of every pair of arrays one of which starts at `array`. A
 /// solver calls it on the arrays it just allocated: with QdotOptions::plan_margin the value
 /// depends on the plan tried, and a plan left by earlier work that happened to use the same
