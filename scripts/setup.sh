@@ -6,7 +6,7 @@ EBLA_PACKAGES=(
   cmake g++ make gfortran pkgconf                        # gfortran: the Fortran module (fortran/);
                                                          # pkgconf: the test of ebla.pc
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev  # Kokkos 3.4 (Serial) and Kokkos Kernels
-  libcli11-dev libspdlog-dev                             # the ebla command
+  libcli11-dev libspdlog-dev nlohmann-json3-dev          # the ebla command (JSON output: nlohmann)
   libgtest-dev libbenchmark-dev                          # tests and benchmarks
   libhdf5-dev libopenblas-dev                            # I/O and the BLAS
   libdnnl-dev ocl-icd-opencl-dev                         # oneDNN matmul (bfloat16 GEMM); its CMake
