@@ -305,9 +305,15 @@ DecisionAccuracy::DecisionAccuracy(double eta, double tie, double delta_max)
 }
 
 double DecisionAccuracy::accuracy(const DotRequest& r) const {
-  if (!(r.scale > 0) || !std::isfinite(r.scale)) return 0;  // no lambda yet: exact
-  if (!(r.margin >= tie_ * r.target)) return 0;              // a near tie (or no margin known): exact
-  return std::min(delta_max_, eta_ * r.margin / r.scale);    // eta margin / |lambda_k|
+  // No margin known yet (the first steps): any accuracy; the solver certifies the decision
+  // with the bound that comes out and repeats the step exactly if it is left open.
+  if (!(r.margin > 0)) return delta_max_;
+  if (!(r.scale > 0) || !std::isfinite(r.scale)) return 0;  // lambda_k = 0 or not finite: exact
+  // A near tie: exact, for this step's lambda and for the next's (the margin covers the
+  // next two changes), since a decision that falls within the bound of tau can be repeated
+  // exactly only for the step that makes it, not for the lambda before.
+  if (!(r.margin >= tie_ * r.target)) return 0;
+  return std::min(delta_max_, eta_ * r.margin / r.scale);  // eta margin / |lambda_k|
 }
 
 std::string DecisionAccuracy::to_string() const {

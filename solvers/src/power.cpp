@@ -60,12 +60,13 @@ double deviation(const DotRecord& yy, const DotRecord& xy) {
 
 // The automatic policy's prediction of how far the next two changes will be from tau (the
 // lambda of the next step enters both decisions), from the last two changes (geometric
-// convergence): min |c^_j - tau| over c^_1 = c_k r, c^_2 = c_k r^2, r = min(1, c_k / c_(k-1));
-// 0 (not known) before two changes are known.
+// convergence): min |c^_j - tau| over c^_1 = c_k r, c^_2 = c_k r^2, r = min(1, c_k / c_(k-1))
+// (r = 1 while c_k is the only change known); 0 (not known) before the first change.
 double predicted_margin(const std::vector<PowerIteration>& history, double tau) {
   const std::size_t k = history.size();
-  if (k < 3) return 0;  // history[0] is the start (no change)
-  const double last = history[k - 1].change, before = history[k - 2].change;
+  if (k < 2) return 0;  // history[0] is the start (no change)
+  const double last = history[k - 1].change;
+  const double before = k < 3 ? last : history[k - 2].change;  // one change known: no decay
   if (!(last > 0) || !(before > 0) || !std::isfinite(last) || !std::isfinite(before)) return 0;
   const double r = std::min(1.0, last / before);
   return std::min(std::fabs(last * r - tau), std::fabs(last * r * r - tau));
@@ -113,7 +114,7 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   auto levels = [&](std::vector<std::uint8_t>& v) { return o.record_levels ? &v : no_map; };
 
   // the automatic policy: each dot product to the accuracy its rule asks (accurate_dots.hpp),
-  // relative to |lambda_k|; lambda_1 exactly (nothing yet tells its size)
+  // relative to |lambda_k|
   detail::AccurateDots dot(dots, default_power_rule(), res.events);
   auto request = [&](DotRole role, int k, double lambda, double margin) {
     DotRequest q{role, k, o.tolerance, std::fabs(lambda), std::fabs(lambda)};
@@ -125,8 +126,14 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   scaled(x0, 1 / std::sqrt(x0_norm2), x);  // x_1 = x_0 / ||x_0|| (line 1)
   A.apply(x, y);                                           // y_1 = A x_1
   PowerIteration start;
-  const DotPolicy first = dot.automatic() ? DotPolicy::exact() : dots;
-  start.xy = A.dot(first, x, y, levels(start.xy_levels));    // lambda_1 = x_1^T A x_1 (line 3)
+  if (dot.automatic()) {  // lambda_1 = x_1^T A x_1 (line 3), as rough as the rule allows
+    start.xy = dot.dot(A, request(DotRole::power_rayleigh, 0, 0.0, 0.0), x, y, levels(start.xy_levels), false);
+    DotRecord unit;  // x_1 is normalised in double: x_1^T x_1 = 1 as the exact method has it
+    unit.value = 1;
+    deviation_before = deviation(unit, start.xy);
+  } else {
+    start.xy = A.dot(dots, x, y, levels(start.xy_levels));  // lambda_1 = x_1^T A x_1 (line 3)
+  }
   start.eigenvalue = start.xy.value;
   start.change = std::nan("");
   double lambda = start.eigenvalue;

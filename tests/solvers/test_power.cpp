@@ -131,14 +131,15 @@ TEST(PowerMethod, AutomaticDotsKeepTheEigenvalueWithinTheTolerance) {
 }
 
 // The decision rule: eta * margin / |lambda| while the change stays far from tau, capped;
-// exact (0) in a near tie, before a margin is known, and before lambda is known.
+// exact (0) in a near tie and where lambda is 0; any accuracy (the cap) before a margin is
+// known, since the solver certifies the first decisions with the bounds that come out.
 TEST(DotRules, DecisionAccuracyFollowsTheMarginOfTheStoppingTest) {
   const DecisionAccuracy rule(0.25, 0.1, 1e-2);
   DotRequest q;
   q.role = DotRole::power_rayleigh;
   q.target = 1e-6;
   q.scale = 10;
-  EXPECT_DOUBLE_EQ(rule.accuracy(q), 0);                     // no margin known yet
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-2);                  // no margin known yet
   q.margin = 1e-3;
   EXPECT_DOUBLE_EQ(rule.accuracy(q), 0.25 * 1e-3 / 10);      // far from tau
   q.margin = 0.1e-6;
@@ -148,7 +149,9 @@ TEST(DotRules, DecisionAccuracyFollowsTheMarginOfTheStoppingTest) {
   q.margin = 1;
   EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-2);                  // capped
   q.scale = 0;
-  EXPECT_DOUBLE_EQ(rule.accuracy(q), 0);                     // no lambda: exact
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 0);                     // lambda_k = 0: exact
+  q.margin = 0;
+  EXPECT_DOUBLE_EQ(rule.accuracy(q), 1e-2);                  // lambda_1: no margin, no lambda yet
   EXPECT_EQ(rule.to_string(), "decision(eta=0.25, tie=0.1, max=0.01)");
   EXPECT_EQ(DotPolicy::automatic(default_power_rule()).to_string(), "auto(" + rule.to_string() + ")");
   EXPECT_TRUE(contains(error_of([] { DecisionAccuracy(0); }), "eta = 0"));

@@ -123,9 +123,10 @@ private:
 /// The power method's default: the dot products matter only where the stopping decision is
 /// made and for the final lambda (above), so
 ///   delta = min(delta_max, eta margin / |lambda_k|),
-/// and 0 (exact dot products) where the margin is below tie tau (a near tie, or before the
-/// margin is known). The solver checks each decision against the certified deviation of
-/// lambda_k and repeats a step exactly where the bound leaves it open.
+/// 0 (exact dot products) where the margin is below tie tau (a near tie) or lambda_k is 0,
+/// and delta_max before a margin is known (the first steps, lambda_1 included). The solver
+/// checks each decision against the certified deviation of lambda_k and repeats a step
+/// exactly where the bound leaves it open.
 class DecisionAccuracy final : public DotRule {
 public:
   /// Throws InvalidArgument unless eta, tie > 0 and 0 < delta_max <= 1 (all finite).
