@@ -14,6 +14,8 @@ EBLA_PACKAGES=(
   hdf5-tools                                             # h5dump, for the CLI tests of result files
   libopenmpi-dev openmpi-bin                             # the MPI build (EBLA_ENABLE_MPI) and mpirun
   python3-matplotlib python3-h5py                        # apps/plot_qdot.py (figures from ebla qdot)
+  doxygen python3-yaml                                   # the API reference (target doc, test
+                                                         # docs.doxygen); docs.citation_cff reads YAML
   clang libclang-rt-14-dev llvm                          # scripts/fuzz.sh: clang, libFuzzer's runtime,
                                                          # llvm-symbolizer (file:line in reports)
 )

@@ -3,6 +3,8 @@
 
 #include <ebla/core/format.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <memory>
 
@@ -20,12 +22,21 @@ void print_table() {
 }
 
 void print_json() {
-  for (const auto& [name, f] : format_catalogue())
+  for (const auto& [name, f] : format_catalogue()) {
     // the exact values as hex-float strings (JSON has no hex numbers)
-    std::printf("{\"name\":\"%s\",\"t\":%d,\"emin\":%d,\"emax\":%d,\"u\":\"%a\",\"fmin\":\"%a\",\"fmax\":\"%a\","
-                "\"gmin\":\"%a\",\"subnormals\":%s,\"specials\":\"%s\",\"overflow\":\"%s\"}\n",
-                name.c_str(), f.t, f.emin, f.emax, f.u(), f.fmin(), f.fmax(), f.gmin(),
-                f.subnormals ? "true" : "false", to_string(f.specials), to_string(f.overflow));
+    const nlohmann::ordered_json row = {{"name", name},
+                                        {"t", f.t},
+                                        {"emin", f.emin},
+                                        {"emax", f.emax},
+                                        {"u", strf("%a", f.u())},
+                                        {"fmin", strf("%a", f.fmin())},
+                                        {"fmax", strf("%a", f.fmax())},
+                                        {"gmin", strf("%a", f.gmin())},
+                                        {"subnormals", f.subnormals},
+                                        {"specials", to_string(f.specials)},
+                                        {"overflow", to_string(f.overflow)}};
+    std::printf("%s\n", row.dump().c_str());
+  }
 }
 
 }  // namespace

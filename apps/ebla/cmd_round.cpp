@@ -5,8 +5,11 @@
 #include <ebla/core/format.hpp>
 #include <ebla/core/rounding.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -45,10 +48,18 @@ std::string exact_decimal(double v) {
   return buf.data();
 }
 
-std::string hex_float(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", v);
-  return buf;
+std::string hex_float(double v) { return strf("%a", v); }
+
+// One value's line of --json: the input as given, x and the rounded value as hex floats, the
+// rounded value's exact decimal, the relative error to 7 significant digits (null where it is
+// infinite or NaN, from overflow, inf or nan: JSON has neither), the format and the mode.
+nlohmann::ordered_json json_line(const std::string& input, double x, double y, double rel, const std::string& format,
+                                 Rounding mode) {
+  nlohmann::ordered_json line = {{"input", input}, {"x", hex_float(x)}, {"rounded", hex_float(y)},
+                                 {"decimal", exact_decimal(y)}, {"relative_error", nullptr},
+                                 {"format", format}, {"mode", to_string(mode)}};
+  if (std::isfinite(rel)) line["relative_error"] = std::strtod(strf("%.6e", rel).c_str(), nullptr);
+  return line;
 }
 
 int run_round(const RoundOptions& o) {
@@ -71,11 +82,8 @@ int run_round(const RoundOptions& o) {
     const double r = mode != Rounding::stochastic ? 0.0 : fixed_r >= 0 ? fixed_r : uniform(gen);
     const double y = round_to(x, f, mode, r);
     const double rel = relative_error(x, y);
-    if (o.json)  // an infinite or NaN relative error (overflow, inf, nan) is null: JSON has neither
-      std::printf("{\"input\":\"%s\",\"x\":\"%s\",\"rounded\":\"%s\",\"decimal\":\"%s\","
-                  "\"relative_error\":%s,\"format\":\"%s\",\"mode\":\"%s\"}\n",
-                  o.values[i].c_str(), hex_float(x).c_str(), hex_float(y).c_str(), exact_decimal(y).c_str(),
-                  std::isfinite(rel) ? strf("%.6e", rel).c_str() : "null", name.c_str(), to_string(mode));
+    if (o.json)
+      std::printf("%s\n", json_line(o.values[i], x, y, rel, name, mode).dump().c_str());
     else
       std::printf("%s  ->  %s = %s  (relative error %.3e)\n", o.values[i].c_str(),
                   hex_float(y).c_str(), exact_decimal(y).c_str(), rel);

@@ -187,6 +187,9 @@ int main(int argc, char** argv) {
   CLI::App app;
   int kokkos_threads = 0;  // --kokkos-num-threads
   const std::map<CLI::App*, ebla::cli::Command> commands = ebla::cli::build_app(app, kokkos_threads);
+#ifdef EBLA_GIT_DESCRIBE  // built from a git checkout other than the release's tag: name the commit
+  app.set_version_flag("--version", "ebla " EBLA_VERSION " (git " EBLA_GIT_DESCRIBE ")");
+#endif
 
   std::exception_ptr stop;  // help, version or a parse error
   try {
