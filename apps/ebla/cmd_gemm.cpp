@@ -52,15 +52,9 @@ struct GemmCliOptions {
   }
 };
 
-const char* mode_text(Mode m) {
-  switch (m) {
-    case Mode::run: return "a single run";
-    case Mode::select: return "--tolerance (the selection chooses the config)";
-    case Mode::narrow_range: return "--experiment narrow-range";
-    case Mode::tensor_core: return "--experiment tensor-core";
-  }
-  return "?";
-}
+// The modes in the order of Mode, as "does not apply to ..." names them.
+const char* const mode_texts[] = {"a single run", "--tolerance (the selection chooses the config)",
+                                  "--experiment narrow-range", "--experiment tensor-core"};
 
 constexpr double max_dimension = 1e8;
 constexpr double max_entries = 0x1p28;  // per matrix: 2 GiB of binary64
@@ -76,22 +70,16 @@ Mode parse_mode(const GemmCliOptions& o) {
 void check_applicable(const GemmCliOptions& o, Mode m) {
   const std::vector<Mode> all = {Mode::run, Mode::select, Mode::narrow_range, Mode::tensor_core};
   const std::map<std::string, std::vector<Mode>> uses = {
-      {"figure", {Mode::narrow_range}},
-      {"threads", {Mode::narrow_range}},
-      {"k-list", {Mode::narrow_range}},
+      {"figure", {Mode::narrow_range}}, {"threads", {Mode::narrow_range}}, {"k-list", {Mode::narrow_range}},
       {"progress", {Mode::narrow_range, Mode::tensor_core}},
-      {"m", all},
-      {"n", all},
+      {"m", all}, {"n", all},
       {"k", {Mode::run, Mode::select, Mode::tensor_core}},
       {"range", {Mode::run, Mode::select, Mode::narrow_range}},
       {"distribution", {Mode::run, Mode::select}},
       {"given", {Mode::run, Mode::select, Mode::tensor_core}},
-      {"input", {Mode::run, Mode::tensor_core}},
-      {"words", {Mode::run}},
-      {"engine", {Mode::run}},
-      {"unit", {Mode::run, Mode::tensor_core}},
-      {"no-scaling", {Mode::run, Mode::select}},
-      {"no-subnormals", {Mode::run, Mode::select}},
+      {"input", {Mode::run, Mode::tensor_core}}, {"unit", {Mode::run, Mode::tensor_core}},
+      {"words", {Mode::run}}, {"engine", {Mode::run}},
+      {"no-scaling", {Mode::run, Mode::select}}, {"no-subnormals", {Mode::run, Mode::select}},
       {"reference", {Mode::run, Mode::select}},
       {"failure", {Mode::run, Mode::select, Mode::tensor_core}},
   };
@@ -99,7 +87,7 @@ void check_applicable(const GemmCliOptions& o, Mode m) {
     throw_invalid("ebla gemm --k", "the narrow-range experiment takes a list of k: --k-list");
   for (const auto& [name, modes] : uses)
     if (o.given(name) && std::find(modes.begin(), modes.end(), m) == modes.end())
-      throw_invalid("ebla gemm --" + name, std::string("does not apply to ") + mode_text(m));
+      throw_invalid("ebla gemm --" + name, std::string("does not apply to ") + mode_texts[static_cast<int>(m)]);
 }
 
 std::int64_t parse_size(const std::string& text, const std::string& option) {
@@ -191,6 +179,7 @@ Config make_config(const GemmCliOptions& o) {
   Config c;
   c.mode = parse_mode(o);
   check_applicable(o, c.mode);
+  c.progress = progress_interval(o.progress, "ebla gemm --progress");
   experiments::GemmData& d = c.data;
   d.seed = static_cast<std::uint64_t>(o.seed);
   c.failure = parse_checked(o.failure, "ebla gemm --failure", [](double v) { return v > 0 && v < 1; },
@@ -241,7 +230,6 @@ Config make_config(const GemmCliOptions& o) {
       break;
   }
   if (c.mode != Mode::narrow_range) check_sizes(c);
-  c.progress = progress_interval(o.progress, "ebla gemm --progress");
   return c;
 }
 
