@@ -5,7 +5,6 @@
 #include <ebla/kernels/matrix_unit.hpp>
 
 #include <algorithm>
-#include <cstdio>
 
 namespace ebla::experiments {
 
@@ -17,11 +16,8 @@ std::string unit_label(const std::string& unit_name, const GemmConfig& g) {
   return g.engine == GemmEngine::emulated ? unit_name : std::string("-");
 }
 
-std::string candidate_name(std::size_t i) {
-  char name[32];
-  std::snprintf(name, sizeof name, "candidate_%02zu", i);
-  return name;
-}
+// candidate_00, candidate_01, ...
+std::string candidate_name(std::size_t i) { return (i < 10 ? "candidate_0" : "candidate_") + std::to_string(i); }
 
 // The datasets of one config of the narrow-range experiment, one value per k.
 void write_narrow_case(const Hdf5Group& cg, const std::vector<NarrowPoint>& points) {

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdio>
 #include <exception>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 namespace ebla::experiments {
@@ -29,10 +29,11 @@ double logscale_entry(std::mt19937_64& gen, double l) {
 // U(-1, 1): 2 x - 1, exact in binary64.
 double uniform_entry(std::mt19937_64& gen) { return 2 * uniform01(gen) - 1; }
 
-std::string number_text(const char* format, double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, v);
-  return text;
+// v as %g writes it (6 significant digits, the shorter of fixed and scientific).
+std::string general(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
 }
 
 // Runs job(0) .. job(count - 1) on `threads` threads, each job on one of them; rethrows the
@@ -84,7 +85,7 @@ NarrowPoint narrow_point(const NarrowCase& nc, const HostMatrix& A, const HostMa
 
 std::string distribution_text(GemmDistribution d, double l) {
   if (d == GemmDistribution::uniform) return "U(-1, 1)";
-  const std::string bound = number_text("%g", l);
+  const std::string bound = general(l);
   return "+-10^phi, phi ~ U[-" + bound + ", " + bound + "]";
 }
 
@@ -114,7 +115,7 @@ std::pair<HostMatrix, HostMatrix> draw_operands(const GemmData& data) {
       const double x = X.data()[l];
       X.data()[l] = round_to<Rounding::nearest_even>(x, rc);
       if (!std::isfinite(X.data()[l]))
-        throw InvalidArgument("'" + format_name(data.given) + "' cannot represent the entry " + number_text("%g", x) +
+        throw InvalidArgument("'" + format_name(data.given) + "' cannot represent the entry " + general(x) +
                               " of " + (X.data() == A.data() ? "A" : "B"));
     }
   return {A, B};
