@@ -1,28 +1,27 @@
 // ebla weakform: the weak-form kernel of seed 004, A[i,j,k] += sum_ii B[i,ii,k] C[j,ii], on
-// random data, with the observed error of every layer next to the bounds (14) and (15).
+// random data, with the observed error of every layer next to the bounds (14) and (15)
+// (experiments/include/ebla/experiments/weakform_study.hpp describes the study).
 //
 // A (its initial value), B and C are drawn in binary64 from --distribution (with --in-format:
 // then rounded to the unit's formats, the seed's assumption), the kernel runs with inputs in
-// --input and sums in --accumulation (an FMA chain, ebla::weakform_unit), and each entry is
-// compared with the exact A0 + B C (in __float128: products exact, the sum within
-// (n + 2) 2^-113 of its magnitude, which the violation test allows for). Per layer: the largest
-// error / (14') over the entries, the 1-, infinity- and Frobenius norms of the error against
-// (15') and the printed (15). Exit code 1 if an error exceeds a certified bound, 2 on bad input.
+// --input and sums in --accumulation (an FMA chain, ebla::weakform_unit). Per layer: the
+// largest error / (14') over the entries, the 1-, infinity- and Frobenius norms of the error
+// against (15') and the printed (15). Exit code 1 if an error exceeds a certified bound, 2 on
+// bad input.
 #include "commands.hpp"
+#include "study_progress.hpp"
+#include "table.hpp"
 
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
 #include <ebla/core/rounding.hpp>
-#include <ebla/kernels/weakform.hpp>
-
-#include <Kokkos_Core.hpp>
+#include <ebla/experiments/weakform_study.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -30,23 +29,21 @@ namespace ebla::cli {
 
 namespace {
 
+using experiments::WeakformDistribution;
+using experiments::WeakformSpec;
+
 struct WeakformCliOptions {
   std::string ni = "8", nj = "8", nk = "4", n = "16";
   std::string format, input, accumulation;
   std::string rounding = "nearest_even", distribution = "uniform";
   bool in_format = false;
   std::int64_t seed = 1;
+  std::string progress;
 };
 
-enum class Distribution { uniform, positive, cancellation, wide, tiny };
-
 struct Config {
-  std::size_t ni = 8, nj = 8, nk = 4, n = 16;
-  MatrixUnit unit;
-  Distribution distribution = Distribution::uniform;
+  WeakformSpec spec;
   std::string distribution_name;
-  bool in_format = false;
-  std::uint64_t seed = 1;
 };
 
 constexpr double max_entries = 1e8;  // ni nj nk n: the work of the kernel and of the reference
@@ -59,18 +56,19 @@ std::size_t parse_size(const std::string& text, const char* option, double lowes
   return static_cast<std::size_t>(v);
 }
 
-Distribution parse_distribution(const std::string& name) {
-  if (name == "uniform") return Distribution::uniform;
-  if (name == "positive") return Distribution::positive;
-  if (name == "cancellation") return Distribution::cancellation;
-  if (name == "wide") return Distribution::wide;
-  if (name == "tiny") return Distribution::tiny;
+WeakformDistribution parse_distribution(const std::string& name) {
+  if (name == "uniform") return WeakformDistribution::uniform;
+  if (name == "positive") return WeakformDistribution::positive;
+  if (name == "cancellation") return WeakformDistribution::cancellation;
+  if (name == "wide") return WeakformDistribution::wide;
+  if (name == "tiny") return WeakformDistribution::tiny;
   throw_invalid("ebla weakform --distribution",
                 "unknown distribution '" + name + "' (uniform, positive, cancellation, wide, tiny)");
 }
 
 Config make_config(const WeakformCliOptions& o) {
-  Config c;
+  Config config;
+  WeakformSpec& c = config.spec;
   c.ni = parse_size(o.ni, "ebla weakform --ni", 1);
   c.nj = parse_size(o.nj, "ebla weakform --nj", 1);
   c.nk = parse_size(o.nk, "ebla weakform --nk", 1);
@@ -89,173 +87,45 @@ Config make_config(const WeakformCliOptions& o) {
   c.unit = under_option("ebla weakform --input " + in + " --accumulation " + acc + " --rounding " + o.rounding,
                         [&] { return weakform_unit(fin, facc, mode); });
   c.distribution = parse_distribution(o.distribution);
-  c.distribution_name = o.distribution;
+  config.distribution_name = o.distribution;
   c.in_format = o.in_format;
   c.seed = static_cast<std::uint64_t>(o.seed);
-  return c;
-}
-
-// ---- data -------------------------------------------------------------------------------
-
-using View3 = Kokkos::View<double***, Kokkos::HostSpace>;
-using View2 = Kokkos::View<double**, Kokkos::HostSpace>;
-using Quad = __float128;
-Quad magnitude(Quad x) { return x < 0 ? -x : x; }
-
-struct Data {
-  View3 A, B;
-  View2 C;
-};
-
-Data draw(const Config& c) {
-  Data d{View3("A", c.ni, c.nj, c.nk), View3("B", c.ni, c.n, c.nk), View2("C", c.nj, c.n)};
-  std::mt19937_64 gen(c.seed);
-  std::uniform_real_distribution<double> u01(0.0, 1.0), sym(-1.0, 1.0);
-  std::bernoulli_distribution coin(0.5);
-  const Format& in = c.unit.input;
-  const Format& acc = c.unit.accumulation;
-  // wide: exponents over the input range, products and sums kept inside the accumulation range;
-  // tiny: around the input format's underflow threshold, subnormals included
-  const int wide_lo = in.emin + 2, wide_hi = std::min(in.emax, acc.emax / 2) - 6;
-  std::uniform_int_distribution<int> wide_exp(wide_lo, std::max(wide_lo, wide_hi));
-  std::uniform_int_distribution<int> tiny_exp(in.emin - in.t, in.emin + 2);
-  auto value = [&]() -> double {
-    switch (c.distribution) {
-      case Distribution::uniform:
-      case Distribution::cancellation: return sym(gen);
-      case Distribution::positive: return u01(gen);
-      case Distribution::wide: return (coin(gen) ? -1 : 1) * (1 + u01(gen)) * std::ldexp(1.0, wide_exp(gen));
-      case Distribution::tiny: return (coin(gen) ? -1 : 1) * (1 + u01(gen)) * std::ldexp(1.0, tiny_exp(gen));
-    }
-    return 0;
-  };
-  auto input = [&] { return c.in_format ? round_to(value(), in, Rounding::nearest_even) : value(); };
-  for (std::size_t j = 0; j < c.nj; ++j)
-    for (std::size_t l = 0; l < c.n; ++l) d.C(j, l) = input();
-  for (std::size_t k = 0; k < c.nk; ++k)
-    for (std::size_t i = 0; i < c.ni; ++i) {
-      for (std::size_t l = 0; l < c.n; ++l) d.B(i, l, k) = input();
-      for (std::size_t j = 0; j < c.nj; ++j) d.A(i, j, k) = value();
-    }
-  // cancellation: A0 = -(B C^T) as the kernel reads B and C, so that the result is tiny
-  if (c.distribution == Distribution::cancellation)
-    for (std::size_t k = 0; k < c.nk; ++k)
-      for (std::size_t i = 0; i < c.ni; ++i)
-        for (std::size_t j = 0; j < c.nj; ++j) {
-          Quad s = 0;
-          for (std::size_t l = 0; l < c.n; ++l)
-            s += static_cast<Quad>(round_to(d.B(i, l, k), in, Rounding::nearest_even)) *
-                 round_to(d.C(j, l), in, Rounding::nearest_even);
-          d.A(i, j, k) = -static_cast<double>(s);
-        }
-  if (c.in_format)
-    for (std::size_t k = 0; k < c.nk; ++k)
-      for (std::size_t i = 0; i < c.ni; ++i)
-        for (std::size_t j = 0; j < c.nj; ++j) d.A(i, j, k) = round_to(d.A(i, j, k), acc, Rounding::nearest_even);
-  return d;
-}
-
-// ---- errors against bounds ----------------------------------------------------------------
-
-struct Layer {
-  double max_ratio = 0;                  // max over entries of error / (14')
-  double err1 = 0, errinf = 0, errf = 0;  // norms of the error
-  long violations = 0;                   // entries and norms beyond the certified bounds
-  long paper_exceeded = 0;               // entries beyond the printed (14)
-};
-
-std::vector<Layer> evaluate(const Config& c, const Data& d, const View3& result, const WeakformBounds& b) {
-  std::vector<Layer> layers(c.nk);
-  for (std::size_t k = 0; k < c.nk; ++k) {
-    Layer& L = layers[k];
-    std::vector<double> col(c.nj, 0.0), col_low(c.nj, 0.0);
-    double fro = 0, fro_low = 0, row_low_max = 0;
-    for (std::size_t i = 0; i < c.ni; ++i) {
-      double row = 0, row_low = 0;
-      for (std::size_t j = 0; j < c.nj; ++j) {
-        Quad exact = d.A(i, j, k), size = magnitude(d.A(i, j, k));
-        for (std::size_t l = 0; l < c.n; ++l) {
-          const Quad p = static_cast<Quad>(d.B(i, l, k)) * d.C(j, l);
-          exact += p;
-          size += magnitude(p);
-        }
-        const Quad own = static_cast<Quad>(c.n + 2) * size * static_cast<Quad>(0x1p-112);
-        const Quad observed = magnitude(static_cast<Quad>(result(i, j, k)) - exact);
-        const double e = static_cast<double>(observed);
-        const double low = observed > own ? static_cast<double>(observed - own) : 0.0;  // certainly this much
-        const double bound = b.componentwise(i, j, k);
-        if (std::isfinite(bound) && !(low <= bound)) ++L.violations;  // infinite: no guarantee
-        if (bound > 0 && std::isfinite(bound)) L.max_ratio = std::max(L.max_ratio, e / bound);
-        if (!(low <= b.paper(i, j, k))) ++L.paper_exceeded;
-        row += e;
-        row_low += low;
-        col[j] += e;
-        col_low[j] += low;
-        fro += e * e;
-        fro_low += low * low;
-      }
-      L.errinf = std::max(L.errinf, row);
-      row_low_max = std::max(row_low_max, row_low);
-    }
-    L.err1 = *std::max_element(col.begin(), col.end());
-    L.errf = std::sqrt(fro);
-    const double down = 1 - static_cast<double>(c.ni + c.nj + 4) * 0x1p-52;
-    const WeakformLayerBound& B = b.layers[k];
-    if (std::isfinite(B.bound1))  // the three are finite together
-      L.violations += !(*std::max_element(col_low.begin(), col_low.end()) * down <= B.bound1) +
-                      !(row_low_max * down <= B.bound_inf) + !(std::sqrt(fro_low) * down <= B.bound_f);
-  }
-  return layers;
-}
-
-void print_table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> w(rows[0].size(), 0);
-  for (const auto& r : rows)
-    for (std::size_t k = 0; k < r.size(); ++k) w[k] = std::max(w[k], r[k].size());
-  for (const auto& r : rows) {
-    std::string line;
-    for (std::size_t k = 0; k < r.size(); ++k) line += (k == 0 ? "" : "  ") + std::string(w[k] - r[k].size(), ' ') + r[k];
-    std::printf("%s\n", line.c_str());
-  }
+  c.progress = progress_lines("ebla weakform:", progress_interval(o.progress, "ebla weakform --progress"));
+  return config;
 }
 
 constexpr std::size_t max_rows = 32;
 
 int run_weakform(const WeakformCliOptions& options) {
-  const Config c = make_config(options);  // every option checked before any work
+  const Config config = make_config(options);  // every option checked before any work
+  const WeakformSpec& c = config.spec;
   KokkosSession kokkos;
   long violations = 0, paper_exceeded = 0;
   {
-    const Data d = draw(c);
-    const WeakformBounds b = weakform_bounds(c.unit, d.A, d.B, d.C);
-    View3 result("result", c.ni, c.nj, c.nk);
-    Kokkos::deep_copy(result, d.A);
-    weakform(c.unit, result, d.B, d.C);
-    const std::vector<Layer> layers = evaluate(c, d, result, b);
-
+    const experiments::WeakformResult r = experiments::weakform_study(c);
+    const WeakformBounds& b = r.bounds;
+    violations = r.violations();
+    paper_exceeded = r.paper_exceeded();
     std::printf("ebla weakform: A[i,j,k] += sum_ii B[i,ii,k] C[j,ii], ni = %zu, nj = %zu, nk = %zu, n = %zu\n",
                 c.ni, c.nj, c.nk, c.n);
     std::printf("  inputs %s, sums %s (FMA chain, %s); data %s%s, seed %llu\n", format_name(c.unit.input).c_str(),
-                format_name(c.unit.accumulation).c_str(), to_string(c.unit.rounding), c.distribution_name.c_str(),
+                format_name(c.unit.accumulation).c_str(), to_string(c.unit.rounding), config.distribution_name.c_str(),
                 c.in_format ? " rounded to the formats" : " in binary64", static_cast<unsigned long long>(c.seed));
     std::printf("  r = %d roundings per entry, u = %.3e, gamma_r = %.3e (printed: gamma_{n+1} = %.3e); "
                 "||C'||_1 = %.3e, ||C'||_inf = %.3e, ||C'||_F = %.3e\n\n",
                 b.roundings, b.unit_roundoff, b.gamma, b.paper_gamma, b.norm_c1, b.norm_cinf, b.norm_cf);
-    std::vector<std::vector<std::string>> rows = {{"layer", "max err/(14')", "||E||_1", "(15')_1", "(15)_1",
-                                                   "||E||_inf", "(15')_inf", "(15)_inf", "||E||_F", "(15')_F",
-                                                   "(15)_F", "> (14)", "violations"}};
-    for (std::size_t k = 0; k < c.nk; ++k) {
-      const Layer& L = layers[k];
+    Table table({"layer", "max err/(14')", "||E||_1", "(15')_1", "(15)_1", "||E||_inf", "(15')_inf", "(15)_inf",
+                 "||E||_F", "(15')_F", "(15)_F", "> (14)", "violations"},
+                {}, 0);
+    for (std::size_t k = 0; k < c.nk && k < max_rows; ++k) {
+      const experiments::WeakformLayer& L = r.layers[k];
       const WeakformLayerBound& B = b.layers[k];
-      violations += L.violations;
-      paper_exceeded += L.paper_exceeded;
-      if (k < max_rows)
-        rows.push_back({strf("%zu", k), strf("%.3e", L.max_ratio), strf("%.3e", L.err1), strf("%.3e", B.bound1),
-                        strf("%.3e", B.paper1), strf("%.3e", L.errinf), strf("%.3e", B.bound_inf),
-                        strf("%.3e", B.paper_inf), strf("%.3e", L.errf), strf("%.3e", B.bound_f),
-                        strf("%.3e", B.paper_f), strf("%ld", L.paper_exceeded), strf("%ld", L.violations)});
+      table.add({strf("%zu", k), strf("%.3e", L.max_ratio), strf("%.3e", L.err1), strf("%.3e", B.bound1),
+                 strf("%.3e", B.paper1), strf("%.3e", L.errinf), strf("%.3e", B.bound_inf), strf("%.3e", B.paper_inf),
+                 strf("%.3e", L.errf), strf("%.3e", B.bound_f), strf("%.3e", B.paper_f), strf("%ld", L.paper_exceeded),
+                 strf("%ld", L.violations)});
     }
-    print_table(rows);
+    table.print();
     if (c.nk > max_rows) std::printf("... (%zu more layers, in the totals below)\n", c.nk - max_rows);
   }
   std::printf("\n(14'), (15'): certified bounds; (14), (15): as printed in seed 004 (gamma_{n+1} |B'| |C'|);\n"
@@ -285,10 +155,13 @@ Command add_weakform(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--in-format", o->in_format, "Round the data to the formats first (the seed's assumption)");
   app.add_option("--seed", o->seed, "Seed of the data (mt19937_64)")->capture_default_str()->check(seed_range());
+  add_progress_option(app, o->progress);
   app.footer(
       "A[i,j,k] += sum_ii B[i,ii,k] C[j,ii] (seed 004, Algorithm 1) by ebla::weakform, every inner sum an\n"
       "FMA chain; per layer the observed error against the certified bounds (14'), (15') and the\n"
       "printed (14), (15) (docs/weakform.md).\n"
+      "Progress on stderr: --progress N, a line per step (0: none; default 1 when stderr is a\n"
+      "terminal, else 0); stdout is the same either way.\n"
       "Exit code: 0 when every error is within the certified bounds; 1 otherwise; 2 for bad input.");
   return [o] { return run_weakform(*o); };
 }

@@ -124,6 +124,7 @@ MatrixUnit x86_bf16(int block) {
 
 MatrixUnit fma_binary64() { return fma_chain(formats::binary64()); }
 MatrixUnit fma_binary32() { return fma_chain(formats::binary32()); }
+MatrixUnit fma_in(const Format& format) { return fma_chain(format); }
 MatrixUnit v100_fp16() { return tensor_core(4, formats::binary16(), 0); }
 MatrixUnit a100_fp16() { return tensor_core(8, formats::binary16(), 3); }
 MatrixUnit a100_bf16() { return tensor_core(8, formats::bfloat16(), 3); }

@@ -133,6 +133,9 @@ MatrixUnit h100_fp16();        ///< H100-like (assumed): A100's adder with b = 1
 MatrixUnit h100_bf16();        ///< H100-like (assumed), bf16
 MatrixUnit avx512_bf16_dot();  ///< x86 VDPBF16PS: bf16 pairs, two FP32 FMAs, DAZ/FTZ, RNE
 MatrixUnit amx_bf16();         ///< x86 TDPBF16PS as documented (not verified on hardware)
+/// IEEE FMA chain in any format (b = 1, exact products, one rounding per step); ebla::gemm
+/// replaces its input format by the config's.
+MatrixUnit fma_in(const Format& format);
 }  // namespace units
 
 /// A catalogue entry: a name, the unit and where its parameters come from.

@@ -1,0 +1,28 @@
+// Progress of a long study on stderr, one line per report, e.g.
+//   ebla gemm: narrow-range 12/120 (Fig. 5.1, k = 100), 3.2 s
+// Option --progress N: at most one line every N seconds (a line per step when a study has at
+// most 10 steps), 0 for none; by default 1 when stderr is a terminal, else 0. Only stderr:
+// stdout stays the same with or without it.
+#pragma once
+
+#include <ebla/experiments/progress.hpp>
+#include <ebla/experiments/statistics.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace ebla::cli {
+
+/// Registers --progress on `app`, its text kept in `text` ("" when not given).
+void add_progress_option(CLI::App& app, std::string& text);
+
+/// The seconds between lines: parsed from `text` (bad input throws InvalidArgument naming
+/// `option`), or the default above when `text` is empty.
+double progress_interval(const std::string& text, const std::string& option);
+
+/// A Progress callback writing lines "<prefix> done/total (step), seconds"; null when
+/// `interval` <= 0.
+experiments::Progress progress_lines(const std::string& prefix, double interval);
+
+}  // namespace ebla::cli
