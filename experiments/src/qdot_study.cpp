@@ -148,7 +148,8 @@ Eval evaluate(const QdotData<T>& d, const Reference& ref, const QdotOptions& opt
   e.relerr_dot = value == ref.dot_value ? 0.0 : std::fabs(value - ref.dot_value) / std::fabs(ref.dot_value);
   e.bound_rel = e.result.bound / std::fabs(ref.exact);
   if (reps > 0) {
-    e.select_seconds = best_seconds(reps, [&] { sink = qdot_select(d.x.data(), d.y.data(), d.n(), options).tolerance; });
+    e.select_seconds =
+        best_seconds(reps, [&] { sink = qdot_select(d.x.data(), d.y.data(), d.n(), options).tolerance; });
     e.compute_seconds = best_seconds(reps, [&] { sink = qdot_compute(d.x.data(), d.y.data(), d.n(), plan).value; });
   }
   return e;
