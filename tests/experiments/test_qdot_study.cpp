@@ -140,7 +140,7 @@ TEST(QdotStudy, EffectivenessErrorStaysUnderTheTolerance) {
   for (const QdotRow& r : study.rows) {
     // budget contract, positive data (|x|^T|y| = x^T y): relerr <= tol + u_d + accumulation
     EXPECT_LE(r.relerr.max(), r.tolerance + 0x1p-52) << r.tolerance;
-    EXPECT_LE(r.relerr.max(), r.bound_rel.min() * 1.0000001 + 0x1p-52);
+    for (std::size_t k = 0; k < r.relerr.size(); ++k) EXPECT_LE(r.relerr.values()[k], r.bound_rel.values()[k]);
   }
   // a coarser tolerance leaves fewer components in binary64
   EXPECT_GT(study.rows[0].fraction[0].mean(), study.rows[2].fraction[0].mean());
