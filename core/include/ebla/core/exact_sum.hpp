@@ -47,7 +47,10 @@ public:
     const std::int64_t sign = pa.negative != pb.negative ? -1 : 1;
     for (int j = 0; j < 4; ++j) limb_[k + j] += sign * static_cast<std::int64_t>((low >> (32 * j)) & mask);
     limb_[k + 4] += sign * static_cast<std::int64_t>(high);
-    if (++pending_ == (std::int64_t{1} << 30)) carry(limb_);
+    if (++pending_ == (std::int64_t{1} << 30)) {  // before any limb can reach 2^62
+      carry(limb_);
+      pending_ = 0;
+    }
   }
   /// Adds v exactly.
   void add(double v) { add_product(v, 1.0); }

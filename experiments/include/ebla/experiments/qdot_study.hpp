@@ -11,7 +11,8 @@
 // the error of a double dot product would dominate the comparison. The seed's measure
 // (relative to the plain double dot product) is recorded too.
 //
-// Every call needs Kokkos initialised (qdot and KokkosBlas::dot run on it).
+// run_qdot_study and qdot_study_levels need Kokkos initialised (qdot and KokkosBlas::dot run
+// on it).
 #pragma once
 
 #include <ebla/core/hdf5.hpp>
