@@ -3,10 +3,10 @@
 // against the pointer API, and argument validation.
 //
 // Reference. x^T y is computed exactly: every product of two doubles is an integer of at
-// most 106 bits times a power of two, added into a fixed-point two's-complement integer
-// ("superaccumulator", ExactSum) whose bits weigh 2^-2240 .. 2^2239. No floating-point
-// rounding takes place, whatever the exponents (subnormals and products far outside the
-// double range included). The reference is tested on hand cases below.
+// most 106 bits times a power of two, added into a fixed-point integer ("superaccumulator",
+// ebla::ExactSum of <ebla/core/exact_sum.hpp>). No floating-point rounding takes place,
+// whatever the exponents (subnormals and products far outside the double range included).
+// tests/core/test_exact_sum.cpp tests the reference on hand cases and against binary128.
 //
 // What is checked, on every case (one vector pair, one tolerance, one policy):
 //  - the certified bound (qdot.hpp, "What `bound` certifies"): |value - x^T y| <= bound,
@@ -28,6 +28,7 @@
 // Random generators are std::mt19937_64 with fixed seeds (the uniform_int and normal
 // distributions are the standard library's, so the draws are those of libstdc++).
 #include <ebla/core/error.hpp>
+#include <ebla/core/exact_sum.hpp>
 #include <ebla/core/format.hpp>
 #include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot.hpp>
@@ -57,9 +58,6 @@
 namespace {
 using ebla_test::bits_of;
 
-__extension__ typedef unsigned __int128 u128;
-__extension__ typedef __float128 quad;
-
 using ebla::QdotLevel;
 using ebla::QdotOptions;
 using ebla::QdotPlan;
@@ -77,93 +75,10 @@ const std::vector<QdotPolicy> policies = {QdotPolicy::budget, QdotPolicy::paper}
 
 // ---- exact reference ----------------------------------------------------------------
 
-/// Exact sum of products of finite doubles: a two's-complement fixed-point integer of
-/// 64-bit limbs; bit 0 of limb 0 weighs 2^lsb. A product of doubles is m 2^e with
-/// m < 2^106 and -2148 <= e <= 1942, so it lands in limbs 1 .. 67 of 70; the top bit
-/// (2^2239) is the sign, and 2^190 products of the largest size still fit.
-class ExactSum {
-public:
-  static constexpr int lsb = -2240;
-  static constexpr int limbs = 70;
+using ebla::ExactSum;  // tests/core/test_exact_sum.cpp checks it
 
-  void add_product(double x, double y) {
-    const Parts a = split(x), b = split(y);
-    if (a.m == 0 || b.m == 0) return;
-    add_scaled(static_cast<u128>(a.m) * b.m, a.e + b.e, a.negative != b.negative);
-  }
-  void add(double v) {
-    const Parts a = split(v);
-    if (a.m != 0) add_scaled(a.m, a.e, a.negative);
-  }
-  /// -1, 0 or 1.
-  int sign() const {
-    if (limb_[limbs - 1] >> 63) return -1;
-    for (auto l : limb_)
-      if (l != 0) return 1;
-    return 0;
-  }
-  /// The value, rounded (the top 192 bits summed in long double: relative error < 2^-62).
-  long double value() const {
-    std::array<std::uint64_t, limbs> a = limb_;
-    const bool negative = a[limbs - 1] >> 63;
-    if (negative) {  // two's complement: invert and add one
-      std::uint64_t carry = 1;
-      for (auto& l : a) {
-        l = ~l + carry;
-        carry = carry && l == 0;
-      }
-    }
-    int k = limbs - 1;
-    while (k >= 0 && a[k] == 0) --k;
-    long double v = 0;
-    for (int j = k; j >= 0 && j >= k - 2; --j) v += std::ldexp(static_cast<long double>(a[j]), lsb + 64 * j);
-    return negative ? -v : v;
-  }
-
-private:
-  struct Parts {  // v = (-1)^negative m 2^e
-    std::uint64_t m;
-    int e;
-    bool negative;
-  };
-  static Parts split(double v) {
-    const std::uint64_t b = bits_of(v);
-    const int field = static_cast<int>((b >> 52) & 0x7ff);
-    const std::uint64_t fraction = b & ((std::uint64_t{1} << 52) - 1);
-    if (field == 0) return {fraction, -1074, (b >> 63) != 0};  // zero or subnormal
-    return {fraction | (std::uint64_t{1} << 52), field - 1075, (b >> 63) != 0};
-  }
-  void add_scaled(u128 m, int e, bool negative) {
-    const int p = e - lsb;  // >= 2240 - 2148
-    const int k = p / 64, r = p % 64;
-    const std::uint64_t lo = static_cast<std::uint64_t>(m), hi = static_cast<std::uint64_t>(m >> 64);
-    const std::uint64_t w[3] = {lo << r, r == 0 ? hi : (hi << r) | (lo >> (64 - r)), r == 0 ? 0 : hi >> (64 - r)};
-    std::uint64_t carry = 0;
-    for (int j = 0; j < 3; ++j) {
-      std::uint64_t& l = limb_[k + j];
-      if (!negative) {
-        const std::uint64_t s = l + w[j];
-        const std::uint64_t c1 = s < w[j];
-        l = s + carry;
-        carry = c1 | (l < carry);
-      } else {
-        const std::uint64_t d = l - w[j];
-        const std::uint64_t b1 = l < w[j];
-        l = d - carry;
-        carry = b1 | (d < carry);
-      }
-    }
-    for (int j = k + 3; carry != 0 && j < limbs; ++j) {
-      if (!negative) {
-        carry = ++limb_[j] == 0;
-      } else {
-        carry = limb_[j]-- == 0;
-      }
-    }
-  }
-
-  std::array<std::uint64_t, limbs> limb_{};
-};
+/// The exact sum rounded to binary128, then to long double.
+long double value_of(const ExactSum& s) { return static_cast<long double>(s.to_float128()); }
 
 /// Whether |exact - value| <= bound, decided exactly.
 bool within(const ExactSum& exact, double value, double bound) {
@@ -179,121 +94,7 @@ bool within(const ExactSum& exact, double value, double bound) {
 long double abs_error(const ExactSum& exact, double value) {
   ExactSum d = exact;
   d.add(-value);
-  return std::fabs(d.value());
-}
-
-TEST(QdotReference, ExactSumHandCases) {
-  ExactSum empty;
-  EXPECT_EQ(empty.sign(), 0);
-  EXPECT_EQ(empty.value(), 0.0L);
-
-  // 2^1000 2^1000 - 2^1000 2^1000 + 2^-1074 2^-1074 = 2^-2148: both ends of the range
-  ExactSum ends;
-  ends.add_product(0x1p1000, 0x1p1000);
-  ends.add_product(0x1p-1074, 0x1p-1074);
-  ends.add_product(-0x1p1000, 0x1p1000);
-  EXPECT_EQ(ends.sign(), 1);
-  EXPECT_EQ(ends.value(), std::ldexp(1.0L, -2148));
-
-  // (1 + 2^-52)(1 - 2^-52) - 1 = -2^-104
-  ExactSum near_one;
-  near_one.add_product(1 + 0x1p-52, 1 - 0x1p-52);
-  near_one.add_product(-1.0, 1.0);
-  EXPECT_EQ(near_one.sign(), -1);
-  EXPECT_EQ(near_one.value(), -std::ldexp(1.0L, -104));
-
-  // largest products, beyond the double range: 4 (2 - 2^-52)^2 2^2046 - the same = 0
-  const double big = std::numeric_limits<double>::max();
-  ExactSum huge;
-  for (int i = 0; i < 4; ++i) huge.add_product(big, big);
-  EXPECT_EQ(huge.value(), 4 * static_cast<long double>(big) * static_cast<long double>(big));
-  for (int i = 0; i < 4; ++i) huge.add_product(-big, big);
-  EXPECT_EQ(huge.sign(), 0);
-
-  // borrow through every limb and back: -2^-2148 + 2^-2148
-  ExactSum borrow;
-  borrow.add_product(-0x1p-1074, 0x1p-1074);
-  EXPECT_EQ(borrow.sign(), -1);
-  EXPECT_EQ(borrow.value(), -std::ldexp(1.0L, -2148));
-  borrow.add_product(0x1p-1074, 0x1p-1074);
-  EXPECT_EQ(borrow.sign(), 0);
-
-  // 0.1 * 3 = 3 fl(0.1) exactly, which is not fl(0.3)
-  ExactSum tenth;
-  tenth.add_product(0.1, 3.0);
-  tenth.add(-0.1);
-  tenth.add(-0.1);
-  tenth.add(-0.1);
-  EXPECT_EQ(tenth.sign(), 0);
-}
-
-/// A finite double with random bits (every exponent, subnormals included).
-double random_finite(std::mt19937_64& gen) {
-  for (;;) {
-    const std::uint64_t b = gen();
-    if (((b >> 52) & 0x7ff) == 0x7ff) continue;
-    double v;
-    std::memcpy(&v, &b, sizeof v);
-    return v;
-  }
-}
-
-TEST(QdotReference, ExactSumAgreesWithErrorFreeProductsAndCancelsToZero) {
-  std::mt19937_64 gen(2024);
-  // x y = p + e exactly, p = fl(x y), e = fma(x, y, -p), when nothing underflows
-  for (int trial = 0; trial < 2000; ++trial) {
-    const double x = std::ldexp(1.0 + (gen() >> 12) * 0x1p-52, static_cast<int>(gen() % 800) - 400) *
-                     (gen() & 1 ? 1.0 : -1.0);
-    const double y = std::ldexp(1.0 + (gen() >> 12) * 0x1p-52, static_cast<int>(gen() % 800) - 400);
-    const double p = x * y;
-    ExactSum s;
-    s.add_product(x, y);
-    s.add(-p);
-    s.add(-std::fma(x, y, -p));
-    ASSERT_EQ(s.sign(), 0) << std::hexfloat << x << " " << y;
-  }
-  // products over the whole range (subnormals, beyond the double range), added, then
-  // subtracted in reverse order: exactly zero; every partial sum has the right sign
-  std::vector<double> xs(2000), ys(2000);
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    xs[i] = random_finite(gen);
-    ys[i] = random_finite(gen);
-  }
-  ExactSum s;
-  for (std::size_t i = 0; i < xs.size(); ++i) s.add_product(xs[i], ys[i]);
-  for (std::size_t i = xs.size(); i-- > 0;) s.add_product(-xs[i], ys[i]);
-  EXPECT_EQ(s.sign(), 0);
-}
-
-TEST(QdotReference, ExactSumAgreesWithFloat128WhereFloat128IsExact) {
-  // factors in +-[1, 4): products are multiples of 2^-104 below 2^4, so sums of at most
-  // 4 of them need at most 110 bits and __float128 (113 bits) adds them exactly
-  std::mt19937_64 gen(7);
-  for (int trial = 0; trial < 20000; ++trial) {
-    const std::size_t n = 1 + gen() % 4;
-    ExactSum s;
-    quad q = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double x = std::ldexp(1.0 + (gen() >> 12) * 0x1p-52, static_cast<int>(gen() % 2)) * (gen() & 1 ? 1.0 : -1.0);
-      const double y = std::ldexp(1.0 + (gen() >> 12) * 0x1p-52, static_cast<int>(gen() % 2)) * (gen() & 1 ? 1.0 : -1.0);
-      s.add_product(x, y);
-      q += static_cast<quad>(x) * static_cast<quad>(y);
-    }
-    // q = hi + mid + lo exactly in doubles
-    const double hi = static_cast<double>(q);
-    const quad r1 = q - hi;
-    const double mid = static_cast<double>(r1);
-    const double lo = static_cast<double>(r1 - mid);
-    ASSERT_TRUE(static_cast<quad>(lo) == r1 - mid);
-    s.add(-hi);
-    s.add(-mid);
-    s.add(-lo);
-    if (s.sign() != 0) {
-      char buf[64];
-      quadmath_snprintf(buf, sizeof buf, "%.36Qa", q);
-      FAIL() << "trial " << trial << ": __float128 sum " << buf;
-    }
-  }
+  return std::fabs(value_of(d));
 }
 
 // ---- bookkeeping ----------------------------------------------------------------------
@@ -395,7 +196,7 @@ Reference make_reference(const std::vector<T>& x, const std::vector<T>& y) {
     e.push_back(std::ilogb(a) + std::ilogb(b));
     positive += (a < 0) == (b < 0);
   }
-  r.abs_sum = abs.value();
+  r.abs_sum = value_of(abs);
   r.nonzero = e.size();
   r.one_sign = positive == 0 || positive == e.size();
   if (!e.empty()) {
@@ -518,7 +319,7 @@ std::string describe(const std::vector<T>& x, const std::vector<T>& y, const Ref
                 "exact = %.21Lg, |error| = %.6Lg, S = %.6Lg, bound = %.17g (quantization %.6g, "
                 "accumulation %.6g)",
                 label.c_str(), x.size(), type_name<T>(), ebla::to_string(o.policy), o.tolerance,
-                ebla::to_string(o.ladder).c_str(), r.value, r.value, ref.exact.value(),
+                ebla::to_string(o.ladder).c_str(), r.value, r.value, value_of(ref.exact),
                 abs_error(ref.exact, r.value), ref.abs_sum, r.bound, r.quantization_bound, r.accumulation_bound);
   std::string s = buf;
   if (x.size() <= 16) {
@@ -567,7 +368,7 @@ void check_case(const std::vector<T>& x, const std::vector<T>& y, const Referenc
     // seed 002, Theorem 3.5 with eps / N_bins: |error| <= tol |x^T y| under e_max <=
     // fexp(x^T y), which one-signed products satisfy (and no product near underflow,
     // which the paper does not consider). Not promised by ebla: observed only.
-    const long double ratio = err / (o.tolerance * std::fabs(ref.exact.value()));
+    const long double ratio = err / (o.tolerance * std::fabs(value_of(ref.exact)));
     tally.paper_ratio = std::max(tally.paper_ratio, ratio);
     if (o.tolerance >= 1e-15) tally.paper_ratio_wide = std::max(tally.paper_ratio_wide, ratio);
   }
@@ -1109,10 +910,10 @@ TEST(QdotPaper, ClaimFailsBelowTheUnitRoundoffButTheCertifiedBoundHolds) {
   const Reference ref = make_reference(x, y);
   EXPECT_TRUE(plan.early_termination);
   const long double err = abs_error(ref.exact, r.value);
-  EXPECT_GT(err, plan.bins() * (o.tolerance / plan.bins()) * std::fabs(ref.exact.value()));  // claim fails
+  EXPECT_GT(err, plan.bins() * (o.tolerance / plan.bins()) * std::fabs(value_of(ref.exact)));  // claim fails
   EXPECT_TRUE(within(ref.exact, r.value, r.bound));                                            // bound holds
   std::cout << "[paper claim, tol 1e-16] |error| / (tol |x^T y|) = "
-            << static_cast<double>(err / (o.tolerance * std::fabs(ref.exact.value()))) << "\n";
+            << static_cast<double>(err / (o.tolerance * std::fabs(value_of(ref.exact)))) << "\n";
 }
 
 TEST(QdotPaper, ClaimFailsUnderCancellationButTheCertifiedBoundHolds) {
@@ -1127,7 +928,7 @@ TEST(QdotPaper, ClaimFailsUnderCancellationButTheCertifiedBoundHolds) {
   const Reference ref = make_reference(x, y);
   EXPECT_EQ(plan.level.front(), 3);  // perforate
   EXPECT_EQ(r.value, 0.0);
-  EXPECT_GT(abs_error(ref.exact, r.value), o.tolerance * std::fabs(ref.exact.value()));
+  EXPECT_GT(abs_error(ref.exact, r.value), o.tolerance * std::fabs(value_of(ref.exact)));
   EXPECT_TRUE(within(ref.exact, r.value, r.bound));
 }
 
