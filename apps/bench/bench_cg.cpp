@@ -34,6 +34,7 @@
 // after 75 HPCCG iterations): the sparse products, dot products, qdot, HPCCG's vector updates,
 // and the true residual that ebla::cg computes once at exit.
 #include <ebla/core/parallel.hpp>
+#include <ebla/experiments/statistics.hpp>
 #include <ebla/kernels/qdot.hpp>
 #include <ebla/kernels/qdot_host.hpp>
 #include <ebla/solvers/cg.hpp>
@@ -41,7 +42,6 @@
 #include <ebla/solvers/operators.hpp>
 #include <ebla/solvers/problems.hpp>
 #include <ebla/solvers/sweep.hpp>
-#include <ebla/experiments/statistics.hpp>
 
 #include <KokkosBlas1_dot.hpp>
 #include <Kokkos_Core.hpp>

@@ -9,7 +9,6 @@
 #include "commands.hpp"
 #include "distributed.hpp"
 #include "solver_common.hpp"
-#include "table.hpp"
 
 #include <ebla/core/error.hpp>
 #include <ebla/solvers/power.hpp>

@@ -28,9 +28,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <utility>
 #include <memory>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
