@@ -16,8 +16,9 @@
 //  - acg_csr_qdot, acg_stencil_qdot: ebla::cg with DotPolicy::approximate(qdot options), same
 //    tau, up to 298 iterations: the number it takes is its real count. The qdot tolerance is
 //    the largest of 1e-16, 1e-15, ..., 1e3 with which ACG (budget policy) reaches tau in
-//    149 iterations on the stencil operator, as exact CG does, found by a sweep at startup (untimed, both
-//    policies printed); --qdot_tolerance=X skips the sweep and uses X;
+//    149 iterations on the stencil operator, as exact CG does, found by ebla's qdot-tolerance sweep
+//    (sweep.hpp) at startup (untimed, both policies printed); --qdot_tolerance=X skips the sweep
+//    and uses X;
 //    The qdot options are the defaults but for the tolerance: in the solver the last plan,
 //    widened by up to QdotOptions::solver_margin = 8 bins, is kept (one pass) wherever it
 //    computed every bin at least as precisely as the plan selected for the new vectors;
@@ -33,12 +34,14 @@
 // after 75 HPCCG iterations): the sparse products, dot products, qdot, HPCCG's vector updates,
 // and the true residual that ebla::cg computes once at exit.
 #include <ebla/core/parallel.hpp>
+#include <ebla/experiments/statistics.hpp>
 #include <ebla/kernels/qdot.hpp>
 #include <ebla/kernels/qdot_host.hpp>
 #include <ebla/solvers/cg.hpp>
 #include <ebla/solvers/dots.hpp>
 #include <ebla/solvers/operators.hpp>
 #include <ebla/solvers/problems.hpp>
+#include <ebla/solvers/sweep.hpp>
 
 #include <KokkosBlas1_dot.hpp>
 #include <Kokkos_Core.hpp>
@@ -46,11 +49,11 @@
 
 #include "bench_common.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -196,9 +199,8 @@ std::unique_ptr<Setup> setup;  // released before Kokkos::finalize
 std::map<std::string, int> iteration_count;    // benchmark -> iterations of its solves
 std::map<std::string, double> final_residual;  // benchmark -> ||r|| at exit
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using ebla::experiments::Sample;
+using ebla::experiments::Stopwatch;
 
 ebla::CgOptions options(double tau, int max_iterations) {
   ebla::CgOptions o;
@@ -216,14 +218,14 @@ ebla::CgResult solve(const Op& A, const ebla::DotPolicy& dots, double tau, int m
 // Exact CG for 149 iterations (tolerance 1e-300 never fires): its ||r_149|| is tau.
 template <class Op>
 double reference_tau(const Op& A, const char* name) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   const auto res = solve(A, ebla::DotPolicy::exact(), 1e-300, iterations);
   std::printf("exact CG, %s, tolerance 1e-300, max %d iterations: %d iterations (%s), ||r_0|| = %.3e", name,
               iterations, res.iterations, ebla::to_string(res.status), res.initial_residual);
   for (int k : {25, 50, 75, 100, 125})
     if (k <= static_cast<int>(res.history.size())) std::printf(", ||r_%d|| = %.3e", k, res.history[k - 1].residual);
   std::printf(", ||r_%d|| = %.3e, true ||b - A x|| = %.3e (%.1f s)\n", res.iterations, res.recursive_residual,
-              res.true_residual, seconds_since(t0));
+              res.true_residual, clock.seconds());
   std::printf("  iterations to an absolute tolerance:");
   for (double tol : {1e-6, 1e-8, 1e-10, 1e-12, 1e-15}) {
     int k = 0;
@@ -236,43 +238,51 @@ double reference_tau(const Op& A, const char* name) {
   return res.recursive_residual;
 }
 
+// "149 it", or how the run failed.
+std::string sweep_cell(const ebla::CgResult& res) {
+  char buf[64];
+  if (res.status == ebla::SolverStatus::converged)
+    std::snprintf(buf, sizeof buf, "%d it", res.iterations);
+  else
+    std::snprintf(buf, sizeof buf, "%s at %d (%.1e)", res.status == ebla::SolverStatus::breakdown ? "breakdown" : "not reached",
+                  res.iterations, res.recursive_residual);
+  return buf;
+}
+
 // The qdot tolerance: largest of 1e-16 .. 1e3 with which budget-policy ACG reaches the
-// stencil's tau in 149 iterations, as exact CG does; both policies are shown (with the
-// iterations they take, up to 200).
+// stencil's tau in 149 iterations, as exact CG does (the reference of ebla's sweep); both
+// policies are shown (with the iterations they take, up to 200).
 double sweep_qdot_tolerance() {
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   constexpr int sweep_cap = 200;
   std::printf("\nqdot tolerance sweep: iterations of ACG on the stencil operator to tau = %.3e (at most %d)\n",
               setup->tau_stencil, sweep_cap);
-  std::printf("%10s %28s %28s\n", "tolerance", "budget", "paper");
-  double chosen = 0;
-  for (int e = -16; e <= 3; ++e) {
-    const double tol = std::pow(10.0, e);
-    std::string cell[2];
-    for (int policy = 0; policy < 2; ++policy) {
+  const auto solve_at = [&](const ebla::DotPolicy& dots, double) {
+    return solve(setup->stencil, dots, setup->tau_stencil, sweep_cap);
+  };
+  const ebla::CgResult exact = solve_at(ebla::DotPolicy::exact(), 0);
+  const auto policy = [](ebla::QdotPolicy p) {
+    return std::function<ebla::DotPolicy(double)>([p](double tol) {
       ebla::QdotOptions q;
       q.tolerance = tol;
-      q.policy = policy == 0 ? ebla::QdotPolicy::budget : ebla::QdotPolicy::paper;
-      const auto res = solve(setup->stencil, ebla::DotPolicy::approximate(q), setup->tau_stencil, sweep_cap);
-      char buf[64];
-      if (res.status == ebla::SolverStatus::converged) {
-        std::snprintf(buf, sizeof buf, "%d it", res.iterations);
-        if (policy == 0 && res.iterations == iterations) chosen = tol;
-      } else {
-        std::snprintf(buf, sizeof buf, "%s at %d (%.1e)", res.status == ebla::SolverStatus::breakdown ? "breakdown" : "not reached",
-                      res.iterations, res.recursive_residual);
-      }
-      cell[policy] = buf;
-    }
-    std::printf("%10.0e %28s %28s\n", tol, cell[0].c_str(), cell[1].c_str());
-    std::fflush(stdout);
-  }
-  std::printf("(sweep %.0f s)\n", seconds_since(t0));
-  return chosen;
+      q.policy = p;
+      return ebla::DotPolicy::approximate(q);
+    });
+  };
+  const std::vector<double> tolerances = ebla::decade_tolerances(-16, 3);
+  const auto budget = ebla::sweep_qdot_tolerances(exact, tolerances, policy(ebla::QdotPolicy::budget), solve_at);
+  const auto paper = ebla::sweep_qdot_tolerances(exact, tolerances, policy(ebla::QdotPolicy::paper), solve_at);
+  std::printf("%10s %28s %28s\n", "tolerance", "budget", "paper");
+  for (std::size_t i = 0; i < tolerances.size(); ++i)
+    std::printf("%10.0e %28s %28s\n", tolerances[i], sweep_cell(budget.runs[i]).c_str(),
+                sweep_cell(paper.runs[i]).c_str());
+  std::printf("(sweep %.0f s)\n", clock.seconds());
+  // exact CG takes 149 iterations to tau (reference_tau): the same count is 149
+  return std::isnan(budget.largest_same) || exact.iterations != iterations ? 0 : budget.largest_same;
 }
 
 void make_setup(double qdot_tolerance) {
-  auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   setup = std::make_unique<Setup>();
   auto& s = *setup;
   s.problem = ebla::hpccg_problem(grid, grid, grid);
@@ -282,7 +292,7 @@ void make_setup(double qdot_tolerance) {
   auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.problem.b);
   s.hpc_b.assign(hb.data(), hb.data() + hb.extent(0));
   std::printf("HPCCG %d x %d x %d: n = %zu, nonzeros = %zu (setup %.1f s)\n", grid, grid, grid, s.csr.size(),
-              s.csr.nonzeros(), seconds_since(t0));
+              s.csr.nonzeros(), clock.seconds());
 
   // vectors of a CG run for the part_* benchmarks, and HPCCG's own residual after 149
   {
@@ -322,11 +332,6 @@ void make_setup(double qdot_tolerance) {
 // checks, no set-up, no true residual at exit), one entry per repetition
 std::map<std::string, std::vector<double>> loop_ms;
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 void hpccg_reference(benchmark::State& state) {
   const auto& s = *setup;
@@ -553,7 +558,7 @@ int main(int argc, char** argv) {
                              "acg_csr_margin0", "acg_stencil_margin0"})
       if (m.count(name))
         std::printf("%-18s %10.1f %6d %10.2f %10.2f %12.3e\n", name, m[name], iteration_count[name], per_iter(name),
-                    loop_ms.count(name) ? median(loop_ms[name]) : per_iter(name), final_residual[name]);
+                    loop_ms.count(name) ? Sample(loop_ms[name]).median() : per_iter(name), final_residual[name]);
     auto ratio = [&](const char* label, const char* a, const char* b, bool total) {
       if (m.count(a) && m.count(b) && m[b] > 0)
         std::printf("%-32s %6.2f\n", label, total ? m[a] / m[b] : per_iter(a) / per_iter(b));
@@ -562,7 +567,7 @@ int main(int argc, char** argv) {
     ratio("cg_csr / hpccg_reference (iter)", "cg_csr_exact", "hpccg_reference", false);
     ratio("cg_stencil / hpccg_reference", "cg_stencil_exact", "hpccg_reference", false);
     if (m.count("hpccg_reference") && loop_ms.count("cg_csr_exact"))
-      std::printf("%-32s %6.2f\n", "cg_csr loop / hpccg_reference", median(loop_ms["cg_csr_exact"]) / per_iter("hpccg_reference"));
+      std::printf("%-32s %6.2f\n", "cg_csr loop / hpccg_reference", Sample(loop_ms["cg_csr_exact"]).median() / per_iter("hpccg_reference"));
     ratio("acg_csr / cg_csr (iter)", "acg_csr_qdot", "cg_csr_exact", false);
     ratio("acg_stencil / cg_stencil (iter)", "acg_stencil_qdot", "cg_stencil_exact", false);
     ratio("acg_csr_margin0 / cg_csr (iter)", "acg_csr_margin0", "cg_csr_exact", false);

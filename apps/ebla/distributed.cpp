@@ -53,7 +53,7 @@ void keep_rows(Vector& v, std::size_t first, std::size_t count) {
 // owned rows (for cg b = A 1, exact: integer sums; x0 = 0; the solution 1; for power the
 // rows of the serial run's random unit start vector).
 template <class Op>
-void set_hpccg(Problem& p, const Op& A, const char* operator_name, const ProblemSpec& spec, Solver s) {
+void set_hpccg(RunProblem& p, const Op& A, const char* operator_name, const ProblemSpec& spec, Solver s) {
   p.name = "hpccg";
   p.operator_name = operator_name;
   p.n = A.global_size();
@@ -170,13 +170,13 @@ int finish_with(int code) {
 
 #ifdef EBLA_WITH_MPI
 
-Problem load_distributed_problem(const ProblemSpec& spec, Solver s) {
+RunProblem load_distributed_problem(const ProblemSpec& spec, Solver s) {
   const Processes& P = processes();
   const char* how = "";
   if (spec.op == OperatorKind::dense)
     throw_invalid(option_name(s, "--operator"), "dense is not distributed: use csr (or stencil for hpccg) under mpirun");
-  Problem p;
-  if (spec.source == Source::hpccg) {
+  RunProblem p;
+  if (spec.source == ProblemSource::hpccg) {
     // each rank builds its own planes, matrix-free or as rows with global columns
     const int gz = spec.nz * P.ranks;
     if (spec.op == OperatorKind::stencil) {
@@ -192,7 +192,7 @@ Problem load_distributed_problem(const ProblemSpec& spec, Solver s) {
     how = "ranks stacked in z";
   } else {
     // the serial problem on every rank, then each keeps its rows
-    p = load_problem(spec, s);
+    p = load_serial_problem(spec, s);
     const auto& csr = std::get<CsrOperator>(p.op);
     const mpi::DistributedCsr A = mpi::DistributedCsr::from_global(csr.matrix(), MPI_COMM_WORLD);
     for (Vector* v : {&p.b, &p.x0, &p.x_exact}) keep_rows(*v, A.first_row(), A.size());
@@ -226,7 +226,7 @@ void gather_to_root(std::vector<std::uint8_t>& map) {
 
 #else
 
-Problem load_distributed_problem(const ProblemSpec& spec, Solver s) { return load_problem(spec, s); }
+RunProblem load_distributed_problem(const ProblemSpec& spec, Solver s) { return load_serial_problem(spec, s); }
 double global_max(double v) { return v; }
 void gather_to_root(std::vector<std::uint8_t>&) {}
 

@@ -46,7 +46,7 @@ int finish_with(int code);
 /// Replaces the serial problem's operator and vectors by this rank's rows: HPCCG stacked
 /// in z (the global grid nx x ny x (P nz)), any other matrix split by rows in balanced
 /// blocks. Throws InvalidArgument for a dense operator. Only with processes().ranks > 1.
-Problem load_distributed_problem(const ProblemSpec& spec, Solver s);
+RunProblem load_distributed_problem(const ProblemSpec& spec, Solver s);
 #ifdef EBLA_WITH_MPI
 template <class Op>
 constexpr bool distributed_operator = std::is_same_v<Op, mpi::DistributedStencil> || std::is_same_v<Op, mpi::DistributedCsr>;
@@ -78,5 +78,15 @@ PowerResult solve_power(const Op& A, ConstVector x0, const DotPolicy& dots, cons
 double global_max(double v);
 /// Gathers a per-row map to rank 0 (rank order: the global map), empty elsewhere.
 void gather_to_root(std::vector<std::uint8_t>& map);
+/// Under mpirun the rung maps `a` and `b` of every iteration gathered to rank 0 (if recorded).
+template <class Result, class Iteration>
+void gather_levels(Result& r, bool recorded, std::vector<std::uint8_t> Iteration::*a,
+                   std::vector<std::uint8_t> Iteration::*b) {
+  if (!recorded) return;
+  for (Iteration& it : r.history) {
+    gather_to_root(it.*a);
+    gather_to_root(it.*b);
+  }
+}
 
 }  // namespace ebla::cli

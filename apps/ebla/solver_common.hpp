@@ -1,27 +1,36 @@
 // What `ebla cg` and `ebla power` share: the options that choose the problem, the
-// operator and the dot products, loading the problem, sweeps of qdot tolerances, and the
-// pieces of their output (text tables, one-line JSON, HDF5 per-iteration series).
+// operator and the dot products, and the course of a command (a single run, a sweep of qdot
+// tolerances, --experiment auto) with the pieces of its output (text, JSON lines, HDF5).
+// The numerics and the HDF5 layout are the solvers library's (problem_spec.hpp, series.hpp,
+// sweep.hpp, result_file.hpp); each command supplies its own solve and print through a
+// `Command` type (see SolverCommand below).
 #pragma once
 
 #include "commands.hpp"
+#include "table.hpp"
 
 #include <ebla/core/hdf5.hpp>
-#include <ebla/solvers/cg.hpp>
-#include <ebla/solvers/dot_mix.hpp>
+#include <ebla/solvers/auto_report.hpp>
 #include <ebla/solvers/dots.hpp>
-#include <ebla/solvers/operators.hpp>
+#include <ebla/solvers/problem_spec.hpp>
+#include <ebla/solvers/result_file.hpp>
+#include <ebla/solvers/series.hpp>
+#include <ebla/solvers/sweep.hpp>
 
 #ifdef EBLA_WITH_MPI
 #include <ebla/mpi/solvers.hpp>
 #endif
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
-#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -31,69 +40,33 @@ namespace ebla::cli {
 constexpr int exit_converged = 0;
 constexpr int exit_not_converged = 1;
 
+using Json = nlohmann::ordered_json;  ///< fields in insertion order
+/// The object on one line (non-finite numbers are null).
+void print_json(const Json& j);
+
 // ---- text ---------------------------------------------------------------------------
 
 std::string join_names(const std::vector<std::string>& names, const char* separator = ",");
-/// A tolerance as written on the command line and in tables: 1e-08, 1e+00, 2.5e-03.
-std::string tolerance_text(double tolerance);
-/// The HDF5 group of a sweep's run at a qdot tolerance: qdot_tol_1e-08 and the like.
-std::string sweep_group_name(double tolerance);
 /// A rung name for narrow table headers: binary64 -> b64, perforate -> perf.
 std::string short_rung(const std::string& name);
-
 /// A fraction as a percentage with one decimal: "12.5", "<0.1" for a small nonzero one,
 /// "-" for NaN (no such dot product).
 std::string percent_text(double fraction);
-
-/// An aligned text table: first column left-aligned, the others right-aligned.
-class TextTable {
-public:
-  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print(const std::string& indent = "") const;
-
-private:
-  std::vector<std::string> header_;
-  std::vector<std::vector<std::string>> rows_;
-};
-
-// ---- JSON ---------------------------------------------------------------------------
-
-/// One JSON object, fields in insertion order; numbers that are not finite become null.
-class JsonObject {
-public:
-  JsonObject& field(const std::string& key, const std::string& value);
-  JsonObject& field(const std::string& key, const char* value);
-  JsonObject& field(const std::string& key, double value);
-  JsonObject& field(const std::string& key, bool value);
-  JsonObject& field(const std::string& key, std::int64_t value);
-  template <class I, std::enable_if_t<std::is_integral<I>::value && !std::is_same<I, bool>::value &&
-                                          !std::is_same<I, std::int64_t>::value, int> = 0>
-  JsonObject& field(const std::string& key, I value) {
-    return field(key, static_cast<std::int64_t>(value));
-  }
-  JsonObject& field(const std::string& key, const std::vector<double>& values);
-  JsonObject& field(const std::string& key, const std::vector<std::string>& values);
-  JsonObject& null(const std::string& key);
-  /// The object on one line, without a newline.
-  std::string text() const;
-
-private:
-  JsonObject& raw(const std::string& key, const std::string& json);
-  std::string body_;
-};
-
-/// A JSON string literal: quotes, backslashes and control characters escaped.
-std::string json_quote(const std::string& text);
+/// A tolerance of a sweep's summary: its text, or "none" for NaN.
+std::string largest_text(double tolerance);
+/// "converged after 12 iterations (||r|| <= tau)".
+template <class Result>
+std::string status_text(const Result& r) {
+  return strf("%s after %d iteration%s (%s)", to_string(r.status), r.iterations, r.iterations == 1 ? "" : "s",
+              r.stop_reason.c_str());
+}
 
 // ---- options ------------------------------------------------------------------------
 
 enum class Solver { cg, power };
 const char* solver_name(Solver s);
-
-/// Where A (and b, x0) come from.
-enum class Source { hpccg, laplacian, matrix, hdf5 };
-enum class OperatorKind { csr, stencil, dense };
+/// "ebla cg --nx" and the like.
+std::string option_name(Solver s, const std::string& option);
 
 /// The options that choose the problem and the operator, as given on the command line.
 struct ProblemCli {
@@ -133,23 +106,22 @@ struct OutputCli {
   const CLI::Option* progress_option = nullptr;
 };
 
-void add_problem_options(CLI::App& app, ProblemCli& p, Solver s);
-void add_dot_options(CLI::App& app, DotCli& d);
-void add_output_options(CLI::App& app, OutputCli& o, Solver s);
-
-/// The checked choice of problem (no file read yet).
-struct ProblemSpec {
-  Source source = Source::hpccg;
-  OperatorKind op = OperatorKind::csr;
-  int nx = 0, ny = 0, nz = 0;
-  std::size_t n = 0;  ///< laplacian
-  double degree = 0, shift = 0;
-  std::uint64_t seed = 1;
-  std::string matrix, rhs, x0, hdf5;
-  /// The files the problem reads (for an output that must not replace one of them).
-  std::vector<std::string> inputs() const { return {matrix, rhs, x0, hdf5}; }
-  bool check_symmetry = true;
+/// The options of both commands (--max-iter: registered by each command).
+struct SolverCli {
+  ProblemCli problem;
+  DotCli dots;
+  OutputCli out;
+  double tol = 1e-8;     ///< power: 1e-6
+  int max_iter = 10000;  ///< power: 300
+  std::string experiment;  ///< "auto" or empty
+  std::string matrix_dir = EBLA_MATRIX_DIR;
 };
+
+/// The options of the problem and the dot products, and --tol; add_experiment_options adds
+/// --experiment (`experiment_help`) and --matrix-dir, add_output_options the output options.
+void add_solver_options(CLI::App& app, SolverCli& c, Solver s);
+void add_experiment_options(CLI::App& app, SolverCli& c, const std::string& experiment_help);
+void add_output_options(CLI::App& app, OutputCli& o, Solver s);
 
 /// The checked choice of dot products. `sweep` is empty for a single run.
 struct DotSpec {
@@ -168,14 +140,25 @@ struct DotSpec {
   int margin = QdotOptions::automatic_margin;  ///< QdotOptions::plan_margin of every qdot
 };
 
+/// What cg and power have checked before any work: the problem, the dot products, the
+/// output, and whether --experiment auto runs (on the problem of the options or the set).
+struct SolverSetup {
+  ProblemSpec problem;
+  DotSpec dots;
+  OutputCli out;
+  bool progress_given = false;
+  bool experiment = false;
+  bool problem_given = false;
+  std::string matrix_dir;
+  /// Per-iteration progress lines in a sweep or an experiment only when asked for.
+  int sweep_progress() const { return progress_given ? out.progress : 0; }
+};
+
 /// Throw InvalidArgument naming the command and option ("ebla cg --nx") for every
 /// inconsistent or out-of-range choice; they read no file and need no Kokkos.
-ProblemSpec make_problem_spec(const ProblemCli& p, Solver s);
-DotSpec make_dot_spec(const DotCli& d, Solver s);
-void check_output(const OutputCli& o, Solver s);
-
-/// "ebla cg --nx" and the like.
-std::string option_name(Solver s, const std::string& option);
+SolverSetup make_setup(const SolverCli& c, Solver s);
+/// --tol: a positive finite tolerance.
+void check_tolerance(double tol, Solver s);
 
 // ---- the problem --------------------------------------------------------------------
 
@@ -184,122 +167,49 @@ using AnyOperator = std::variant<CsrOperator, StencilOperator, DenseOperator, mp
 #else
 using AnyOperator = std::variant<CsrOperator, StencilOperator, DenseOperator>;
 #endif
+/// A problem on one process or, under mpirun, this rank's rows of it.
+using RunProblem = BasicProblem<AnyOperator>;
 
-struct Problem {
-  std::string name;         ///< hpccg, laplacian, matrix, hdf5
-  std::string description;  ///< one line for humans
-  std::string operator_name;
-  AnyOperator op;
-  std::size_t n = 0, nnz = 0;   ///< of the global problem (under mpirun: of all ranks)
-  int nx = 0, ny = 0, nz = 0;  ///< hpccg only (under mpirun: one rank's block)
-  Vector b;                    ///< cg only (these vectors: the rows this rank owns)
-  Vector x0;                   ///< the start vector (zeros, or random unit for power)
-  Vector x_exact;                 ///< cg: the x* of b = A x* when b was made so (else empty)
-  std::string x_exact_source;     ///< "1" (ones), or how x* was drawn
-  std::string b_source, x0_source;
-};
-
-/// Reads or generates the problem (Kokkos must be initialised). Bad files throw
-/// InvalidArgument naming the option and the file.
-Problem load_problem(const ProblemSpec& spec, Solver s);
+ProblemUse use_of(Solver s);
+/// The library's problem (its warnings logged), its operator among any of a run.
+RunProblem load_serial_problem(const ProblemSpec& spec, Solver s);
+/// The problem of a run: serial, or under mpirun this rank's rows (distributed.hpp).
+RunProblem load_run_problem(const ProblemSpec& spec, Solver s);
 
 /// The dot policies are checked on a one-component vector (a ladder that qdot rejects).
 void check_dot_policy(const DotSpec& spec, Solver s);
 
-/// max |x_i - y_i|.
-double max_difference(ConstVector x, ConstVector y);
+// ---- output pieces ------------------------------------------------------------------
 
-// ---- per-iteration series -----------------------------------------------------------
-
-/// Rows of fractions per rung (NaN for a dot product that was not computed).
-struct FractionSeries {
-  explicit FractionSeries(std::size_t rung_count = 0) : rungs(rung_count) {}
-  std::size_t rungs;
-  std::vector<double> values;  ///< rows x rungs, row-major
-  std::vector<double> zero;    ///< per row: fraction of zero products
-  std::size_t rows() const { return zero.size(); }
-  void add(const DotRecord* record);
-  std::vector<double> mean() const;  ///< per rung, over the computed rows
-  double zero_mean() const;          ///< the same for the zero products
-};
-
-/// Per-component rung maps: rows x n, 255 for no bin (zero product or no dot product).
-struct LevelSeries {
-  explicit LevelSeries(std::size_t length) : n(length) {}
-  std::size_t n;
-  std::vector<std::uint8_t> values;
-  std::size_t rows = 0;
-  void add(const std::vector<std::uint8_t>& map);  ///< empty: a row of 255
-};
-
-void write_fractions(const Hdf5Group& g, const std::string& name, const FractionSeries& s,
-                     const std::vector<std::string>& rungs);
-void write_levels(const Hdf5Group& g, const std::string& name, const LevelSeries& s,
-                  const std::vector<std::string>& rungs);
-
-/// Root attributes shared by the solver files: creator, version, command line, problem.
-void write_problem_attributes(const Hdf5Object& g, const Problem& p, Solver s);
-void write_dot_attributes(const Hdf5Object& g, const DotPolicy& policy, const std::vector<std::string>& rungs);
-
+/// Root attributes creator, version and command line, then the problem's.
+void write_problem_attributes(const Hdf5Object& g, const ProblemData& p, Solver s);
 /// Problem fields of the JSON lines.
-void add_problem_json(JsonObject& j, const Problem& p);
-void add_dot_json(JsonObject& j, const DotPolicy& policy, const std::vector<std::string>& rungs);
+void add_problem_json(Json& j, const ProblemData& p);
+void add_dot_json(Json& j, const DotPolicy& policy, const std::vector<std::string>& rungs);
 
-/// Mean percentages per rung, a line per dot product ("r^T r  12.0  80.0 ...") under a
-/// header of rung names, and a column "zero" for zero products if there are any.
 /// The automatic policy's events: how many, and the first few ("events" lines; none if empty).
 void print_events(const std::vector<SolverEvent>& events);
+/// Mean percentages per rung, a line per dot product ("r^T r  12.0  80.0 ...") under a
+/// header of rung names, and a column "zero" for zero products if there are any.
 void print_mix(const std::vector<std::string>& rungs,
                const std::vector<std::pair<std::string, const FractionSeries*>>& rows);
-
-/// The largest tolerance of a sweep whose flag is set (NaN if none).
-double largest_where(const std::vector<double>& tolerances, const std::vector<bool>& ok);
+/// The sweep's table header: the leading columns, then "<prefix> <rung>%" per dot product.
+std::vector<std::string> sweep_header(std::vector<std::string> columns, const std::vector<std::string>& rungs,
+                                      const std::vector<std::string>& prefixes);
+/// The mean percentages of a run's two dot products, appended to a row of the sweep's table.
+void add_percents(std::vector<std::string>& row, const FractionSeries& a, const FractionSeries& b);
 
 /// Calls f every `every` iterations (0: never); the prefix names the run in a sweep.
 bool progress_due(int k, int every);
 
 // ---- --experiment auto --------------------------------------------------------------
-/// What `--experiment auto` reports of one problem: exact, each fixed tolerance and auto.
-struct AutoReport {
-  std::string name;                     ///< e.g. HB/1138_bus
-  std::string description;              ///< the problem, one line
-  std::string setting;                  ///< the stopping rule, one line
-  std::string reference;                ///< "exact CG" or "PM"
-  std::string dots[2];                  ///< the two dot products, e.g. "r^T z", "p^T q"
-  std::vector<std::string> labels;      ///< "exact", "1e-12", ..., "auto"
-  std::vector<std::string> status;      ///< per run
-  std::vector<PolicyOutcome> outcomes;  ///< per run (the first exact, the last auto)
-  std::vector<DotMix> mix[2];           ///< per dot product, per run
-  std::string extra_name;               ///< an extra column (power: |lambda - lambda_PM|), or empty
-  std::string extra_key;                ///< its JSON key (power: eigenvalue_error)
-  std::vector<double> extra;
-  double slack = 1.03;                  ///< the iteration target (judge_automatic)
-  AutoVerdict verdict;
-  std::vector<SolverEvent> events;      ///< of the automatic run
-  AutoReport() = default;
-  /// `name` (empty: the problem's), the problem's description, the rest as above.
-  AutoReport(const std::string& name, const Problem& p, std::string setting, std::string reference,
-             const char* dot_a, const char* dot_b);
-  /// Appends a run (its outcome: the mean of the two dot products' mixes); the verdict is
-  /// taken when `judge` is called after the last (auto).
-  void add(const std::string& label, SolverStatus status, bool ok, int iterations, double tolerance, const DotMix& a,
-           const DotMix& b, double extra_value = 0);
-  void judge();
-  std::vector<PolicyOutcome> fixed() const;  ///< the runs between exact and auto
-};
+
 void print_auto_report(const AutoReport& r);
-JsonObject auto_report_json(const AutoReport& r, const std::vector<double>& tolerances);
-/// Datasets tolerance, iterations, below_binary64, bytes (of the fixed runs) and the
-/// verdict's attributes.
-void write_auto_summary(const Hdf5Group& g, const AutoReport& r, const std::vector<double>& tolerances);
+Json auto_report_json(const AutoReport& r, const std::vector<double>& tolerances);
 /// --experiment: checks its value (auto) and the options it excludes. Returns whether a
 /// problem option was given (the experiment then runs on that problem instead of the
 /// built-in set).
-bool check_experiment(const std::string& experiment, const ProblemCli& p, const DotCli& d, const OutputCli& o,
-                      Solver s);
-/// The dot products of --experiment auto: the sweep of --sweep-qdot-tol, by default
-/// 1e-12:1e-3, with the ladder of --ladder.
-DotSpec experiment_dot_spec(const DotCli& d, Solver s);
+bool check_experiment(const SolverCli& c, Solver s);
 /// dir/name.mtx, a matrix of the built-in set; throws naming --matrix-dir if it cannot be opened.
 std::string set_matrix(const std::string& dir, const std::string& name, Solver s);
 /// A problem of an experiment: its name (empty: the problem's own), what to load, and the
@@ -322,12 +232,224 @@ void run_auto_sequence(AutoReport& r, const DotSpec& dots, Solver s, const AutoR
 /// than one process.
 int run_auto_experiment(std::size_t problems, const std::function<AutoReport(std::size_t, const Hdf5Group*)>& study,
                         const DotSpec& dots, bool json, Hdf5Writer* out, Solver s);
-/// The same over a list of cases, study(case, group).
-template <class Case, class Study>
-int run_auto_experiment(const std::vector<Case>& cases, Study study, const DotSpec& dots, bool json, Hdf5Writer* out,
-                        Solver s) {
-  const auto one = [&](std::size_t i, const Hdf5Group* g) { return study(cases[i], g); };
-  return run_auto_experiment(cases.size(), one, dots, json, out, s);
+
+/// The course of a command with the rest of its work, run inside a KokkosSession: the
+/// output file created (checked) before the work and committed after it, the dot policies
+/// checked, then `work(out)` (its exit code); "wrote FILE" unless JSON.
+int with_output(const SolverSetup& c, Solver s, const std::function<int(Hdf5Writer*)>& work);
+
+// ---- the course of cg and power ---------------------------------------------------------
+
+/// The end of both commands' --help: output formats, mpirun.
+std::string solver_footer();
+/// The name of the run with exact dot products: "exact CG", "PM".
+const char* reference_name(Solver s);
+
+/// --tol and --max-iter (at least `least_iterations`) checked after the setup, and the
+/// solver options' tolerance, max_iterations and record_levels (--levels) set.
+template <class Config, class Cli>
+Config make_config(const Cli& c, Solver s, int least_iterations) {
+  Config config;
+  static_cast<SolverSetup&>(config) = make_setup(c, s);
+  check_tolerance(c.tol, s);
+  if (c.max_iter < least_iterations)
+    throw_invalid(option_name(s, "--max-iter"),
+                  std::to_string(c.max_iter) +
+                      (least_iterations == 0 ? " is negative" : " is less than " + std::to_string(least_iterations)));
+  config.solver.tolerance = c.tol;
+  config.solver.max_iterations = c.max_iter;
+  config.solver.record_levels = c.out.levels;
+  return config;
 }
+
+/// The run's outcome, its numbers (result_values) and the mean fractions of its dot products.
+template <class Run>
+void add_result_json(Json& j, const Run& run) {
+  j["iterations"] = run.result.iterations;
+  j["status"] = to_string(run.result.status);
+  j["stop_reason"] = run.result.stop_reason;
+  j["breakdown"] = run.result.breakdown;
+  for (const auto& [name, value] : result_values(run)) j[name] = value;
+  for (const auto& [name, series] : dot_series(run)) j[std::string(name) + "_fraction_mean"] = series->mean();
+}
+
+/// The Config and the Solver of a command: the base of its `Command` type (below).
+template <class ConfigType, Solver solver>
+struct CommandBase {
+  using Config = ConfigType;
+  static constexpr Solver me = solver;
+};
+
+/// Where a sweep's JSON summary lets a command add its own fields.
+enum class SummaryPart { runs, reference, largest };
+
+// `Command` supplies (see cmd_cg.cpp, cmd_power.cpp), besides its CommandBase (Config: a
+// SolverSetup with the solver's options `solver`; me: the Solver):
+//   Run solve(const RunProblem&, const Config&, const DotPolicy&, const std::string& label, int every),
+//   print_problem(p, c), print_result(p, c, run), add_settings(Json&, p, c),
+//   the sweep's text: print_reference(s), columns(), prefixes(c) (of the two dot products'
+//   columns), cells(s, i), print_largest(c, s);
+//   its JSON: add_line(Json&, c, s, i), add_summary(Json&, c, s, SummaryPart);
+//   write_sweep(root, p, c, s); and for --experiment auto: auto_cases(c),
+//   AutoReport report(name, p, c), add_run(AutoReport&, c, run, label, tolerance).
+template <class Command>
+struct SolverCommand {
+  using Config = typename Command::Config;
+  using Options = decltype(Config::solver);
+  using Run = decltype(Command::solve(std::declval<const RunProblem&>(), std::declval<const Config&>(),
+                                      std::declval<const DotPolicy&>(), std::string(), 0));
+  using Sweep = QdotSweep<Run>;
+  static constexpr Solver me = Command::me;
+
+  static bool converged(const Run& run) { return run.result.status == SolverStatus::converged; }
+
+  static void write_header(const Hdf5Object& g, const ProblemData& p, const Config& c) {
+    write_problem_attributes(g, p, me);
+    write_options(g, c.solver);
+  }
+
+  static Json problem_json(const ProblemData& p, const Config& c) {
+    Json j;
+    j["command"] = solver_name(me);
+    add_problem_json(j, p);
+    Command::add_settings(j, p, c);
+    return j;
+  }
+
+  static Json run_json(const ProblemData& p, const Config& c, const Run& run) {
+    Json j = problem_json(p, c);
+    add_dot_json(j, run.policy, run.rungs);
+    add_result_json(j, run);
+    return j;
+  }
+
+  static int single(const RunProblem& p, const Config& c, Hdf5Writer* out) {
+    const Run run = Command::solve(p, c, c.dots.policy, "", c.out.progress);
+    const int code = converged(run) ? exit_converged : exit_not_converged;
+    if (c.out.json) {
+      Json j = run_json(p, c, run);
+      j["exit_code"] = code;
+      print_json(j);
+    } else {
+      Command::print_problem(p, c);
+      std::printf("  dots: %s\n", run.policy.to_string().c_str());
+      Command::print_result(p, c, run);
+    }
+    if (out != nullptr) {
+      const Hdf5Group root = out->root();
+      write_header(root, p, c);
+      root.attribute("mode", "run");
+      write_run(root, run, p.n, c.out.levels);
+    }
+    return code;
+  }
+
+  // The reference, then each tolerance, with a line on stderr after each run.
+  static Sweep sweep(const RunProblem& p, const Config& c) {
+    const auto solve = [&](const DotPolicy& dots, double tol) {
+      const bool reference = tol == 0;
+      const std::string label = reference ? "exact" : tolerance_text(tol);
+      Run run = Command::solve(p, c, dots, "[" + label + "] ", c.sweep_progress());
+      if (c.out.progress > 0 && reference) spdlog::info("sweep: {}: {}", reference_name(me), status_text(run.result));
+      if (c.out.progress > 0 && !reference) spdlog::info("sweep: qdot tolerance {}: {}", label, status_text(run.result));
+      return run;
+    };
+    return sweep_qdot_tolerances(c.dots.sweep, [&](double tol) { return c.dots.at(tol); }, solve);
+  }
+
+  // The problem, the reference run, a row per tolerance, the largest tolerances.
+  static void print_sweep(const ProblemData& p, const Config& c, const Sweep& s) {
+    Command::print_problem(p, c);
+    std::printf("  dots: qdot, policy %s, ladder %s\n", to_string(c.dots.qdot_policy), join_names(c.dots.rungs).c_str());
+    Command::print_reference(s);
+    Table t(sweep_header(Command::columns(), c.dots.rungs, Command::prefixes(c)));
+    for (std::size_t i = 0; i < s.runs.size(); ++i) {
+      std::vector<std::string> row = Command::cells(s, i);
+      add_percents(row, *dot_series(s.runs[i])[0].second, *dot_series(s.runs[i])[1].second);
+      t.add(row);
+    }
+    t.print();
+    Command::print_largest(c, s);
+  }
+
+  // A line per run (the reference first) and a summary.
+  static void print_sweep_json(const ProblemData& p, const Config& c, const Sweep& s, int code) {
+    Json reference = run_json(p, c, s.reference);
+    reference["run"] = "reference";
+    print_json(reference);
+    std::vector<int> iterations;
+    for (std::size_t i = 0; i < s.runs.size(); ++i) {
+      Json line = run_json(p, c, s.runs[i]);
+      line["run"] = "sweep";
+      Command::add_line(line, c, s, i);
+      print_json(line);
+      iterations.push_back(s.runs[i].result.iterations);
+    }
+    Json j = problem_json(p, c);
+    j["summary"] = true;
+    j["tolerances"] = s.tolerances;
+    j["iterations"] = iterations;
+    Command::add_summary(j, c, s, SummaryPart::runs);
+    j["reference_iterations"] = s.reference.result.iterations;
+    j["reference_status"] = to_string(s.reference.result.status);
+    Command::add_summary(j, c, s, SummaryPart::reference);
+    j["largest_tolerance_same_iterations"] = s.largest_same;
+    Command::add_summary(j, c, s, SummaryPart::largest);
+    j["exit_code"] = code;
+    print_json(j);
+  }
+
+  static int run_sweep(const RunProblem& p, const Config& c, Hdf5Writer* out) {
+    const Sweep s = sweep(p, c);
+    const int code = converged(s.reference) ? exit_converged : exit_not_converged;
+    if (c.out.json) print_sweep_json(p, c, s, code);
+    else print_sweep(p, c, s);
+    if (out != nullptr) {
+      write_header(out->root(), p, c);
+      Command::write_sweep(out->root(), p, c, s);
+    }
+    return code;
+  }
+
+  // Runs the reference, each tolerance of the sweep and auto on one problem; with `out`,
+  // writes each run and the summary into it.
+  static AutoReport study(const AutoCase<Options>& a, const Config& config, const Hdf5Group* out) {
+    Config c = config;
+    c.solver = a.solver;
+    const RunProblem p = load_serial_problem(a.spec, me);
+    AutoReport r = Command::report(a.name.empty() ? p.name : a.name, p, c);
+    if (out != nullptr) write_header(*out, p, c);
+    const AutoRun run = [&](const std::string& label, const DotPolicy& policy, double tolerance,
+                            const std::string& group) {
+      if (c.out.progress > 0) spdlog::info("{}: {}", r.name, label);
+      const Run result = Command::solve(p, c, policy, "[" + label + "] ", c.sweep_progress());
+      Command::add_run(r, c, result, label, tolerance);
+      if (out != nullptr) write_run(out->group(group), result, p.n, c.out.levels);
+      return result.result.events;
+    };
+    run_auto_sequence(r, c.dots, me, run, out);
+    return r;
+  }
+
+  // Everything that holds Kokkos views lives in here, inside the KokkosSession of run.
+  static int execute(const Config& c) {
+    return with_output(c, me, [&](Hdf5Writer* out) {
+      if (c.experiment) {
+        const auto cases = Command::auto_cases(c);
+        const auto one = [&](std::size_t i, const Hdf5Group* g) { return study(cases[i], c, g); };
+        return run_auto_experiment(cases.size(), one, c.dots, c.out.json, out, me);
+      }
+      const RunProblem p = load_run_problem(c.problem, me);
+      if (me == Solver::cg && c.out.levels && p.n > 1000000)
+        spdlog::warn("--levels stores {} bytes per dot product and iteration", p.n);
+      return c.dots.sweep.empty() ? single(p, c, out) : run_sweep(p, c, out);
+    });
+  }
+
+  static int run(const Config& c) {
+    KokkosSession kokkos;
+    return execute(c);
+  }
+};
 
 }  // namespace ebla::cli

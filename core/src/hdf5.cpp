@@ -3,6 +3,8 @@
 #include <ebla/core/hdf5.hpp>
 #include <ebla/core/temporary.hpp>
 
+#include "hdf5_handle.hpp"
+
 #include <hdf5.h>
 
 #include <fcntl.h>
@@ -44,22 +46,7 @@ std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
   throw Hdf5Error("ebla::Hdf5Writer: " + in_quotes(st.path) + ": " + what + " (" + hdf5 + ")");
 }
 
-// An HDF5 identifier closed by its own close function on scope exit.
-class Id {
-public:
-  using Closer = herr_t (*)(hid_t);
-  Id(hid_t id, Closer close) : id_(id), close_(close) {}
-  ~Id() {
-    if (id_ >= 0) close_(id_);
-  }
-  Id(const Id&) = delete;
-  Id& operator=(const Id&) = delete;
-  hid_t get() const { return id_; }
-
-private:
-  hid_t id_;
-  Closer close_;
-};
+using Id = detail::Hdf5Handle;
 
 Id checked(const Hdf5State& st, hid_t id, Id::Closer close, const std::string& what) {
   if (id < 0) throw_hdf5(st, what);

@@ -6,6 +6,8 @@
 #include <ebla/core/memory.hpp>
 #include <ebla/core/hdf5.hpp>
 
+#include "hdf5_handle.hpp"
+
 #include <hdf5.h>
 
 #include <cmath>
@@ -31,24 +33,7 @@ using Values = CsrMatrix::values_type::non_const_type;
 using QuietErrors = detail::Hdf5QuietErrors;  // (core/hdf5.hpp)
 using detail::hdf5_innermost_error;
 
-// An HDF5 identifier closed by its own close function on scope exit.
-class Id {
-public:
-  using Closer = herr_t (*)(hid_t);
-  Id(hid_t id, Closer close) : id_(id), close_(close) {}
-  ~Id() {
-    if (id_ >= 0) close_(id_);
-  }
-  Id(Id&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = H5I_INVALID_HID; }
-  Id(const Id&) = delete;
-  Id& operator=(const Id&) = delete;
-  Id& operator=(Id&&) = delete;
-  hid_t get() const { return id_; }
-
-private:
-  hid_t id_;
-  Closer close_;
-};
+using Id = detail::Hdf5Handle;  // (core/src/hdf5_handle.hpp)
 
 std::string str(double v) {
   char buf[64];
