@@ -150,17 +150,18 @@ def round(x, format, mode="nearest_even", rng=None):  # noqa: A001 (ebla.round, 
     shape = arr.shape
     flat = _np.ascontiguousarray(arr, dtype=_np.float64).reshape(-1)
     canonical = _ebla.rounding_name(str(mode))
-    if canonical == "stochastic" and not isinstance(rng, (int, _np.integer)):
+    if canonical != "stochastic":  # rng plays no part
+        y = _ebla.round_seeded(flat, str(format), canonical, 0)
+    elif isinstance(rng, (int, _np.integer)) and not isinstance(rng, bool):
+        if rng < 0 or rng >= 2**64:
+            raise ValueError(f"{function}: seed {rng} is not in [0, 2^64)")
+        y = _ebla.round_seeded(flat, str(format), canonical, int(rng))
+    else:
         if rng is None:
             rng = _np.random.default_rng()
         if not isinstance(rng, _np.random.Generator):
             raise ValueError(f"{function}: rng = {rng!r} is not an int seed or a numpy.random.Generator")
         y = _ebla.round_with(flat, str(format), canonical, rng.random(flat.size))
-    else:
-        seed = 0 if rng is None else _integer(rng, "rng", function)
-        if seed < 0 or seed >= 2**64:
-            raise ValueError(f"{function}: seed {seed} is not in [0, 2^64)")
-        y = _ebla.round_seeded(flat, str(format), canonical, seed)
     return float(y[0]) if scalar else y.reshape(shape)
 
 
@@ -210,7 +211,7 @@ def _qdot_pair(x, y, function):
     return _vector(ax, "x", function, dtype), _vector(ay, "y", function, dtype)
 
 
-def qdot(x, y, tol=1e-8, policy="budget", ladder=None, reuse_plan=True, plan_margin=0, perforate_all=True):
+def qdot(x, y, tol=1e-8, policy="budget", ladder=None, reuse_plan=True, plan_margin=-1, perforate_all=True):
     """The error-bounded quantized dot product x^T y (seed 002, Algorithm 3.3).
 
     x, y: 1-D float64 or float32 arrays of equal length (float32 only if both are; any stride).
@@ -218,7 +219,8 @@ def qdot(x, y, tol=1e-8, policy="budget", ladder=None, reuse_plan=True, plan_mar
     tol |x|^T |y|) or "paper" (seed 002's selection, (3.9)-(3.10)). ladder: the formats to
     choose from, most precise first, optionally ending with "perforate" (a list of names or
     "binary64,binary32,binary16,perforate"); None is the seed's ladder. reuse_plan,
-    plan_margin, perforate_all: as ebla::QdotOptions. Returns a :class:`QdotResult`.
+    plan_margin (-1: ebla's default, which is 0 for a dot product on its own) and perforate_all:
+    as ebla::QdotOptions (kernels/qdot.hpp). Returns a :class:`QdotResult`.
     """
     function = "ebla.qdot"
     x, y = _qdot_pair(x, y, function)

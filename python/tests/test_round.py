@@ -54,6 +54,9 @@ def test_shapes_strides_and_dtypes():
     f32 = m.astype(np.float32)
     assert same_bits(ebla.round(f32, "bfloat16"), ebla.round(f32.astype(np.float64), "bfloat16"))
     assert ebla.round(np.pi, "binary16") == 3.140625
+    # a generator or seed has no part in a deterministic mode
+    assert same_bits(ebla.round(m, "bfloat16", "upward", rng=np.random.default_rng(2)),
+                     ebla.round(m, "bfloat16", "upward"))
     assert ebla.round(np.float32(0.1), "binary32") == float(np.float32(0.1))
 
 
@@ -75,6 +78,7 @@ def test_stochastic_rounding_with_a_generator():
     (lambda: ebla.round(np.arange(3), "binary16"), "int64"),
     (lambda: ebla.round([1.0], "custom:t=60,emin=-10,emax=10"), "t"),
     (lambda: ebla.round([1.0], "binary16", "stochastic", rng="x"), "rng"),
+    (lambda: ebla.round([1.0], "binary16", "stochastic", rng=-1), "seed -1"),
 ])
 def test_errors_are_value_errors(call, message):
     with pytest.raises(ValueError, match=message):
