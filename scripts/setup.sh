@@ -18,6 +18,8 @@ EBLA_PACKAGES=(
                                                          # docs.doxygen); docs.citation_cff reads YAML
   clang libclang-rt-14-dev llvm                          # scripts/fuzz.sh: clang, libFuzzer's runtime,
                                                          # llvm-symbolizer (file:line in reports)
+  python3-dev pybind11-dev                               # the Python module ebla (python/): headers
+  python3-numpy python3-scipy python3-pytest             # its arrays, sparse matrices and tests
 )
 
 missing=()

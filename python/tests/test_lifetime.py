@@ -1,0 +1,23 @@
+"""Kokkos's lifetime: initialised on import, finalised at exit without a complaint, with
+results, plans and every kernel's caches still alive when the interpreter ends."""
+
+import subprocess
+import sys
+
+
+def test_import_initialises_and_exit_finalises_cleanly():
+    code = (
+        "import numpy as np, ebla\n"
+        "assert ebla._ebla.kokkos_owned() and ebla._ebla.concurrency() >= 1\n"
+        "A, b = ebla.hpccg_problem(6, 6, 6)\n"
+        "r = ebla.cg(A, b, qdot_tol=1e-3)\n"
+        "p = ebla.qdot_select(b, b, 1e-4)\n"
+        "g = ebla.gemm(np.eye(4), np.ones((4, 3)), tolerance=1e-3)\n"
+        "s = ebla.round(b, 'binary16', 'stochastic', rng=3)\n"
+        "e = ebla.power_method(ebla.graph_laplacian(200, 4.0, 1), qdot_tol=1e-6)\n"
+        "print(r.iterations, p.bins, g.meets_tolerance, e.status)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert done.stdout.split()[2:] == ["True", "converged"]
