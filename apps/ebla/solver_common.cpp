@@ -120,7 +120,7 @@ void add_experiment_options(CLI::App& app, SolverCli& c, const std::string& expe
 
 void add_output_options(CLI::App& app, OutputCli& o, Solver s) {
   o.progress_option = app.add_option("--progress", o.progress,
-                                     "A progress line on stderr every K iterations (0: none)")
+                                     "A progress line on stderr every K iterations, and with --experiment one per run (0: none)")
                           ->capture_default_str();
   app.add_flag("--json", o.json, "One line of JSON instead of text (a sweep: one per run and a summary)");
   app.add_option("--output,-o", o.output, "Write parameters and per-iteration series to this HDF5 file");

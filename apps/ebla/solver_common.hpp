@@ -7,6 +7,7 @@
 #pragma once
 
 #include "commands.hpp"
+#include "study_progress.hpp"
 #include "table.hpp"
 
 #include <ebla/core/hdf5.hpp>
@@ -367,7 +368,8 @@ struct SolverCommand {
 
   // Runs the reference, each tolerance of the sweep and auto on one problem; with `out`,
   // writes each run and the summary into it.
-  static AutoReport study(const AutoCase<Options>& a, const Config& config, const Hdf5Group* out) {
+  static AutoReport study(const AutoCase<Options>& a, const Config& config, const Hdf5Group* out,
+                          const std::function<void(const std::string&)>& done) {
     Config c = config;
     c.solver = a.solver;
     const RunProblem p = load_serial_problem(a.spec, me);
@@ -375,8 +377,8 @@ struct SolverCommand {
     if (out != nullptr) write_header(*out, p, c);
     const AutoRun run = [&](const std::string& label, const DotPolicy& policy, double tolerance,
                             const std::string& group) {
-      if (c.out.progress > 0) spdlog::info("{}: {}", r.name, label);
       const Run result = Command::solve(p, c, policy, "[" + label + "] ", c.sweep_progress());
+      done(r.name + ": " + label);
       Command::add_run(r, c, result, label, tolerance);
       if (out != nullptr) write_run(out->group(group), result, p.n, c.out.levels);
       return result.result.events;
@@ -388,9 +390,14 @@ struct SolverCommand {
   // Everything that holds Kokkos views lives in here, inside the KokkosSession of run.
   static int execute(const Config& c) {
     return with_output(c, me, [&](Hdf5Writer* out) {
-      if (c.experiment) {
+      if (c.experiment) {  // a progress line after each run unless --progress 0
         const auto cases = auto_cases(c);
-        const auto one = [&](std::size_t i, const Hdf5Group* g) { return study(cases[i], c, g); };
+        const std::size_t runs = cases.size() * (c.dots.sweep.size() + 2);  // exact, the sweep, auto
+        const experiments::Progress progress =
+            c.out.progress > 0 ? progress_each(option_name(me, "") + ": experiment auto") : nullptr;
+        std::size_t finished = 0;
+        const auto done = [&](const std::string& run) { experiments::report(progress, ++finished, runs, run); };
+        const auto one = [&](std::size_t i, const Hdf5Group* g) { return study(cases[i], c, g, done); };
         return run_auto_experiment(cases.size(), one, c.dots, c.out.json, out, me);
       }
       const RunProblem p = load_run_problem(c.problem, me);
