@@ -8,6 +8,8 @@
 #include <ebla/experiments/qdot_study.hpp>
 #include <ebla/experiments/weakform_study.hpp>
 
+#include "../solvers/util.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -18,15 +20,7 @@ namespace {
 
 using namespace ebla::experiments;
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ebla::InvalidArgument& e) {
-    return e.what();
-  }
-  return "(no InvalidArgument thrown)";
-}
+using ebla::test::error_of;
 
 ::testing::AssertionResult starts(const std::string& text, const std::string& prefix) {
   if (text.rfind(prefix, 0) == 0) return ::testing::AssertionSuccess();
@@ -188,6 +182,13 @@ TEST(GemmChoice, BadChoicesNameTheOption) {
 
 // ---- mac and weak form ------------------------------------------------------------------
 
+// The message of make(c) after change(c), which must start with `prefix`.
+template <class Choice, class Make, class Change>
+::testing::AssertionResult refused(Choice c, Make make, Change change, const std::string& prefix) {
+  change(c);
+  return starts(error_of([&] { make(c); }), prefix);
+}
+
 TEST(MacChoice, ValuesAndBadValues) {
   MacChoice c;
   c.name = cmd;
@@ -198,18 +199,12 @@ TEST(MacChoice, ValuesAndBadValues) {
   EXPECT_EQ(s.low, ebla::format_by_name("fp8_e4m3"));
   EXPECT_EQ(s.samples, 1000);
   EXPECT_EQ(s.seed, 7u);
-  MacChoice wide = c;
-  wide.low = "bfloat16";  // binary32 cannot hold its products exactly
-  EXPECT_TRUE(starts(error_of([&] { make_mac_spec(wide); }), "cmd --low bfloat16 --high binary32: MpfmaConfig::mpfma"));
-  MacChoice samples = c;
-  samples.samples = "2e7";
-  EXPECT_TRUE(starts(error_of([&] { make_mac_spec(samples); }), "cmd --samples: 2e7 exceeds 1e7"));
-  MacChoice input = c;
-  input.input_format = "binary99";
-  EXPECT_TRUE(starts(error_of([&] { make_mac_spec(input); }), "cmd --input-format: "));
-  MacChoice failure = c;
-  failure.failure = "0";
-  EXPECT_TRUE(starts(error_of([&] { make_mac_spec(failure); }), "cmd --failure: probability 0 is outside (0, 1)"));
+  const auto make = make_mac_spec;
+  // binary32 cannot hold the products of bfloat16 exactly
+  EXPECT_TRUE(refused(c, make, [](MacChoice& x) { x.low = "bfloat16"; }, "cmd --low bfloat16 --high binary32: MpfmaConfig::mpfma"));
+  EXPECT_TRUE(refused(c, make, [](MacChoice& x) { x.samples = "2e7"; }, "cmd --samples: 2e7 exceeds 1e7"));
+  EXPECT_TRUE(refused(c, make, [](MacChoice& x) { x.input_format = "binary99"; }, "cmd --input-format: "));
+  EXPECT_TRUE(refused(c, make, [](MacChoice& x) { x.failure = "0"; }, "cmd --failure: probability 0 is outside (0, 1)"));
 }
 
 TEST(WeakformChoice, ValuesAndBadValues) {
@@ -225,19 +220,13 @@ TEST(WeakformChoice, ValuesAndBadValues) {
   EXPECT_EQ(s.unit.input, ebla::format_by_name("binary16"));
   EXPECT_EQ(s.unit.accumulation, ebla::format_by_name("binary16"));
   EXPECT_EQ(s.distribution, WeakformDistribution::wide);
-  WeakformChoice both = c;
-  both.format = "binary32";
-  EXPECT_TRUE(starts(error_of([&] { make_weakform_spec(both); }), "cmd --format: give --format, or --input"));
-  WeakformChoice size = c;
-  size.ni = "0";
-  EXPECT_TRUE(starts(error_of([&] { make_weakform_spec(size); }), "cmd --ni: 0 is not a size >= 1"));
-  WeakformChoice work = c;
-  work.ni = work.nj = "1000";
-  work.n = "200";
-  EXPECT_TRUE(starts(error_of([&] { make_weakform_spec(work); }), "cmd: ni nj nk n = 1000 x 1000 x 4 x 200 exceeds 1e8"));
-  WeakformChoice dist = c;
-  dist.distribution = "normal";
-  EXPECT_TRUE(starts(error_of([&] { make_weakform_spec(dist); }), "cmd --distribution: unknown distribution 'normal'"));
+  const auto make = make_weakform_spec;
+  EXPECT_TRUE(refused(c, make, [](WeakformChoice& x) { x.format = "binary32"; }, "cmd --format: give --format, or --input"));
+  EXPECT_TRUE(refused(c, make, [](WeakformChoice& x) { x.ni = "0"; }, "cmd --ni: 0 is not a size >= 1"));
+  EXPECT_TRUE(refused(c, make, [](WeakformChoice& x) { x.ni = x.nj = "1000", x.n = "200"; },
+                      "cmd: ni nj nk n = 1000 x 1000 x 4 x 200 exceeds 1e8"));
+  EXPECT_TRUE(refused(c, make, [](WeakformChoice& x) { x.distribution = "normal"; },
+                      "cmd --distribution: unknown distribution 'normal'"));
 }
 
 }  // namespace

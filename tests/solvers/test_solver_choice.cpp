@@ -34,6 +34,19 @@ Choice given(Choice c, std::set<std::string> fields) {
   return c;
 }
 
+// The message of the spec of CG for a default choice after change(c), with `fields` given.
+std::string problem_error(void (*change)(ProblemChoice&), std::set<std::string> fields) {
+  ProblemChoice c;
+  change(c);
+  return error_of([&] { ebla::make_problem_spec(given(c, fields), ProblemUse::cg); });
+}
+
+std::string dot_error(void (*change)(DotChoice&), std::set<std::string> fields) {
+  DotChoice d;
+  change(d);
+  return error_of([&] { ebla::make_dot_spec(given(d, fields), ProblemUse::cg); });
+}
+
 TEST(ProblemChoice, DefaultsAreTheUsesProblems) {
   const ebla::ProblemSpec cg = ebla::make_problem_spec(ProblemChoice{}, ProblemUse::cg);
   EXPECT_EQ(cg.source, ebla::ProblemSource::hpccg);
@@ -63,25 +76,17 @@ TEST(ProblemChoice, LaplacianVerticesAndOperator) {
 }
 
 TEST(ProblemChoice, BadChoicesNameTheOption) {
-  const auto error = [](ProblemChoice c, std::set<std::string> fields) {
-    return error_of([&] { ebla::make_problem_spec(given(c, fields), ProblemUse::cg); });
-  };
-  ProblemChoice two;
-  two.matrix = "a.mtx";
-  two.hdf5 = "a.h5";
-  EXPECT_TRUE(contains(error(two, {"matrix", "hdf5"}), "run: --matrix and --hdf5 both choose the matrix"));
-  ProblemChoice unknown;
-  unknown.problem = "poisson";
-  EXPECT_TRUE(contains(error(unknown, {"problem"}), "run --problem: unknown problem 'poisson'"));
-  EXPECT_TRUE(contains(error(ProblemChoice{}, {"degree"}),
+  using C = ProblemChoice;
+  EXPECT_TRUE(contains(problem_error([](C& c) { c.matrix = "a.mtx", c.hdf5 = "a.h5"; }, {"matrix", "hdf5"}),
+                       "run: --matrix and --hdf5 both choose the matrix"));
+  EXPECT_TRUE(contains(problem_error([](C& c) { c.problem = "poisson"; }, {"problem"}),
+                       "run --problem: unknown problem 'poisson'"));
+  EXPECT_TRUE(contains(problem_error([](C&) {}, {"degree"}),
                        "run --degree: applies to --problem laplacian, not to --problem hpccg"));
-  ProblemChoice stencil;
-  stencil.problem = "laplacian";
-  stencil.shift = 1;
-  stencil.op = "stencil";
-  EXPECT_TRUE(contains(error(stencil, {"problem", "shift"}), "run --operator: stencil is HPCCG's 27-point stencil"));
-  ProblemChoice empty_file;
-  EXPECT_TRUE(contains(error(empty_file, {"matrix"}), "run --matrix: empty file name"));
+  EXPECT_TRUE(contains(problem_error([](C& c) { c.problem = "laplacian", c.shift = 1, c.op = "stencil"; },
+                                     {"problem", "shift"}),
+                       "run --operator: stencil is HPCCG's 27-point stencil"));
+  EXPECT_TRUE(contains(problem_error([](C&) {}, {"matrix"}), "run --matrix: empty file name"));
 }
 
 TEST(DotChoice, KindsAndTheirPolicies) {
@@ -118,33 +123,20 @@ TEST(DotChoice, SweepOfDecades) {
 }
 
 TEST(DotChoice, ContradictionsNameTheOption) {
-  const auto error = [](DotChoice d, std::set<std::string> fields) {
-    return error_of([&] { ebla::make_dot_spec(given(d, fields), ProblemUse::cg); });
-  };
-  DotChoice d;
-  d.dot = "exact";
-  EXPECT_TRUE(contains(error(d, {"dot", "qdot-tol"}), "run --qdot-tol: implies --dot qdot, which contradicts --dot exact"));
-  EXPECT_TRUE(contains(error(DotChoice{}, {"ladder"}), "run --ladder: applies to qdot dot products"));
-  DotChoice bad_tol;
-  bad_tol.qdot_tol = "-1";
-  EXPECT_TRUE(contains(error(bad_tol, {"qdot-tol"}), "run --qdot-tol: '-1' is not a positive finite tolerance"));
-  DotChoice paper;
-  paper.qdot_tol = "auto";
-  paper.qdot_policy = "paper";
-  EXPECT_TRUE(contains(error(paper, {"qdot-tol", "qdot-policy"}), "run --qdot-policy: paper: --qdot-tol auto relies"));
-  DotChoice fixed;
-  fixed.dot = "fixed";
-  EXPECT_TRUE(contains(error(fixed, {"dot"}), "run --dot fixed: needs --format"));
-  DotChoice wide;
-  wide.format = "binary64";
-  EXPECT_TRUE(contains(error(wide, {"format"}), "run --format: binary64 is as precise as double"));
-  DotChoice margin;
-  margin.qdot_tol = "1e-8";
-  margin.margin = 65;
-  EXPECT_TRUE(contains(error(margin, {"qdot-tol", "qdot-margin"}), "run --qdot-margin: 65 is not in 0..64"));
-  DotChoice collectives;
-  collectives.collectives = 3;
-  EXPECT_TRUE(contains(error(collectives, {}), "run --qdot-collectives: 3 is not 1 or 2"));
+  using D = DotChoice;
+  EXPECT_TRUE(contains(dot_error([](D& d) { d.dot = "exact"; }, {"dot", "qdot-tol"}),
+                       "run --qdot-tol: implies --dot qdot, which contradicts --dot exact"));
+  EXPECT_TRUE(contains(dot_error([](D&) {}, {"ladder"}), "run --ladder: applies to qdot dot products"));
+  EXPECT_TRUE(contains(dot_error([](D& d) { d.qdot_tol = "-1"; }, {"qdot-tol"}),
+                       "run --qdot-tol: '-1' is not a positive finite tolerance"));
+  EXPECT_TRUE(contains(dot_error([](D& d) { d.qdot_tol = "auto", d.qdot_policy = "paper"; }, {"qdot-tol", "qdot-policy"}),
+                       "run --qdot-policy: paper: --qdot-tol auto relies"));
+  EXPECT_TRUE(contains(dot_error([](D& d) { d.dot = "fixed"; }, {"dot"}), "run --dot fixed: needs --format"));
+  EXPECT_TRUE(contains(dot_error([](D& d) { d.format = "binary64"; }, {"format"}),
+                       "run --format: binary64 is as precise as double"));
+  EXPECT_TRUE(contains(dot_error([](D& d) { d.margin = 65; }, {"qdot-tol", "qdot-margin"}),
+                       "run --qdot-margin: 65 is not in 0..64"));
+  EXPECT_TRUE(contains(dot_error([](D& d) { d.collectives = 3; }, {}), "run --qdot-collectives: 3 is not 1 or 2"));
 }
 
 TEST(DotChoice, ExperimentChoosesItsOwnDots) {
