@@ -29,6 +29,10 @@ using namespace ebla::experiments;
 using Kind = QdotStudyKind;
 
 std::string percent(double fraction) { return fmt::format("{:.1f}", 100 * fraction); }
+std::string e2(double v) { return fmt::format("{:.2e}", v); }
+std::string e3(double v) { return fmt::format("{:.3e}", v); }
+std::string f3(double v) { return fmt::format("{:.3f}", v); }
+std::string f4(double v) { return fmt::format("{:.4f}", v); }
 
 // ---- configuration: the options of a QdotStudyChoice, and output ---------------------------
 
@@ -83,14 +87,14 @@ void print_tightness(bool markdown, const QdotStudy& s) {
       Table table(
           {"n", "samples", "gap min", "gap median", "gap max", "relerr max", "bound/|xy| median", "violations"});
       for (const QdotTightness& k : qdot_tightness(s, d, tol))
-        table.add({std::to_string(k.n), std::to_string(k.gap.size()), fmt::format("{:.3e}", k.gap.min()),
-                   fmt::format("{:.3e}", k.gap.median()), fmt::format("{:.3e}", k.gap.max()), fmt::format("{:.3e}", k.relerr.max()),
-                   fmt::format("{:.3e}", k.bound_rel.median()), std::to_string(k.violations)});
+        table.add({std::to_string(k.n), std::to_string(k.gap.size()), e3(k.gap.min()), e3(k.gap.median()),
+                   e3(k.gap.max()), e3(k.relerr.max()), e3(k.bound_rel.median()), std::to_string(k.violations)});
       std::string ts;
       for (double t : s.spec.t_for(d)) ts += (ts.empty() ? "" : ",") + fmt::format("{:g}", t);
       print_table(markdown,
-                  fmt::format("tightness (Fig. 1), distribution {}, t in {{{}}}, tolerance {:g}{}: gap = bound/|x^T y| - relerr",
-                       to_string(d), ts, tol, policy_title(s)),
+                  fmt::format("tightness (Fig. 1), distribution {}, t in {{{}}}, tolerance {:g}{}: "
+                              "gap = bound/|x^T y| - relerr",
+                              to_string(d), ts, tol, policy_title(s)),
                   table);
     }
 }
@@ -110,13 +114,11 @@ void print_rows(bool markdown, const QdotStudy& s) {
       const QdotRow& w = s.rows[r];
       std::vector<std::string> cells = {fmt::format("{:.0e}", w.tolerance)};
       const std::vector<std::string> more =
-          fig2 ? std::vector<std::string>{fmt::format("{:.2e}", w.relerr.min()), fmt::format("{:.2e}", w.relerr.mean()),
-                                          fmt::format("{:.2e}", w.relerr.max()), fmt::format("{:.3f}", w.relerr.max() / w.tolerance),
-                                          fmt::format("{:.2e}", w.bound_rel.mean())}
-               : std::vector<std::string>{fmt::format("{:.4f}", 1e3 * w.select_s.mean()), fmt::format("{:.4f}", 1e3 * w.compute_s.mean()),
-                                          fmt::format("{:.4f}", 1e3 * w.dot_s.mean()),    fmt::format("{:.3f}", w.speedup.mean()),
-                                          fmt::format("{:.3f}", w.speedup.min()),         fmt::format("{:.3f}", w.speedup.max()),
-                                          fmt::format("{:.3f}", w.efficiency.mean())};
+          fig2 ? std::vector<std::string>{e2(w.relerr.min()), e2(w.relerr.mean()), e2(w.relerr.max()),
+                                          f3(w.relerr.max() / w.tolerance), e2(w.bound_rel.mean())}
+               : std::vector<std::string>{f4(1e3 * w.select_s.mean()), f4(1e3 * w.compute_s.mean()),
+                                          f4(1e3 * w.dot_s.mean()), f3(w.speedup.mean()), f3(w.speedup.min()),
+                                          f3(w.speedup.max()), f3(w.efficiency.mean())};
       cells.insert(cells.end(), more.begin(), more.end());
       add_fractions(cells, w);
       table.add(cells);
@@ -146,8 +148,8 @@ void print_compare(bool markdown, const QdotStudy& s) {
       for (std::size_t q = 0; q < s.spec.policies.size(); ++q) {
         const QdotRow& row = s.rows[r + q];
         add_fractions(cells, row);
-        cells.push_back(fmt::format("{:.2e}", row.bound_rel.mean()));
-        cells.push_back(fmt::format("{:.2e}", row.relerr.mean()));
+        cells.push_back(e2(row.bound_rel.mean()));
+        cells.push_back(e2(row.relerr.mean()));
       }
       table.add(cells);
     }

@@ -68,10 +68,10 @@ int run_weakform(const WeakformCliOptions& options) {
     for (std::size_t k = 0; k < c.nk && k < max_rows; ++k) {
       const experiments::WeakformLayer& L = r.layers[k];
       const WeakformLayerBound& B = b.layers[k];
-      table.add({fmt::format("{}", k), fmt::format("{:.3e}", L.max_ratio), fmt::format("{:.3e}", L.err1), fmt::format("{:.3e}", B.bound1),
-                 fmt::format("{:.3e}", B.paper1), fmt::format("{:.3e}", L.errinf), fmt::format("{:.3e}", B.bound_inf), fmt::format("{:.3e}", B.paper_inf),
-                 fmt::format("{:.3e}", L.errf), fmt::format("{:.3e}", B.bound_f), fmt::format("{:.3e}", B.paper_f), fmt::format("{}", L.paper_exceeded),
-                 fmt::format("{}", L.violations)});
+      const auto e3 = [](double v) { return fmt::format("{:.3e}", v); };
+      table.add({std::to_string(k), e3(L.max_ratio), e3(L.err1), e3(B.bound1), e3(B.paper1), e3(L.errinf),
+                 e3(B.bound_inf), e3(B.paper_inf), e3(L.errf), e3(B.bound_f), e3(B.paper_f),
+                 std::to_string(L.paper_exceeded), std::to_string(L.violations)});
     }
     table.print();
     if (c.nk > max_rows) std::printf("... (%zu more layers, in the totals below)\n", c.nk - max_rows);
