@@ -1,9 +1,10 @@
 // What `ebla cg` and `ebla power` share: the options that choose the problem, the
 // operator and the dot products, and the course of a command (a single run, a sweep of qdot
 // tolerances, --experiment auto) with the pieces of its output (text, JSON lines, HDF5).
-// The numerics and the HDF5 layout are the solvers library's (problem_spec.hpp, series.hpp,
-// sweep.hpp, result_file.hpp); each command supplies its own solve and print through a
-// `Command` type (see SolverCommand below).
+// The checks of the options, the numerics and the HDF5 layout are the solvers library's
+// (solver_choice.hpp, problem_spec.hpp, series.hpp, sweep.hpp, auto_study.hpp,
+// result_file.hpp); each command supplies its own solve and print through a `Command` type
+// (see SolverCommand below).
 #pragma once
 
 #include "commands.hpp"
