@@ -1,5 +1,6 @@
 #include <ebla/core/exact_sum.hpp>
 
+#include <cstring>
 #include <limits>
 
 namespace ebla {
@@ -94,7 +95,9 @@ float128 ExactSum::to_float128() const {
   if (zero(l)) return 0;
   const Rounded r = round(l, 113, 0);  // binary128: 113 bits; its range holds every sum
   const u128 biased = static_cast<u128>(r.exponent + 16383) << 112;  // 2^exponent in binary128
-  const float128 v = static_cast<float128>(r.kept) * bit_cast<float128>(biased);
+  float128 scale;  // memcpy, not bit_cast: bit_cast is also device code, and devices have no float128
+  std::memcpy(&scale, &biased, sizeof scale);
+  const float128 v = static_cast<float128>(r.kept) * scale;
   return negative ? -v : v;
 }
 #endif

@@ -578,6 +578,35 @@ TEST(GemmComputation, ResultConfigHasTheUnitAsRun) {
   EXPECT_EQ(r.C(0, 0), 11.0);
 }
 
+// Matrices in another layout (as a device's matrices would come, copied through host memory)
+// give the bits of the same matrices as HostMatrix, for gemm and gemm_select.
+TEST(GemmComputation, ViewsInAnotherLayoutGiveTheBitsOfTheHostMatrices) {
+  std::mt19937_64 rng(77);
+  const GemmConfig configs[] = {emulated(units::v100_fp16(), formats::binary16(), 2),
+                                on_engine(GemmEngine::sgemm, formats::bfloat16(), 2),
+                                on_engine(GemmEngine::dgemm, formats::binary64(), 1)};
+  for (const GemmConfig& c : configs) {
+    const auto [A, B] = random_pair(rng, 7, 13, 5, Data::wide, 10, c);
+    Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> AL("AL", 7, 13), BL("BL", 13, 5);
+    Kokkos::deep_copy(AL, A);
+    Kokkos::deep_copy(BL, B);
+    const GemmResult want = ebla::gemm(A, B, c), got = ebla::gemm(AL, BL, c);
+    for (std::size_t i = 0; i < 7; ++i)
+      for (std::size_t j = 0; j < 5; ++j) {
+        EXPECT_EQ(ebla::bit_cast<std::uint64_t>(got.C(i, j)), ebla::bit_cast<std::uint64_t>(want.C(i, j))) << what(c);
+        EXPECT_EQ(got.bound(i, j), want.bound(i, j)) << what(c);
+      }
+    EXPECT_EQ(got.normwise_bound, want.normwise_bound);
+  }
+  ebla::GemmOptions o;
+  o.tolerance = 1e-3;
+  const auto [A, B] = random_pair(rng, 6, 9, 4, Data::uniform, 10, configs[2]);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> AL("AL", 6, 9), BL("BL", 9, 4);
+  Kokkos::deep_copy(AL, A);
+  Kokkos::deep_copy(BL, B);
+  EXPECT_EQ(ebla::describe(ebla::gemm_select(AL, BL, o).config), ebla::describe(ebla::gemm_select(A, B, o).config));
+}
+
 TEST(GemmComputation, EmptyInnerDimensionGivesZero) {
   for (const GemmConfig& c : {emulated(units::v100_fp16(), formats::binary16(), 2),
                               on_engine(GemmEngine::sgemm, formats::bfloat16(), 3),

@@ -1884,3 +1884,45 @@ TEST(QdotHostVariants, EveryInstructionSetKeepsTheBoundAndSelectsTheSamePlan) {
 }
 
 }  // namespace
+
+// The device selection (atomic increments into one histogram) counts what the host selection
+// (a histogram per thread, merged) counts: both functors run here on the host's threads,
+// on vectors with zeros, NaN, infinities, subnormals and a wide exponent range.
+template <class T>
+void check_atomic_histogram(std::uint64_t seed, std::size_t n) {
+  using Exec = Kokkos::DefaultHostExecutionSpace;
+  std::mt19937_64 gen(seed);
+  Kokkos::View<T*, Kokkos::HostSpace> x("x", n), y("y", n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x(i) = seed_component<T>(gen, 'A', 60, false);
+    y(i) = seed_component<T>(gen, 'A', 60, false);
+    const int kind = static_cast<int>(gen() % 40);
+    T& v = gen() % 2 ? x(i) : y(i);
+    if (kind == 0) v = T(0);
+    if (kind == 1) v = std::numeric_limits<T>::quiet_NaN();
+    if (kind == 2) v = -std::numeric_limits<T>::infinity();
+    if (kind == 3) v = std::numeric_limits<T>::denorm_min() * static_cast<T>(1 + gen() % 100);
+  }
+  Kokkos::View<std::int64_t*, Kokkos::HostSpace> reduced("reduced", ebla::detail::qdot_hist_size);
+  Kokkos::parallel_reduce(Kokkos::RangePolicy<Exec>(0, n), ebla::detail::QdotHistogram<decltype(x), decltype(y)>{x, y},
+                          reduced);
+  Kokkos::View<std::int64_t*, Kokkos::HostSpace> atomic("atomic", ebla::detail::qdot_hist_size);
+  Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, n),
+                       ebla::detail::QdotHistogramAtomic<decltype(x), decltype(y), decltype(atomic)>{x, y, atomic});
+  Kokkos::fence();
+  std::int64_t total = 0, zeros = 0, nonfinite = 0;
+  for (int j = 0; j < ebla::detail::qdot_hist_size; ++j) {
+    EXPECT_EQ(atomic(j), reduced(j)) << "slot " << j;
+    total += atomic(j);
+  }
+  zeros = atomic(ebla::detail::qdot_slot_zero);
+  nonfinite = atomic(ebla::detail::qdot_slot_nonfinite);
+  EXPECT_EQ(total, static_cast<std::int64_t>(n));  // every component counted once
+  EXPECT_GT(zeros, 0);
+  EXPECT_GT(nonfinite, 0);
+}
+
+TEST(QdotKokkos, DeviceSelectionByAtomicIncrementsCountsWhatTheHostReductionCounts) {
+  check_atomic_histogram<double>(4242, 100000);
+  check_atomic_histogram<float>(4243, 100000);
+}

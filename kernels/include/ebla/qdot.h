@@ -9,6 +9,8 @@
  * (info->kept_top_bin).
  * On bad input (tolerance <= 0 or NaN, a NULL array with n > 0) the result is NaN,
  * info->status is EBLA_INVALID_ARGUMENT and ebla_last_error() names the problem.
+ * x and y are arrays in host memory; the call runs on every thread of Kokkos' default host
+ * execution space, in any build (a CUDA build's device is not used).
  */
 #ifndef EBLA_QDOT_H
 #define EBLA_QDOT_H

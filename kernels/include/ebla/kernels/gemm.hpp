@@ -73,6 +73,11 @@
 // an input format inside binary32; onednn_bf16 one inside bfloat16 and a CPU oneDNN runs
 // bfloat16 on; dgemm needs words = 1 and input binary64), a failure probability outside
 // (0, 1); gemm_select: a tolerance that is not positive and finite, an empty candidate list.
+//
+// Where it runs: on the host, on every thread of Kokkos' default host execution space (the
+// engines are BLAS, oneDNN and host kernels). Matrices in device memory, or in another
+// layout, are accepted by the overloads for any rank-2 View of doubles, which copy them to
+// host memory first (host_matrix); the result is in host memory.
 #pragma once
 
 #include <ebla/core/format.hpp>
@@ -82,6 +87,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -225,6 +231,43 @@ GemmPlan gemm_select(const ConstHostMatrix& A, const ConstHostMatrix& B,
                      const GemmOptions& options);
 /// gemm(A, B, plan.config).
 GemmResult gemm(const ConstHostMatrix& A, const ConstHostMatrix& B, const GemmPlan& plan);
+
+/// A copy of a rank-2 View of doubles, in any memory space and layout, as a HostMatrix.
+template <class View>
+HostMatrix host_matrix(const View& M) {
+  static_assert(View::rank == 2, "ebla::host_matrix: a rank-2 View");
+  static_assert(std::is_same<typename View::non_const_value_type, double>::value,
+                "ebla::host_matrix: a View of doubles");
+  const auto here = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M);  // same layout
+  HostMatrix out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ebla::host_matrix"), M.extent(0), M.extent(1));
+  for (std::size_t i = 0; i < out.extent(0); ++i)
+    for (std::size_t j = 0; j < out.extent(1); ++j) out(i, j) = here(i, j);
+  return out;
+}
+
+namespace detail {
+/// Whether a View is taken by the HostMatrix overloads as it is (no copy).
+/// (Spelled out: Kokkos 3.4's View claims to be convertible from any View and then fails.)
+template <class View>
+constexpr bool is_host_matrix() {
+  return std::is_same<typename View::array_layout, Kokkos::LayoutRight>::value &&
+         std::is_same<typename View::memory_space, Kokkos::HostSpace>::value &&
+         std::is_same<typename View::non_const_value_type, double>::value && View::rank == 2;
+}
+template <class AView, class BView>
+using if_not_host_matrices = std::enable_if_t<!(is_host_matrix<AView>() && is_host_matrix<BView>()), int>;
+}  // namespace detail
+
+/// gemm of matrices in device memory or another layout: copied through host memory.
+template <class AView, class BView, detail::if_not_host_matrices<AView, BView> = 0>
+GemmResult gemm(const AView& A, const BView& B, const GemmConfig& config) {
+  return gemm(ConstHostMatrix(host_matrix(A)), ConstHostMatrix(host_matrix(B)), config);
+}
+/// gemm_select of matrices in device memory or another layout: copied through host memory.
+template <class AView, class BView, detail::if_not_host_matrices<AView, BView> = 0>
+GemmPlan gemm_select(const AView& A, const BView& B, const GemmOptions& options) {
+  return gemm_select(ConstHostMatrix(host_matrix(A)), ConstHostMatrix(host_matrix(B)), options);
+}
 
 /// A B with every entry correctly rounded to binary64 (exact products, exact sums, one
 /// rounding): the reference of the experiments and of GemmConfig::reference. O(m n k).

@@ -116,7 +116,8 @@ double unit_dot(const MatrixUnit& unit, const std::vector<double>& a, const std:
                 double c = 0.0);
 
 /// C = C + A B with every C_ij computed as unit_dot(unit, row i of A, column j of B, k, C_ij),
-/// as a Kokkos parallel_for over (i, j). A is m x k, B is k x n, C is m x n (rank-2 views of
+/// as a Kokkos parallel_for over (i, j) in C's execution space (on the device for Views in its
+/// memory; unit_dot itself takes host pointers). A is m x k, B is k x n, C is m x n (rank-2 views of
 /// double). Throws InvalidArgument naming the extents if they do not match.
 template <class AView, class BView, class CView>
 void unit_gemm(const MatrixUnit& unit, const AView& A, const BView& B, const CView& C);

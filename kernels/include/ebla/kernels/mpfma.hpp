@@ -127,7 +127,9 @@ struct MpfmaResult {
   double lambda = 0;   ///< lambda of gamma~_2 (elements with both inputs rounded)
 };
 
-/// z(i) = a(i) b(i) + c(i) as the config says, with its bounds. Throws InvalidArgument naming
+/// z(i) = a(i) b(i) + c(i) as the config says, with its bounds. Runs in Kokkos' default
+/// execution space, on the device in a CUDA or HIP build: a, b, c and the result's Views are
+/// in its memory, and only the position of a non-finite entry comes back to the host. Throws InvalidArgument naming
 /// ebla::mpfma and the value if the extents differ, an entry is not finite, or
 /// validate(config) fails. `seed` feeds stochastic rounding only.
 MpfmaResult mpfma(const Kokkos::View<const double*>& a, const Kokkos::View<const double*>& b,
@@ -351,7 +353,10 @@ KOKKOS_INLINE_FUNCTION MpfmaValue mpfma_element(const MpfmaPlan& P, double a, do
   // evaluated upward enough: (1 + 2^-45) covers the ~20 roundings of these sums of positive
   // terms, 2^-1065 their underflow
   constexpr double up_rel = 1 + 0x1p-45, up_abs = 0x1p-1065;
-  const double inf = bit_cast<double>(binary64::exponent_mask);
+  // a copy of the constant: bit_cast takes a reference, and a reference to a namespace-scope
+  // constexpr variable is not available in device code
+  const std::uint64_t inf_bits = binary64::exponent_mask;
+  const double inf = bit_cast<double>(inf_bits);
   MpfmaValue v;
   v.z = z;
   v.bound = overflow ? inf : (k_ab * abs_ab + k_c * abs_c + U) * up_rel + up_abs;

@@ -8,6 +8,14 @@
 // for x, y as Kokkos::View<const double*> / <const float*> (any layout or memory space
 // the default execution space can reach) or as raw host pointers with a length.
 //
+// Where it runs. Views run in their own execution space: Views in a device's memory on the
+// device (selection by atomic increments into a histogram in device memory, computation in
+// fixed chunks), and only the histogram (4,202 counts) and the chunks' partial sums come
+// back to the host, where the plan is chosen and the chunks are merged in order. Contiguous
+// Views in host memory and raw pointers (which must point to host memory) take the host
+// kernels (qdot_host.hpp): every thread of Kokkos' default host execution space, AVX-512 or
+// AVX2 where the CPU has them. Every path gives the same plan and a certified bound.
+//
 // Bins. Component i with x_i != 0 and y_i != 0 goes to the exponent bin
 // e_i = fexp(x_i) + fexp(y_i) (exact binning, fexp the unbiased exponent, subnormals
 // normalised); zeros contribute exactly 0 and get no bin. Note |x_i y_i| < 2^(e_i + 2):

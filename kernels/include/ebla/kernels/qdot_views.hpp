@@ -143,6 +143,31 @@ struct QdotHistogram {
 #endif
 };
 
+/// Selection on a device: each component adds one to its slot of a histogram in device
+/// memory with an atomic increment (integer counts, so the same counts in any order). An
+/// array reduction of qdot_hist_size counts per thread, as on the host, would not fit a GPU
+/// block's shared memory.
+template <class XView, class YView, class Histogram>
+struct QdotHistogramAtomic {
+  XView x;
+  YView y;
+  Histogram h;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    const std::uint64_t ax = bit_cast<std::uint64_t>(static_cast<double>(x(i))) & binary64::abs_mask;
+    const std::uint64_t ay = bit_cast<std::uint64_t>(static_cast<double>(y(i))) & binary64::abs_mask;
+    int slot;
+    if ((ax >> 52) == 0x7ff || (ay >> 52) == 0x7ff) {
+      slot = qdot_slot_nonfinite;
+    } else if (ax == 0 || ay == 0) {
+      slot = qdot_slot_zero;
+    } else {
+      slot = static_cast<int>(qdot_exponent(ax) + qdot_exponent(ay) + qdot_offset);
+    }
+    Kokkos::atomic_increment(&h(slot));
+  }
+};
+
 /// Computation: Algorithm 3.1 with compensated accumulation and bound terms, one
 /// component at a time into an accumulator.
 template <class XView, class YView, class LevelView>
@@ -260,9 +285,19 @@ QdotPlan qdot_select_kokkos(const XView& x, const YView& y, const QdotOptions& o
   const auto t0 = std::chrono::steady_clock::now();
   resolve_ladder(options, input_precision<XView>(), "ebla::qdot_select");  // before any work
   using exec = typename XView::execution_space;
+  using mem = typename XView::memory_space;
   Kokkos::View<std::int64_t*, Kokkos::HostSpace> histogram("ebla::qdot histogram", qdot_hist_size);
-  Kokkos::parallel_reduce("ebla::qdot_select", Kokkos::RangePolicy<exec>(0, x.extent(0)),
-                          QdotHistogram<XView, YView>{x, y}, histogram);
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) {
+    // host threads: a histogram per thread, merged by addition
+    Kokkos::parallel_reduce("ebla::qdot_select", Kokkos::RangePolicy<exec>(0, x.extent(0)),
+                            QdotHistogram<XView, YView>{x, y}, histogram);
+  } else {
+    // a device: one histogram in its memory, atomic increments, then copied to the host
+    Kokkos::View<std::int64_t*, mem> device_histogram("ebla::qdot histogram", qdot_hist_size);
+    Kokkos::parallel_for("ebla::qdot_select", Kokkos::RangePolicy<exec>(0, x.extent(0)),
+                         QdotHistogramAtomic<XView, YView, decltype(device_histogram)>{x, y, device_histogram});
+    Kokkos::deep_copy(histogram, device_histogram);
+  }
   QdotPlan plan = plan_from_histogram(histogram.data(), x.extent(0), input_precision<XView>(), options);
   plan.select_seconds = seconds_since(t0);
   return plan;

@@ -5,6 +5,11 @@
 // loop, so each mode gets its own branch-free loop body. Stochastic rounding takes
 // element i's uniform number from a counter-based generator, a function of (seed, i)
 // alone, so a run gives the same bits for a fixed seed on any backend and thread count.
+//
+// Where it runs: in y's execution space, so Views in a device's memory on the device;
+// contiguous Views of doubles in host memory take the host kernel (quantize_host.hpp) on
+// every thread of the default host execution space. round_to (ebla/core/rounding.hpp) is a
+// KOKKOS_INLINE_FUNCTION for kernels of one's own, on the host or a device.
 #pragma once
 
 #include <ebla/core/error.hpp>

@@ -12,6 +12,10 @@
 //   WeakformBounds b = weakform_bounds(unit, A, B, C);  // before: A holds its initial value
 //   weakform(unit, A, B, C);                             // A = A + B C, layer by layer
 //
+// Where it runs: weakform in the execution space of A's View (on the device for Views in its
+// memory); weakform_bounds on the host, on Views in host memory (copy a device's Views to
+// host mirrors first: Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A)).
+//
 // The bounds (seed 004, (14) and (15)). Per layer k, with A0 the initial value of A,
 //   B'(k) = [B(k) | A0(k)]       (ni x (n + nj): the seed's (9), B(k) next to A(k))
 //   C'    = [C^T ; I_nj]         ((n + nj) x nj: the seed's (10); the seed has nj = n)

@@ -4,6 +4,13 @@
 //   ebla::CgResult r = ebla::cg(A, b, x0, dots, options);
 //
 // A is any operator of operators.hpp (symmetric positive definite), dots a DotPolicy.
+//
+// Where it runs: b, x0 and every vector of the iteration are Views of Kokkos' default memory
+// space (operators.hpp), and the iteration runs in the default execution space: on the device
+// in a CUDA or HIP build (the operator by KokkosSparse or Kokkos kernels, the updates, the
+// dot products by qdot's device kernels), with only scalars (the dots' histograms and
+// partial sums, the residual norm) coming back to the host each iteration. Where the vectors
+// are in host memory, the update of x and r and the r^T r qdot share one pass (qdot_host.hpp).
 // Cost per iteration: one operator application, two dot products under the policy
 // (p^T q and r^T r; r^T z with Jacobi), two passes of vector updates (the one that
 // updates r also sums r_i^2 for the stopping test, and for exact dots without Jacobi that

@@ -8,6 +8,11 @@
 // product A_ij x_j is split exactly (TwoProduct by FMA) and summed with TwoSum, so the
 // result is correct to about 2^-100 relative to sum_j |A_ij x_j| per row, far below
 // anything the solvers report (this is the "true residual" of the results).
+//
+// Where they run: Vector is a View of Kokkos' default memory space, and apply, diagonal and
+// residual_norm run in the default execution space (the device's, in a CUDA or HIP build).
+// The problems of problems.hpp and the readers of io.hpp build the matrices and vectors in
+// host memory and copy them there.
 #pragma once
 
 #include <ebla/core/exact.hpp>

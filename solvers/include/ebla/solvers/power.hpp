@@ -6,6 +6,10 @@
 // Cost per iteration: one operator application, two dot products under the policy
 // (y^T y for the normalisation, x^T y for the eigenvalue), one vector scaling.
 //
+// Where it runs: as CG (cg.hpp), in Kokkos' default execution space on Views of its memory,
+// on the device in a CUDA or HIP build; the eigenvalue and the stopping decision are taken
+// on the host from the dot products' values.
+//
 // The iteration, with x_k of unit norm and y_k = A x_k:
 //   c_k       = y_k^T y_k                 (line 6)
 //   x_{k+1}   = y_k / sqrt(c_k)           (line 7)
