@@ -8,6 +8,7 @@
 #include <ebla/solvers/power.hpp>
 #include <ebla/solvers/problems.hpp>
 
+#include <initializer_list>
 #include <optional>
 
 namespace ebla::python {
@@ -141,6 +142,39 @@ py::array_t<std::uint8_t> level_maps(const std::vector<const std::vector<std::ui
   return a;
 }
 
+// One number of every iteration as an array.
+template <class Iteration>
+py::array_t<double> series(const std::vector<Iteration>& history, double Iteration::*field) {
+  py::array_t<double> a(static_cast<py::ssize_t>(history.size()));
+  for (std::size_t i = 0; i < history.size(); ++i) a.mutable_data()[i] = history[i].*field;
+  return a;
+}
+
+// A dot product of the iterations: its name, its record and its map of levels.
+template <class Iteration>
+struct DotField {
+  const char* name;
+  DotRecord Iteration::*record;
+  std::vector<std::uint8_t> Iteration::*levels;
+};
+
+// Each dot product's records of every iteration (add_records), and with record_levels its
+// maps of levels as NAME_levels.
+template <class Iteration>
+void add_dot_history(py::dict& h, const std::vector<Iteration>& history,
+                     std::initializer_list<DotField<Iteration>> fields, std::size_t rungs, bool record_levels) {
+  for (const DotField<Iteration>& f : fields) {
+    std::vector<const DotRecord*> records;
+    std::vector<const std::vector<std::uint8_t>*> maps;
+    for (const Iteration& it : history) {
+      records.push_back(&(it.*f.record));
+      maps.push_back(&(it.*f.levels));
+    }
+    add_records(h, f.name, records, rungs);
+    if (record_levels) h[py::str(std::string(f.name) + "_levels")] = level_maps(maps);
+  }
+}
+
 py::list events_list(const std::vector<SolverEvent>& events) {
   py::list l;
   for (const SolverEvent& e : events) l.append(py::make_tuple(e.iteration, e.what));
@@ -166,29 +200,12 @@ py::dict cg_dict(const CgResult& r, const DotPolicy& dots, bool record_levels) {
   d["levels"] = rungs;
   d["events"] = events_list(r.events);
   py::dict h;
-  const auto k = static_cast<py::ssize_t>(r.history.size());
-  py::array_t<double> residual(k), alpha(k), beta(k);
-  std::vector<const DotRecord*> pq, rr;
-  std::vector<const std::vector<std::uint8_t>*> pq_maps, rr_maps;
-  for (py::ssize_t i = 0; i < k; ++i) {
-    const CgIteration& it = r.history[static_cast<std::size_t>(i)];
-    residual.mutable_data()[i] = it.residual;
-    alpha.mutable_data()[i] = it.alpha;
-    beta.mutable_data()[i] = it.beta;
-    pq.push_back(&it.pq);
-    rr.push_back(&it.rr);
-    pq_maps.push_back(&it.pq_levels);
-    rr_maps.push_back(&it.rr_levels);
-  }
-  h["residual"] = residual;
-  h["alpha"] = alpha;
-  h["beta"] = beta;
-  add_records(h, "pq", pq, rungs.size());
-  add_records(h, "rr", rr, rungs.size());
-  if (record_levels) {
-    h["pq_levels"] = level_maps(pq_maps);
-    h["rr_levels"] = level_maps(rr_maps);
-  }
+  h["residual"] = series(r.history, &CgIteration::residual);
+  h["alpha"] = series(r.history, &CgIteration::alpha);
+  h["beta"] = series(r.history, &CgIteration::beta);
+  add_dot_history<CgIteration>(h, r.history, {{"pq", &CgIteration::pq, &CgIteration::pq_levels},
+                                              {"rr", &CgIteration::rr, &CgIteration::rr_levels}},
+                               rungs.size(), record_levels);
   d["history"] = h;
   py::dict rr0;
   add_records(rr0, "rr0", {&r.rr0}, rungs.size());
@@ -211,27 +228,11 @@ py::dict power_dict(const PowerResult& r, const DotPolicy& dots, bool record_lev
   d["levels"] = rungs;
   d["events"] = events_list(r.events);
   py::dict h;
-  const auto k = static_cast<py::ssize_t>(r.history.size());
-  py::array_t<double> eigenvalue(k), change(k);
-  std::vector<const DotRecord*> yy, xy;
-  std::vector<const std::vector<std::uint8_t>*> yy_maps, xy_maps;
-  for (py::ssize_t i = 0; i < k; ++i) {
-    const PowerIteration& it = r.history[static_cast<std::size_t>(i)];
-    eigenvalue.mutable_data()[i] = it.eigenvalue;
-    change.mutable_data()[i] = it.change;
-    yy.push_back(&it.yy);
-    xy.push_back(&it.xy);
-    yy_maps.push_back(&it.yy_levels);
-    xy_maps.push_back(&it.xy_levels);
-  }
-  h["eigenvalue"] = eigenvalue;
-  h["change"] = change;
-  add_records(h, "yy", yy, rungs.size());
-  add_records(h, "xy", xy, rungs.size());
-  if (record_levels) {
-    h["yy_levels"] = level_maps(yy_maps);
-    h["xy_levels"] = level_maps(xy_maps);
-  }
+  h["eigenvalue"] = series(r.history, &PowerIteration::eigenvalue);
+  h["change"] = series(r.history, &PowerIteration::change);
+  add_dot_history<PowerIteration>(h, r.history, {{"yy", &PowerIteration::yy, &PowerIteration::yy_levels},
+                                                 {"xy", &PowerIteration::xy, &PowerIteration::xy_levels}},
+                                  rungs.size(), record_levels);
   d["history"] = h;
   return d;
 }
