@@ -25,7 +25,14 @@ at interpreter exit. The kernels release the GIL, so other Python threads run me
 from dataclasses import dataclass, field
 import operator as _operator
 
-import numpy as _np
+try:
+    import numpy as _np
+except ImportError as _missing:  # another Python than the one the module was built for
+    import sys as _sys
+    raise ImportError(
+        f"ebla needs NumPy, which this Python ({_sys.executable}, {_sys.version.split()[0]}) cannot "
+        "import; run the Python ebla was built for (CMake's Python3_EXECUTABLE, by default Debian's "
+        "/usr/bin/python3 with python3-numpy), or install NumPy for this one") from _missing
 
 from . import _ebla
 

@@ -21,3 +21,12 @@ def test_import_initialises_and_exit_finalises_cleanly():
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert done.stdout.split()[2:] == ["True", "converged"]
+
+
+def test_a_python_without_numpy_is_told_which_python_to_run():
+    # numpy made unimportable, as in an interpreter that does not have it
+    code = "import sys\nsys.modules['numpy'] = None\nimport ebla\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "ImportError: ebla needs NumPy, which this Python (" + sys.executable in done.stderr
+    assert "Python3_EXECUTABLE" in done.stderr
