@@ -25,14 +25,32 @@ at interpreter exit. The kernels release the GIL, so other Python threads run me
 from dataclasses import dataclass, field
 import operator as _operator
 
-try:
-    import numpy as _np
-except ImportError as _missing:  # another Python than the one the module was built for
-    import sys as _sys
-    raise ImportError(
-        f"ebla needs NumPy, which this Python ({_sys.executable}, {_sys.version.split()[0]}) cannot "
-        "import; run the Python ebla was built for (CMake's Python3_EXECUTABLE, by default Debian's "
-        "/usr/bin/python3 with python3-numpy), or install NumPy for this one") from _missing
+
+def _numpy():
+    """NumPy: this Python's own, else (same Python version) the one of the Python ebla was built for."""
+    import sys
+    try:
+        import numpy
+        return numpy
+    except ImportError as missing:
+        from . import _built_for
+        home = _built_for.NUMPY_DIR
+        if sys.version_info[:2] == _built_for.VERSION and home and home not in sys.path:
+            import os
+            if os.path.isfile(os.path.join(home, "numpy", "__init__.py")):
+                sys.path.append(home)  # after this Python's own directories: nothing of its own is shadowed
+                try:
+                    import numpy
+                    return numpy
+                except ImportError:
+                    sys.path.remove(home)
+        raise ImportError(
+            f"ebla needs NumPy, which this Python ({sys.executable}, {sys.version.split()[0]}) cannot "
+            f"import; run the Python ebla was built for ({_built_for.PYTHON}, CMake's Python3_EXECUTABLE), "
+            "or install NumPy for this one") from missing
+
+
+_np = _numpy()
 
 from . import _ebla
 

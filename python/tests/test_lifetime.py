@@ -30,3 +30,23 @@ def test_a_python_without_numpy_is_told_which_python_to_run():
     assert done.returncode != 0
     assert "ImportError: ebla needs NumPy, which this Python (" + sys.executable in done.stderr
     assert "Python3_EXECUTABLE" in done.stderr
+
+
+def test_a_python_of_the_same_version_without_numpy_borrows_the_built_for_one():
+    # -S: no site directories, so numpy is not on the path, as in another Python 3.x of the
+    # user without NumPy (ebla itself comes through PYTHONPATH)
+    from ebla import _built_for
+    code = (
+        "import sys\n"
+        "import importlib.util\n"
+        "assert importlib.util.find_spec('numpy') is None\n"
+        "import ebla, numpy\n"
+        "r = ebla.qdot(numpy.arange(1.0, 5.0), numpy.ones(4), 1e-8)\n"
+        "print(numpy.__file__)\n"
+        "print(r.value, sys.path[-1])\n"
+    )
+    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    numpy_file, last = done.stdout.splitlines()
+    assert numpy_file.startswith(_built_for.NUMPY_DIR + "/numpy/")
+    assert last.split() == ["10.0", _built_for.NUMPY_DIR]
