@@ -16,7 +16,8 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_BUILD_TESTS=OFF -DEBLA_
   -DEBLA_PYTHON_INSTALL_DIR="$user_site"
 cmake --build "$build" -j "$(nproc)" --target ebla_cli
 ebla="$build/apps/ebla"
-if cmake --build "$build" --target help | grep -qw ebla_python; then
+# (grep reads the whole list: with pipefail, grep -q would stop the pipe early and fail it)
+if cmake --build "$build" --target help | grep -w ebla_python > /dev/null; then
   cmake --build "$build" -j "$(nproc)" --target ebla_python
   cmake --install "$build" --component python
   echo "== The Python module: $(cd / && /usr/bin/python3 -c 'import ebla; print(ebla.__file__)')"

@@ -1,5 +1,6 @@
 #include <ebla/experiments/weakform_study.hpp>
 
+#include <ebla/core/norm2.hpp>
 #include <ebla/core/rounding.hpp>
 
 #include <algorithm>
@@ -18,8 +19,8 @@ std::vector<WeakformLayer> evaluate(const WeakformSpec& c, const WeakformData& d
   std::vector<WeakformLayer> layers(c.nk);
   for (std::size_t k = 0; k < c.nk; ++k) {
     WeakformLayer& L = layers[k];
-    std::vector<double> col(c.nj, 0.0), col_low(c.nj, 0.0);
-    double fro = 0, fro_low = 0, row_low_max = 0;
+    std::vector<double> col(c.nj, 0.0), col_low(c.nj, 0.0), errors, lows;
+    double row_low_max = 0;
     for (std::size_t i = 0; i < c.ni; ++i) {
       double row = 0, row_low = 0;
       for (std::size_t j = 0; j < c.nj; ++j) {
@@ -41,19 +42,25 @@ std::vector<WeakformLayer> evaluate(const WeakformSpec& c, const WeakformData& d
         row_low += low;
         col[j] += e;
         col_low[j] += low;
-        fro += e * e;
-        fro_low += low * low;
+        errors.push_back(e);
+        lows.push_back(low);
       }
       L.errinf = std::max(L.errinf, row);
       row_low_max = std::max(row_low_max, row_low);
     }
     L.err1 = *std::max_element(col.begin(), col.end());
-    L.errf = std::sqrt(fro);
+    // Frobenius norms scaled (norm2): wide data's squares overflow binary64
+    L.errf = norm2([&](auto add) {
+      for (double e : errors) add(e);
+    });
+    const double fro_low = norm2_lower([&](auto add) {
+      for (double low : lows) add(low);
+    });
     const double down = 1 - static_cast<double>(c.ni + c.nj + 4) * 0x1p-52;
     const WeakformLayerBound& B = b.layers[k];
     if (std::isfinite(B.bound1))  // the three are finite together
       L.violations += !(*std::max_element(col_low.begin(), col_low.end()) * down <= B.bound1) +
-                      !(row_low_max * down <= B.bound_inf) + !(std::sqrt(fro_low) * down <= B.bound_f);
+                      !(row_low_max * down <= B.bound_inf) + !(fro_low <= B.bound_f);
   }
   return layers;
 }

@@ -1,6 +1,7 @@
 #include <ebla/kernels/weakform.hpp>
 
 #include <ebla/core/bounds.hpp>
+#include <ebla/core/norm2.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -121,15 +122,16 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
   const double fmax = unit.accumulation.fmax(), fmax_in = unit.input.fmax();
   // The bounds are evaluated in binary64; every sum of m nonnegative terms rounded to nearest
   // is at most gamma_m (binary64) below the exact one. Inflating by `slack` (and an absolute
-  // 2^-1074 per term for products below binary64's range) keeps them upper bounds.
-  const double slack = 1 + static_cast<double>(4 * n + 16) * 0x1p-53;
+  // 2^-1074 per term for products below binary64's range) keeps them upper bounds. The longest
+  // sums: n + nj terms (rows of B'), ni (columns of B' and of the bounds), n (|B| |C|^T).
+  const std::size_t terms = std::max(n + nj, ni);
+  const double slack = 1 + static_cast<double>(4 * terms + 16) * 0x1p-53;
   const double tiny = static_cast<double>(2 * n + 4) * 0x1p-1074;
 
   // Whether the data are in the unit's formats (then their rounding is exact: no u_in, eta_in).
   std::vector<char> c_row_exact(nj, 1);
   std::vector<double> c_row_sum(nj, 0.0), c_col_sum(n, 0.0);
   bool c_exact = true, c_overflows = false;
-  double c_sq = 0;
   for (std::size_t j = 0; j < nj; ++j)
     for (std::size_t l = 0; l < n; ++l) {
       const double v = C(j, l), q = detail::prepare_input(p, v);
@@ -137,7 +139,6 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
       c_overflows = c_overflows || !detail::is_finite(q) || !(std::fabs(v) <= fmax_in);
       c_row_sum[j] += std::fabs(v);
       c_col_sum[l] += std::fabs(v);
-      c_sq += v * v;
     }
   // C' = [C^T ; I_nj]: column j holds C(j, :) and a one; row l < n holds C(:, l), the rest
   // are rows of the identity.
@@ -146,7 +147,14 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
   for (std::size_t l = 0; l < n; ++l) cinf = std::max(cinf, c_col_sum[l]);
   r.norm_c1 = c1 * slack;
   r.norm_cinf = cinf * slack;
-  r.norm_cf = std::sqrt((c_sq + static_cast<double>(nj)) * slack) * slack;
+  // Frobenius norms scaled (norm2_upper), so that data near the range's ends neither overflow
+  // nor underflow in their squares
+  r.norm_cf = norm2_upper([&](auto add) {
+    for (std::size_t j = 0; j < nj; ++j) {
+      for (std::size_t l = 0; l < n; ++l) add(C(j, l));
+      add(1.0);
+    }
+  });
 
   r.componentwise = Kokkos::View<double***, Kokkos::HostSpace>("weakform bound (14')", ni, nj, nk);
   r.paper = Kokkos::View<double***, Kokkos::HostSpace>("weakform bound (14)", ni, nj, nk);
@@ -155,7 +163,6 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
   for (std::size_t k = 0; k < nk; ++k) {
     // the layer's data: in the formats, and overflowing when rounded
     bool b_exact = true, a_exact = true, overflows = c_overflows;
-    double bp_sq = 0;
     std::fill(bp_col.begin(), bp_col.end(), 0.0);
     for (std::size_t i = 0; i < ni; ++i) {
       b_row_sum[i] = 0;
@@ -166,7 +173,6 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
         overflows = overflows || !detail::is_finite(q) || !(std::fabs(v) <= fmax_in);
         b_row_sum[i] += std::fabs(v);
         bp_col[l] += std::fabs(v);
-        bp_sq += v * v;
       }
       bp_row[i] = b_row_sum[i];
       for (std::size_t j = 0; j < nj; ++j) {
@@ -175,7 +181,6 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
         overflows = overflows || !detail::is_finite(q) || !(std::fabs(v) <= fmax);
         bp_row[i] += std::fabs(v);
         bp_col[n + j] += std::fabs(v);
-        bp_sq += v * v;
       }
     }
     // Correction (inputs): the kernel rounds B and C to the input format and A0 to the
@@ -195,7 +200,7 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
 
     WeakformLayerBound& L = r.layers[k];
     L.kappa = std::max(kappa_p, kappa_a);
-    double t1 = 0, tinf = 0, tf = 0, m1 = 0, minf = 0, mf = 0;
+    double t1 = 0, tinf = 0, m1 = 0, minf = 0;
     std::vector<double> t_col(nj, 0.0), m_col(nj, 0.0);
     for (std::size_t i = 0; i < ni; ++i) {
       double t_row = 0, m_row = 0;
@@ -214,10 +219,9 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
         r.paper(i, j, k) = r.paper_gamma * (bc + a0);
         t_row += t;
         t_col[j] += t;
-        tf += t * t;
+        t_entry[i * nj + j] = t;
         m_row += r.componentwise(i, j, k);
         m_col[j] += r.componentwise(i, j, k);
-        mf += r.componentwise(i, j, k) * r.componentwise(i, j, k);
       }
       tinf = std::max(tinf, t_row);
       minf = std::max(minf, m_row);
@@ -228,10 +232,18 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
     }
     L.entry1 = m1 * slack;
     L.entry_inf = minf * slack;
-    L.entry_f = std::sqrt(mf * slack) * slack;
+    L.entry_f = norm2_upper([&](auto add) {
+      for (std::size_t i = 0; i < ni; ++i)
+        for (std::size_t j = 0; j < nj; ++j) add(r.componentwise(i, j, k));
+    });
     L.norm_b1 = (bp_col.empty() ? 0.0 : *std::max_element(bp_col.begin(), bp_col.end())) * slack;
     L.norm_binf = (ni > 0 ? *std::max_element(bp_row.begin(), bp_row.end()) : 0.0) * slack;
-    L.norm_bf = std::sqrt(bp_sq * slack) * slack;
+    L.norm_bf = norm2_upper([&](auto add) {  // B'(k) = [B(k) | A0(k)]
+      for (std::size_t i = 0; i < ni; ++i) {
+        for (std::size_t l = 0; l < n; ++l) add(B(i, l, k));
+        for (std::size_t j = 0; j < nj; ++j) add(A(i, j, k));
+      }
+    });
     bool finite = !overflows;
     for (std::size_t i = 0; i < ni && finite; ++i)
       for (std::size_t j = 0; j < nj && finite; ++j) finite = std::isfinite(r.componentwise(i, j, k));
@@ -240,7 +252,9 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
     };
     L.bound1 = norm_bound(L.norm_b1, r.norm_c1, t1);
     L.bound_inf = norm_bound(L.norm_binf, r.norm_cinf, tinf);
-    L.bound_f = norm_bound(L.norm_bf, r.norm_cf, std::sqrt(tf));
+    L.bound_f = norm_bound(L.norm_bf, r.norm_cf, norm2_upper([&](auto add) {
+                             for (double t : t_entry) add(t);
+                           }));
     L.paper1 = r.paper_gamma * L.norm_b1 * r.norm_c1;
     L.paper_inf = r.paper_gamma * L.norm_binf * r.norm_cinf;
     L.paper_f = r.paper_gamma * L.norm_bf * r.norm_cf;

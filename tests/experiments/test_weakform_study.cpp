@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 namespace {
@@ -38,6 +39,34 @@ TEST(WeakformStudy, CertifiedBoundsHoldForEveryDistribution) {
         EXPECT_LE(r.layers[k].err1, r.bounds.layers[k].bound1);
         EXPECT_LE(r.layers[k].errinf, r.bounds.layers[k].bound_inf);
         EXPECT_LE(r.layers[k].errf, r.bounds.layers[k].bound_f);
+      }
+    }
+}
+
+// Wide data in binary64 have entries up to about 2^500, whose squares overflow: the Frobenius
+// norms of the errors and the bounds must still be finite, and no violation reported where
+// every entry's error is within its bound.
+TEST(WeakformStudy, WideDataNearTheEndsOfTheRangeReportNoFalseViolation) {
+  const Format f64 = formats::binary64(), f32 = formats::binary32();
+  for (const MatrixUnit& unit : {weakform_unit(f64, f64), weakform_unit(f32, f64), weakform_unit(f32, f32),
+                                 weakform_unit(formats::binary16(), f32)})
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      WeakformSpec s = small_weakform(WeakformDistribution::wide);
+      s.ni = s.nj = 8;
+      s.nk = 4;
+      s.n = 16;
+      s.unit = unit;
+      s.seed = seed;
+      const WeakformResult r = weakform_study(s);
+      EXPECT_EQ(r.violations(), 0) << format_name(unit.input) << " seed " << seed;
+      for (std::size_t k = 0; k < s.nk; ++k) {
+        EXPECT_LE(r.layers[k].max_ratio, 1.0);
+        EXPECT_TRUE(std::isfinite(r.layers[k].errf)) << format_name(unit.input) << " seed " << seed;
+        EXPECT_TRUE(std::isfinite(r.bounds.layers[k].bound_f)) << format_name(unit.input) << " seed " << seed;
+        EXPECT_LE(r.layers[k].errf, r.bounds.layers[k].bound_f);
+        // ||E||_1 / sqrt(ni) <= ||E||_F <= sqrt(nj) ||E||_1 (ni = nj = 8)
+        EXPECT_LE(r.layers[k].errf, r.layers[k].err1 * std::sqrt(8.0) * (1 + 1e-12));
+        EXPECT_GE(r.layers[k].errf * std::sqrt(8.0) * (1 + 1e-12), r.layers[k].err1);
       }
     }
 }
