@@ -138,21 +138,24 @@ std::string unknown_command_message(const CLI::App& app, int argc, char** argv) 
          "; the commands are " + names;
 }
 
-// Ends a run whose parse stopped it: help, version, or a parse error (exit code 2).
+// Ends a run whose parse stopped it: help, version, or a parse error (exit code 2). A word
+// that is no command is an error even next to --help (`ebla mpfma --help` would otherwise
+// print the top-level help and succeed).
 int end_of_parse(const CLI::App& app, const std::exception_ptr& stop, int argc, char** argv) {
+  const std::string unknown = unknown_command_message(app, argc, argv);
   try {
     std::rethrow_exception(stop);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    if (unknown.empty()) return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    if (unknown.empty()) return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    if (unknown.empty()) return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const std::string unknown = unknown_command_message(app, argc, argv);
-    spdlog::error("{}", unknown.empty() ? std::string(e.what()) : unknown);
-    spdlog::error("run 'ebla --help' for the commands, 'ebla COMMAND --help' for their options");
+    if (unknown.empty()) spdlog::error("{}", e.what());
   }
+  if (!unknown.empty()) spdlog::error("{}", unknown);
+  spdlog::error("run 'ebla --help' for the commands, 'ebla COMMAND --help' for their options");
   return ebla::cli::exit_bad_input;
 }
 }  // namespace
