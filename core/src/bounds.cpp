@@ -1,6 +1,7 @@
 #include <ebla/core/bounds.hpp>
 #include <ebla/core/error.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -81,15 +82,22 @@ double vibea_sigma2(double n, double u) {
   return n * u2 * (r * r - s * (r + 1.0));
 }
 
+double vibea_failure(double lambda, double u, double n) {
+  check_lambda("ebla::bounds::vibea_failure", lambda);
+  check_u("ebla::bounds::vibea_failure", u);
+  check_n("ebla::bounds::vibea_failure", n);
+  if (n == 0.0) return 0.0;  // an empty product is exactly 1
+  const double sigma2 = vibea_sigma2(n, u);
+  const double t = lambda * std::sqrt(n) * u;  // the deviation of sum log(1 + delta_i)
+  const double bernstein = t * t / (2.0 * (sigma2 + lambda * std::sqrt(n) * u * u / (3.0 * (1.0 - u))));
+  return 2.0 * std::exp(-bernstein);
+}
+
 double vibea_probability(double lambda, double u, double n) {
   check_lambda("ebla::bounds::vibea_probability", lambda);
   check_u("ebla::bounds::vibea_probability", u);
   check_n("ebla::bounds::vibea_probability", n);
-  if (n == 0.0) return 1.0;  // an empty product is exactly 1
-  const double sigma2 = vibea_sigma2(n, u);
-  const double t = lambda * std::sqrt(n) * u;  // the deviation of sum log(1 + delta_i)
-  const double bernstein = t * t / (2.0 * (sigma2 + lambda * std::sqrt(n) * u * u / (3.0 * (1.0 - u))));
-  return 1.0 - 2.0 * std::exp(-bernstein);
+  return 1.0 - vibea_failure(lambda, u, n);
 }
 
 double vibea_lambda(double failure, double u, double n) {
@@ -104,6 +112,51 @@ double vibea_lambda(double failure, double u, double n) {
   const double b = 2.0 * L * std::sqrt(n) * u * u / (3.0 * (1.0 - u));
   const double c = 2.0 * L * vibea_sigma2(n, u);
   return (b + std::sqrt(b * b + 4.0 * a * c)) / (2.0 * a);
+}
+
+double tensor_core_failure(double lambda, double u_bar, double u_fma, double n, double b) {
+  const char* fn = "ebla::bounds::tensor_core_failure";
+  check_lambda(fn, lambda);
+  check_u(fn, u_bar);
+  check_u(fn, u_fma);
+  check_n(fn, n);
+  if (!(b >= 1.0) || std::isinf(b) || b != std::floor(b)) throw_invalid(fn, "block b = " + str(b) + " is not an integer >= 1");
+  if (n != std::floor(n)) throw_invalid(fn, "n = " + str(n) + " is not an integer");
+  const double q = std::ceil(n / b);
+  double sum = 0;
+  for (double i = 1; i <= q; ++i) {
+    // the block's b products: c1 = b - r + b (q - max(2, i) + 1), r = (j - 1) mod b = 0..b-1
+    const double later = b * (q - std::max(2.0, i) + 1);
+    for (double r = 0; r < b; ++r) sum += vibea_failure(lambda, u_bar, b - r + later);
+    sum += b * vibea_failure(lambda, u_fma, q - i + 1);  // c2, the same for the block's b products
+  }
+  return sum;
+}
+
+double tensor_core_lambda(double failure, double u_bar, double u_fma, double n, double b, double entries) {
+  const char* fn = "ebla::bounds::tensor_core_lambda";
+  check_failure(fn, failure);
+  if (!(entries >= 1.0) || std::isinf(entries)) throw_invalid(fn, "entries = " + str(entries) + " must be finite and >= 1");
+  if (n == 0.0) {
+    tensor_core_failure(0, u_bar, u_fma, n, b);  // the arguments' checks
+    return 0.0;
+  }
+  // the sum of 2 q b terms, each with a few roundings: evaluated at most that much too low
+  const double allowance = 1 + (2 * std::ceil(n / b) * b + 16) * 0x1p-52;
+  const auto holds = [&](double lambda) {
+    return entries * tensor_core_failure(lambda, u_bar, u_fma, n, b) * allowance <= failure;
+  };
+  double lo = 0, hi = 1;
+  while (!holds(hi)) {  // the sum falls to 0 as lambda grows (p_b rises with lambda)
+    lo = hi;
+    hi *= 2;
+    if (hi > 0x1p60) throw_invalid(fn, "no lambda below 2^60 reaches failure " + str(failure));
+  }
+  while (hi - lo > 1e-9 * hi) {  // bisection: holds(hi) throughout
+    const double mid = lo + (hi - lo) / 2;
+    (holds(mid) ? hi : lo) = mid;
+  }
+  return hi;
 }
 
 }  // namespace ebla::bounds

@@ -185,19 +185,28 @@ void write_tensor_core(const Hdf5Group& root, const TensorCoreSpec& spec, const 
       .attribute("scaling", static_cast<std::int64_t>(0))
       .attribute("failure", spec.gemm.failure)
       .attribute("lambda", r.lambda)
+      .attribute("vibea_lambda", r.paper.vibea_lambda)
+      .attribute("vibea_lambda_matrix", r.paper.vibea_lambda_matrix)
+      .attribute("inputs_exact", static_cast<std::int64_t>(r.paper.inputs_exact))
       .attribute("unbiased", static_cast<std::int64_t>(r.model.unbiased))
       .attribute("violations", t.violations)
       .attribute("zero_entries", t.zero)
       .attribute("above_probable", t.above_probable)
       .attribute("above_dbea", t.above_dbea)
       .attribute("above_vibea", t.above_vibea)
+      .attribute("above_vibea_matrix", t.above_vibea_matrix)
       .attribute("gemm_seconds", t.gemm_seconds)
       .attribute("exact_seconds", t.exact_seconds);
   g.dataset("error", t.error.values()).attribute("meaning", "|C - AB| / |AB| per entry with AB != 0 (row-major)");
   g.dataset("certified", t.certified.values()).attribute("meaning", "certified bound / |AB|");
   g.dataset("probable", t.probable.values()).attribute("meaning", "probable bound / |AB|");
-  g.dataset("dbea", t.dbea.values()).attribute("meaning", "seed 000 Theorem 3.8 / |AB|");
-  g.dataset("vibea", t.vibea.values()).attribute("meaning", "seed 000 Theorem 3.10 / |AB|");
+  const char* det = r.paper.inputs_exact ? "seed 000 Theorem 3.7 / |AB|" : "seed 000 Theorem 3.8 / |AB|";
+  const char* prob = r.paper.inputs_exact ? "seed 000 Theorem 3.9" : "seed 000 Theorem 3.10";
+  g.dataset("dbea", t.dbea.values()).attribute("meaning", det);
+  g.dataset("vibea", t.vibea.values())
+      .attribute("meaning", std::string(prob) + " / |AB|, failing with probability <= failure per entry");
+  g.dataset("vibea_matrix", t.vibea_matrix.values())
+      .attribute("meaning", std::string(prob) + " / |AB|, failing with probability <= failure for the whole product");
   g.dataset("C", values_of(r.C), spec.data.m, spec.data.n);
   g.dataset("exact", values_of(t.exact), spec.data.m, spec.data.n).attribute("meaning", "AB correctly rounded");
 }

@@ -257,6 +257,7 @@ TensorCoreResult tensor_core_study(const TensorCoreSpec& spec) {
     t.above_probable += err > r.probable_bound.data()[l] ? 1 : 0;
     t.above_dbea += err > r.paper.dbea.data()[l] ? 1 : 0;
     t.above_vibea += err > r.paper.vibea.data()[l] ? 1 : 0;
+    t.above_vibea_matrix += err > r.paper.vibea_matrix.data()[l] ? 1 : 0;
     if (e == 0) {  // no relative error: counted, left out of the distributions
       ++t.zero;
       continue;
@@ -267,7 +268,10 @@ TensorCoreResult tensor_core_study(const TensorCoreSpec& spec) {
     t.probable.add(r.probable_bound.data()[l] / d);
     t.dbea.add(r.paper.dbea.data()[l] / d);
     t.vibea.add(r.paper.vibea.data()[l] / d);
+    t.vibea_matrix.add(r.paper.vibea_matrix.data()[l] / d);
     t.certified_over_dbea.add(bound / r.paper.dbea.data()[l]);
+    t.dbea_over_vibea.add(r.paper.dbea.data()[l] / r.paper.vibea.data()[l]);
+    t.dbea_over_vibea_matrix.add(r.paper.dbea.data()[l] / r.paper.vibea_matrix.data()[l]);
   }
   report(spec.progress, steps, steps, "done");
   return t;

@@ -260,9 +260,28 @@ double paper_normwise(const Prepared& P) {
   return c * P.norm_a * P.norm_b;
 }
 
+/// Whether every entry of A and B is in the input format (rounding it changes nothing).
+bool in_input_format(const Prepared& P, const ConstHostMatrix& A, const ConstHostMatrix& B) {
+  const auto exact = [&](const ConstHostMatrix& X) {
+    for (std::size_t i = 0; i < X.extent(0); ++i)
+      for (std::size_t j = 0; j < X.extent(1); ++j)
+        if (round_to(X(i, j), P.s.input, Rounding::nearest_even) != X(i, j)) return false;
+    return true;
+  };
+  return exact(A) && exact(B);
+}
+
 /// Seed 000 Theorems 3.8 (DBEA) and 3.10 (VIBEA): (2u + u^2 + zeta (1 + u)^2) |A||B|, zeta =
-/// gamma_(k-1)(U) + gamma_q(U) + their product (gamma~ for VIBEA; one lambda for the failure
-/// probability per entry). For p > 1 the input term 2u + u^2 becomes (p + 1) u^p.
+/// gamma_(k-1)(U) + gamma_q(U) + their product (gamma~ for VIBEA). For p > 1 the input term
+/// 2u + u^2 becomes (p + 1) u^p. With A and B already in the input format (p = 1),
+/// Theorems 3.7 and 3.9: zeta |A||B|, no representation term.
+/// Correction (Theorem 3.8): the printed 2 u_low + u^2 has u^2 where its derivation,
+/// |dA| <= u_low |A| and |dB| <= u_low |B|, gives u_low^2 (|dA||dB| <= u_low^2 |A||B|); the
+/// input term here is 2u + u^2 with u the input format's unit roundoff (test_gemm's
+/// ComponentwiseBoundsAreSeed000Theorems would fail on the printed u^2 of the given format).
+/// Correction (Theorems 3.9, 3.10): VIBEA's lambda is the one that makes the theorem's failure
+/// sum at most `failure` (bounds::tensor_core_lambda), per entry and for the whole product,
+/// not the lambda of one gamma~.
 /// As printed these are not bounds for units that round toward zero and truncate in alignment
 /// (V100): test_gemm's PrintedDbeaFailsOnAV100ChainAndTheCertifiedBoundHolds exhibits a
 /// violation. The certified bound (componentwise(), above) takes U_r = 2U and the truncation.
@@ -272,19 +291,32 @@ void paper_componentwise(const Prepared& P, const ConstHostMatrix& A, const Cons
   const double U = acc.u(), u = P.s.input.u(), n = static_cast<double>(P.k);
   const double b = P.s.engine == GemmEngine::emulated ? P.s.unit.block : 1;
   const double q = std::ceil(n / b);
-  const double input = P.s.words == 1 ? 2 * u + u * u : (P.s.words + 1) * std::pow(u, P.s.words);
+  r.paper.inputs_exact = P.s.words == 1 && in_input_format(P, A, B);
+  const double input = r.paper.inputs_exact ? 0.0
+                       : P.s.words == 1     ? 2 * u + u * u
+                                            : (P.s.words + 1) * std::pow(u, P.s.words);
+  const double grow = r.paper.inputs_exact ? 1.0 : (1 + u) * (1 + u);
   auto zeta = [](double x, double y) { return x + y + x * y; };
   const double z_det = zeta(bounds::gamma(std::max(n - 1, 0.0), U), bounds::gamma(q, U));
-  const double lambda = P.k > 1 ? bounds::vibea_lambda(P.s.failure / 2, U, std::max(n - 1, 1.0)) : 0;
-  const double z_prob = zeta(P.k > 1 ? bounds::gamma_tilde(n - 1, U, lambda) : 0,
-                             bounds::gamma_tilde(q, U, lambda));
+  const auto z_prob = [&](double lambda) {
+    return zeta(P.k > 1 ? bounds::gamma_tilde(n - 1, U, lambda) : 0, bounds::gamma_tilde(q, U, lambda));
+  };
+  const double entries = static_cast<double>(P.m) * static_cast<double>(P.n);
+  r.paper.vibea_lambda = bounds::tensor_core_lambda(P.s.failure, U, U, n, b);
+  r.paper.vibea_lambda_matrix = bounds::tensor_core_lambda(P.s.failure, U, U, n, b, std::max(entries, 1.0));
+  const double z_entry = z_prob(r.paper.vibea_lambda), z_matrix = z_prob(r.paper.vibea_lambda_matrix);
   const HostMatrix AB = abs_product({{abs_rows(A, 0), abs_rows(B, 0)}}, P.m, P.k, P.n);
-  r.paper.dbea = HostMatrix(Kokkos::view_alloc("dbea", Kokkos::WithoutInitializing), P.m, P.n);
-  r.paper.vibea = HostMatrix(Kokkos::view_alloc("vibea", Kokkos::WithoutInitializing), P.m, P.n);
+  const auto alloc = [&](const std::string& name) {  // a std::string: Kokkos takes a char pointer for memory
+    return HostMatrix(Kokkos::view_alloc(name, Kokkos::WithoutInitializing), P.m, P.n);
+  };
+  r.paper.dbea = alloc("dbea");
+  r.paper.vibea = alloc("vibea");
+  r.paper.vibea_matrix = alloc("vibea_matrix");
   for_each_row(P.m, P.n, [&](std::int64_t i) {
     for (std::int64_t j = 0; j < P.n; ++j) {
-      r.paper.dbea(i, j) = (input + z_det * (1 + u) * (1 + u)) * AB(i, j);
-      r.paper.vibea(i, j) = (input + z_prob * (1 + u) * (1 + u)) * AB(i, j);
+      r.paper.dbea(i, j) = (input + z_det * grow) * AB(i, j);
+      r.paper.vibea(i, j) = (input + z_entry * grow) * AB(i, j);
+      r.paper.vibea_matrix(i, j) = (input + z_matrix * grow) * AB(i, j);
     }
   });
 }

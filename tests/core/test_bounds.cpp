@@ -513,6 +513,59 @@ TEST(LambdaInverse, VibeaLambdaInvertsVibeaProbability) {
   EXPECT_EQ(bounds::vibea_probability(0, 0x1p-11, 0), 1.0);
 }
 
+// Seed 000 Theorems 3.9/3.10: the failure sum for one entry, written out from the theorem's
+// double sum over blocks i and products j with p_b in __float128 (vibea_probability_q).
+quad tensor_core_failure_q(double lambda, double u, int n, int b) {
+  const int q = (n + b - 1) / b;
+  quad sum = 0;
+  for (int i = 1; i <= q; ++i)
+    for (int j = (i - 1) * b + 1; j <= i * b; ++j) {
+      const int c1 = b - ((j - 1) % b) + b * (q - std::max(2, i) + 1), c2 = q - i + 1;
+      sum += (1 - vibea_probability_q(lambda, u, c1)) + (1 - vibea_probability_q(lambda, u, c2));
+    }
+  return sum;
+}
+
+TEST(TensorCoreFailure, MatchesTheTheoremsSum) {
+  for (double u : {0x1p-24, 0x1p-11, 0x1p-8})
+    for (int n : {1, 7, 16, 100, 1000})
+      for (int b : {1, 4, 16})
+        for (double lambda : {0.5, 2.0, 6.0, 12.0}) {
+          const double got = bounds::tensor_core_failure(lambda, u, u, n, b);
+          const quad want = tensor_core_failure_q(lambda, u, n, b);
+          EXPECT_LE(double(abs_q(quad(got) - want) / want), 1e-12)
+              << "u=" << pow2_name(u) << " n=" << n << " b=" << b << " lambda=" << lambda;
+        }
+}
+
+// The lambda of "fails with probability <= f": the sum at lambda is at most f (per entry, or
+// times the m t entries of the product), and at a lambda 1e-6 smaller it is not.
+TEST(TensorCoreFailure, LambdaMakesTheStatedProbabilityTrue) {
+  for (double u : {0x1p-24, 0x1p-11})
+    for (int n : {2, 100, 1000})
+      for (int b : {1, 16})
+        for (double f : {1e-2, 1e-6})
+          for (double entries : {1.0, 8192.0}) {
+            const double lambda = bounds::tensor_core_lambda(f, u, u, n, b, entries);
+            const std::string at = "u=" + pow2_name(u) + " n=" + std::to_string(n) + " b=" + std::to_string(b) +
+                                   " f=" + std::to_string(f) + " entries=" + std::to_string(entries);
+            EXPECT_LE(double(quad(entries) * tensor_core_failure_q(lambda, u, n, b)), f) << at;
+            EXPECT_GT(double(quad(entries) * tensor_core_failure_q(lambda * (1 - 1e-6), u, n, b)), f) << at;
+          }
+  // seed 000's Fig. 6 (k = 32768, b = 16, binary32 sums, failure 0.01): lambda 6.29 per entry
+  // and 12.31 for the 1024 x 8 product, where one gamma~ with failure 0.01 / 2 gives 2.01, at
+  // which the theorem's own sum is far above 1
+  const double U = 0x1p-24;
+  EXPECT_NEAR(bounds::tensor_core_lambda(0.01, U, U, 32768, 16), 6.29, 0.005);
+  EXPECT_NEAR(bounds::tensor_core_lambda(0.01, U, U, 32768, 16, 1024 * 8), 12.31, 0.005);
+  EXPECT_GT(bounds::tensor_core_failure(bounds::vibea_lambda(0.005, U, 32767), U, U, 32768, 16), 100.0);
+  EXPECT_THROW(bounds::tensor_core_failure(1, U, U, 10, 0), ebla::InvalidArgument);
+  EXPECT_THROW(bounds::tensor_core_failure(1, U, U, 10.5, 4), ebla::InvalidArgument);
+  EXPECT_THROW(bounds::tensor_core_lambda(0, U, U, 10, 4), ebla::InvalidArgument);
+  EXPECT_THROW(bounds::tensor_core_lambda(0.1, U, U, 10, 4, 0.5), ebla::InvalidArgument);
+  EXPECT_EQ(bounds::tensor_core_lambda(0.1, U, U, 0, 4), 0.0);
+}
+
 TEST(LambdaInverse, RejectsInvalidFailureProbabilities) {
   for (double f : {0.0, 1.0, -0.1, 1.5, nan, inf, -inf}) {
     EXPECT_THROW(bounds::hm_lambda(f, 0x1p-11), ebla::InvalidArgument) << "f=" << f;

@@ -24,6 +24,7 @@
 //  8. The fast engines against the emulation, bit for bit where every partial sum is exact.
 //  9. Bad input.
 // Case counts are printed by each test ("[ counts   ]").
+#include <ebla/core/bounds.hpp>
 #include <ebla/core/bits.hpp>
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
@@ -1234,6 +1235,63 @@ TEST(GemmPapers, PrintedDbeaFailsOnAV100ChainAndTheCertifiedBoundHolds) {
       EXPECT_LE(err, rp.bound(i, j));
     }
   std::cout << "[ paper    ] U[1,2], k = " << k << ": max error / DBEA = " << worst << "\n";
+}
+
+// Seed 000's componentwise bounds written out: Theorems 3.8 and 3.10 for matrices given in
+// binary64, 3.7 and 3.9 for matrices already in binary16; VIBEA's lambdas make the theorem's
+// failure sum at most `failure` per entry and for the whole product. The input term is
+// 2 u_low + u_low^2 (the printed Theorem 3.8 has u^2, u the unit roundoff of the format the
+// matrices are given in, here 2^-53: checked to differ).
+TEST(GemmPapers, ComponentwiseBoundsAreSeed000Theorems) {
+  std::mt19937_64 rng(503);
+  GemmConfig c = emulated(ebla::units::h100_fp16(), ebla::formats::binary16(), 1, false);
+  c.failure = 0.01;
+  const double u = std::ldexp(1.0, -11), U = std::ldexp(1.0, -24), b = 16;
+  for (bool given_in_binary16 : {false, true})
+    for (std::size_t k : {1u, 40u, 700u}) {
+      const std::size_t m = 5, n = 3;
+      HostMatrix A = matrix(m, k), B = matrix(k, n);
+      auto entry = [&] {
+        const double v = uniform(rng, -1, 1);
+        return given_in_binary16 ? ebla::round_to(v, ebla::formats::binary16(), ebla::Rounding::nearest_even) : v;
+      };
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t l = 0; l < k; ++l) A(i, l) = entry();
+      for (std::size_t l = 0; l < k; ++l)
+        for (std::size_t j = 0; j < n; ++j) B(l, j) = entry();
+      const GemmResult r = ebla::gemm(A, B, c);
+      const std::string at = std::string(given_in_binary16 ? "binary16" : "binary64") + " k=" + std::to_string(k);
+      EXPECT_EQ(r.paper.inputs_exact, given_in_binary16) << at;
+      // lambda: the failure sum within failure, per entry and for the m n entries
+      const double kk = static_cast<double>(k), q = std::ceil(kk / b);
+      EXPECT_EQ(r.paper.vibea_lambda, ebla::bounds::tensor_core_lambda(0.01, U, U, kk, b)) << at;
+      EXPECT_EQ(r.paper.vibea_lambda_matrix, ebla::bounds::tensor_core_lambda(0.01, U, U, kk, b, m * n)) << at;
+      EXPECT_LE(ebla::bounds::tensor_core_failure(r.paper.vibea_lambda, U, U, kk, b), 0.01) << at;
+      EXPECT_LE(m * n * ebla::bounds::tensor_core_failure(r.paper.vibea_lambda_matrix, U, U, kk, b), 0.01) << at;
+      const auto zeta = [](double x, double y) { return x + y + x * y; };
+      const double z_det = zeta(ebla::bounds::gamma(kk - 1, U), ebla::bounds::gamma(q, U));
+      const auto z_prob = [&](double lambda) {
+        return zeta(k > 1 ? ebla::bounds::gamma_tilde(kk - 1, U, lambda) : 0, ebla::bounds::gamma_tilde(q, U, lambda));
+      };
+      const double input = given_in_binary16 ? 0 : 2 * u + u * u;
+      const double grow = given_in_binary16 ? 1 : (1 + u) * (1 + u);
+      const double printed_input = 2 * u + std::ldexp(1.0, -106);  // Theorem 3.8 as printed
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+          long double ab = 0;
+          for (std::size_t l = 0; l < k; ++l) ab += std::fabs(static_cast<long double>(A(i, l)) * B(l, j));
+          const double abs_ab = static_cast<double>(ab);
+          const double dbea = (input + z_det * grow) * abs_ab;
+          EXPECT_NEAR(r.paper.dbea(i, j), dbea, 1e-12 * dbea) << at;
+          EXPECT_NEAR(r.paper.vibea(i, j), (input + z_prob(r.paper.vibea_lambda) * grow) * abs_ab, 1e-12 * dbea) << at;
+          EXPECT_NEAR(r.paper.vibea_matrix(i, j), (input + z_prob(r.paper.vibea_lambda_matrix) * grow) * abs_ab,
+                      1e-12 * dbea) << at;
+          EXPECT_LE(r.paper.vibea(i, j), r.paper.vibea_matrix(i, j)) << at;
+          if (!given_in_binary16) {
+            EXPECT_GT(std::fabs(r.paper.dbea(i, j) - (printed_input + z_det * grow) * abs_ab), 1e-9 * dbea) << at;
+          }
+        }
+    }
 }
 
 /// Seed 001 (3.25) (p = 1) or (4.32) (p > 1) evaluated here, as docs/gemm.md reads them: n = k,

@@ -57,4 +57,23 @@ double vibea_probability(double lambda, double u, double n);
 /// The smallest lambda with vibea_probability(lambda, u, n) >= 1 - failure.
 double vibea_lambda(double failure, double u, double n);
 
+/// 1 - p_b(lambda, u, n), the failure probability of Lemma 2.2, computed without the
+/// cancellation of 1 - p_b for large lambda (may exceed 1: then no guarantee).
+double vibea_failure(double lambda, double u, double n);
+
+/// The failure sum of seed 000 Theorems 3.9 and 3.10 for one entry of a product with inner
+/// dimension n on a unit that adds blocks of b products (q = ceil(n / b) blocks):
+///   sum_{i=1}^{q} sum_{j=(i-1)b+1}^{ib} (1 - p_b(lambda, u_bar, c1)) + (1 - p_b(lambda, u_fma, c2)),
+///   c1 = b - ((j-1) mod b) + b (q - max(2, i) + 1),   c2 = q - i + 1.
+/// The theorems' bound fails for that entry with probability at most this sum, and for some
+/// entry of an m x t product with probability at most m t times it.
+double tensor_core_failure(double lambda, double u_bar, double u_fma, double n, double b);
+
+/// The smallest lambda (to about 1e-9 relative) with entries * tensor_core_failure(lambda, ...)
+/// <= failure, the sum evaluated with an allowance for its own rounding: the lambda that makes
+/// "fails with probability <= failure" true per entry (entries = 1) or for a whole product
+/// (entries = m t).
+double tensor_core_lambda(double failure, double u_bar, double u_fma, double n, double b,
+                          double entries = 1);
+
 }  // namespace ebla::bounds

@@ -145,10 +145,13 @@ struct TensorCoreResult {
   HostMatrix exact;  ///< AB correctly rounded
   /// Per entry with AB != 0 (row-major), relative to |AB|.
   Sample error, certified, probable, dbea, vibea;
+  Sample vibea_matrix;         ///< VIBEA failing with probability <= failure for the whole product
   Sample certified_over_dbea;  ///< certified bound / DBEA per entry
+  Sample dbea_over_vibea;         ///< DBEA / VIBEA (per-entry lambda) per entry: the seed's Fig. 6 ratio
+  Sample dbea_over_vibea_matrix;  ///< DBEA / VIBEA (whole-product lambda) per entry
   std::vector<EntryViolation> first_violations;  ///< the first 10
   std::int64_t entries = 0, violations = 0, zero = 0;
-  std::int64_t above_probable = 0, above_dbea = 0, above_vibea = 0;
+  std::int64_t above_probable = 0, above_dbea = 0, above_vibea = 0, above_vibea_matrix = 0;
   double data_seconds = 0, gemm_seconds = 0, exact_seconds = 0;
 };
 

@@ -63,9 +63,13 @@
 // The bounds of the papers, for comparison (GemmResult::paper): seed 001 Theorem 3.1 (3.25)
 // for p = 1 and Theorem 4.1 (4.32) (first order) for p > 1, normwise; seed 000 Theorems 3.8
 // (DBEA) and 3.10 (VIBEA) componentwise, (2 u + u^2 + zeta (1 + u)^2) |A||B| with zeta =
-// gamma_(k-1)(U) + gamma_q(U) + gamma_(k-1)(U) gamma_q(U) (gamma~ for VIBEA). They ignore
-// underflow (seed 000), alignment truncation and directed rounding in the unit (both); the
-// certified bound covers all three.
+// gamma_(k-1)(U) + gamma_q(U) + gamma_(k-1)(U) gamma_q(U) (gamma~ for VIBEA), or, where A and B
+// are already in the input format (p = 1, no representation error), Theorems 3.7 and 3.9:
+// zeta |A||B|. VIBEA's lambda is the one with which the theorem's failure sum (Theorem 3.10:
+// m n sum_j (1 - p_b(lambda, U, c1)) + (1 - p_b(lambda, U, c2)) for the whole product) is at
+// most `failure`: per entry (PaperBounds::vibea) and for the whole matrix (vibea_matrix). They
+// ignore underflow (seed 000), alignment truncation and directed rounding in the unit (both);
+// the certified bound covers all three.
 //
 // Errors: ebla::InvalidArgument naming the function and value for: shapes that do not match,
 // a non-finite entry of A or B, words outside 1..3, an invalid format or unit, an input format
@@ -141,8 +145,12 @@ struct AccumulationModel {
 /// The papers' bounds for the same computation (see the top of this header).
 struct PaperBounds {
   double normwise = 0;          ///< seed 001 Theorem 3.1 (p = 1) or 4.1 (p > 1)
-  HostMatrix dbea;              ///< seed 000 Theorem 3.8, entrywise (empty if !componentwise)
-  HostMatrix vibea;             ///< seed 000 Theorem 3.10
+  HostMatrix dbea;              ///< seed 000 Theorem 3.8 (3.7), entrywise (empty if !componentwise)
+  HostMatrix vibea;             ///< seed 000 Theorem 3.10 (3.9), failing with probability <= failure per entry
+  HostMatrix vibea_matrix;      ///< the same, failing with probability <= failure for the whole C
+  double vibea_lambda = 0;         ///< lambda of vibea
+  double vibea_lambda_matrix = 0;  ///< lambda of vibea_matrix
+  bool inputs_exact = false;    ///< A and B in the input format: Theorems 3.7 and 3.9 apply
 };
 
 struct GemmResult {
