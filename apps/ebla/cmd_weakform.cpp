@@ -56,8 +56,12 @@ int run_weakform(const WeakformCliOptions& options) {
     paper_exceeded = r.paper_exceeded();
     std::printf("ebla weakform: A[i,j,k] += sum_ii B[i,ii,k] C[j,ii], ni = %zu, nj = %zu, nk = %zu, n = %zu\n",
                 c.ni, c.nj, c.nk, c.n);
-    std::printf("  inputs %s, sums %s (FMA chain, %s); data %s%s, seed %llu\n", format_name(c.unit.input).c_str(),
-                format_name(c.unit.accumulation).c_str(), to_string(c.unit.rounding), config.distribution_name.c_str(),
+    const std::string chain = c.unit.exact_products
+                                  ? "FMA chain"
+                                  : "products rounded to " + format_name(c.unit.product) + " first";
+    std::printf("  inputs %s, sums %s (%s, %s); data %s%s, seed %llu\n", format_name(c.unit.input).c_str(),
+                format_name(c.unit.accumulation).c_str(), chain.c_str(), to_string(c.unit.rounding),
+                config.distribution_name.c_str(),
                 c.in_format ? " rounded to the formats" : " in binary64", static_cast<unsigned long long>(c.seed));
     std::printf("  r = %d roundings per entry, u = %.3e, gamma_r = %.3e (printed: gamma_{n+1} = %.3e); "
                 "||C'||_1 = %.3e, ||C'||_inf = %.3e, ||C'||_F = %.3e\n\n",
@@ -98,6 +102,9 @@ Command add_weakform(CLI::App& app) {
   app.add_option("--accumulation", o->accumulation, "Format of A and of the sums (default: --input)");
   app.add_option("--rounding,-m", o->rounding, "Rounding of the sums: nearest_even or toward_zero")
       ->capture_default_str();
+  app.add_option("--product", o->product,
+                 "Round each product to nearest in this format before adding it, fl(s + fl(b c)): the seed's "
+                 "model (1)-(2) (default: none, an FMA chain)");
   app.add_option("--distribution,-d", o->distribution,
                  "Data: uniform (U[-1,1]), positive (U[0,1]), cancellation (A0 = -B C^T), wide (exponents "
                  "across the range), tiny (around the input format's underflow threshold)")
@@ -107,7 +114,7 @@ Command add_weakform(CLI::App& app) {
   add_progress_option(app, o->progress);
   app.footer(
       "A[i,j,k] += sum_ii B[i,ii,k] C[j,ii] (seed 004, Algorithm 1) by ebla::weakform, every inner sum an\n"
-      "FMA chain; per layer the observed error against the certified bounds (14'), (15') and the\n"
+      "FMA chain (or, with --product, products rounded before each addition); per layer the observed error against the certified bounds (14'), (15') and the\n"
       "printed (14), (15) (docs/weakform.md).\n"
       "Progress on stderr: --progress N, a line per step (0: none; default 1 when stderr is a\n"
       "terminal, else 0); stdout is the same either way.\n"

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 namespace ebla::experiments {
@@ -50,8 +51,12 @@ MatrixUnit unit(const WeakformChoice& c) {
   const Format fin = under_option(c.named(both ? "--format" : "--input"), [&] { return format_by_name(in); });
   const Format facc = under_option(c.named(both ? "--format" : "--accumulation"), [&] { return format_by_name(acc); });
   const Rounding mode = under_option(c.named("--rounding"), [&] { return rounding_by_name(c.rounding); });
-  return under_option(c.named("--input " + in + " --accumulation " + acc + " --rounding " + c.rounding),
-                      [&] { return weakform_unit(fin, facc, mode); });
+  std::optional<Format> product;
+  if (!c.product.empty())
+    product = under_option(c.named("--product"), [&] { return format_by_name(c.product); });
+  const std::string with_product = c.product.empty() ? "" : " --product " + c.product;
+  return under_option(c.named("--input " + in + " --accumulation " + acc + " --rounding " + c.rounding + with_product),
+                      [&] { return weakform_unit(fin, facc, mode, product); });
 }
 
 }  // namespace

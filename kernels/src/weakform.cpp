@@ -19,12 +19,13 @@ std::string shape(std::size_t a, std::size_t b, std::size_t c) {
 }
 
 /// Throws InvalidArgument unless every operation of the unit rounds exactly once (the model
-/// behind the bounds): exact products, unbounded alignment, the addend with the products, and
-/// one chain.
+/// behind the bounds): products exact or rounded one at a time, unbounded alignment, the addend
+/// with the products, and one chain.
 void check_bounded_unit(const MatrixUnit& u, const char* function) {
-  if (!u.exact_products)
-    throw_invalid(function, "a unit with rounded products (product format " +
-                                format_name(u.product) + ") is not covered by the bounds");
+  if (!u.exact_products && (u.block != 1 || u.normalisation != Normalisation::each_addition))
+    throw_invalid(function, "a unit with rounded products (product format " + format_name(u.product) +
+                                ") and block " + std::to_string(u.block) +
+                                " is not covered by the bounds (rounded products need block 1, each_addition)");
   if (u.extra_bits != MatrixUnit::unbounded)
     throw_invalid(function, "a unit with extra_bits = " + std::to_string(u.extra_bits) +
                                 " (truncated alignment) is not covered by the bounds");
@@ -68,13 +69,18 @@ void throw_nonfinite(const char* function, const char* name, std::size_t i, std:
 
 }  // namespace detail
 
-MatrixUnit weakform_unit(const Format& input, const Format& accumulation, Rounding rounding) {
+MatrixUnit weakform_unit(const Format& input, const Format& accumulation, Rounding rounding,
+                         const std::optional<Format>& product) {
   MatrixUnit u;
   u.block = 1;
   u.input = input;
   u.accumulation = accumulation;
   u.rounding = rounding;
   u.normalisation = Normalisation::each_addition;
+  if (product) {  // fl(s + fl(b c)): the seed's model (1)-(2)
+    u.exact_products = false;
+    u.product = *product;
+  }
   validate(u, "ebla::weakform_unit");
   return u;
 }
@@ -117,9 +123,16 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
   const double eta_a = underflow_error(unit.accumulation, true, unit.input_subnormals);
   const double eta_s = underflow_error(unit.accumulation, nearest, unit.output_subnormals);
   const double u_in = unit.input.u(), u_a = unit.accumulation.u();
+  // Products rounded to nearest in their format (subnormals kept): u_p and eta_p per product.
+  const double u_p = unit.exact_products ? 0.0 : unit.product.u();
+  const double eta_p = unit.exact_products ? 0.0 : underflow_error(unit.product, true, true);
+  r.product_roundoff = u_p;
   // Correction (overflow): beyond fmax the relative model fails (inputs and sums become
   // infinite, NaN or, in saturating formats, +-fmax); such data get an infinite bound.
-  const double fmax = unit.accumulation.fmax(), fmax_in = unit.input.fmax();
+  // (A rounded product beyond its format's fmax overflows too: the smaller fmax counts.)
+  const double fmax_in = unit.input.fmax();
+  const double fmax = unit.exact_products ? unit.accumulation.fmax()
+                                          : std::min(unit.accumulation.fmax(), unit.product.fmax());
   // The bounds are evaluated in binary64; every sum of m nonnegative terms rounded to nearest
   // is at most gamma_m (binary64) below the exact one. Inflating by `slack` (and an absolute
   // 2^-1074 per term for products below binary64's range) keeps them upper bounds. The longest
@@ -190,12 +203,15 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
     const bool inputs_exact = b_exact && c_exact;
     const double ui = inputs_exact ? 0.0 : u_in, ei = inputs_exact ? 0.0 : eta_in;
     const double ua = a_exact ? 0.0 : u_a, ea = a_exact ? 0.0 : eta_a;
-    const double kappa_p = (1 + g) * (1 + ui) * (1 + ui) - 1;
+    const double kappa_p = (1 + g) * (1 + u_p) * (1 + ui) * (1 + ui) - 1;
     const double kappa_a = (1 + g) * (1 + ua) - 1;
     // Correction (underflow): every rounding of a sum may add an absolute error eta_s that the
     // relative model (1) does not have: r eta_s (1 + gamma_r) in all; the inputs add eta_in,
     // eta_a likewise.
-    const double t_const = (1 + g) * (static_cast<double>(n) * ei * ei + ea) +
+    // Rounded products: each product's rounding, u_p |p| + eta_p, enters like an input's, so
+    // the input terms of the products take (1 + u_p) and T has n eta_p (1 + gamma_r) more.
+    const double t_const = (1 + g) * ((1 + u_p) * static_cast<double>(n) * ei * ei +
+                                      static_cast<double>(n) * eta_p + ea) +
                            static_cast<double>(roundings) * eta_s * (1 + g);
 
     WeakformLayerBound& L = r.layers[k];
@@ -209,8 +225,8 @@ WeakformBounds weakform_bounds(const MatrixUnit& unit,
         for (std::size_t l = 0; l < n; ++l) bc += std::fabs(B(i, l, k)) * std::fabs(C(j, l));
         bc = bc * slack + tiny;
         const double a0 = std::fabs(A(i, j, k));
-        const double t = ((1 + g) * ei * (1 + ui) * (b_row_sum[i] + c_row_sum[j]) + t_const) *
-                         slack;
+        const double t =
+            ((1 + g) * (1 + u_p) * ei * (1 + ui) * (b_row_sum[i] + c_row_sum[j]) + t_const) * slack;
         const double bound = (kappa_p * bc + kappa_a * a0 + t) * slack;
         // Correction (overflow): the relative model needs every partial sum inside the range;
         // |s_hat| <= (1 + kappa)(|B'| |C'|)_ij + T_ij bounds them all.

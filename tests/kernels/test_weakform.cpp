@@ -239,12 +239,22 @@ std::vector<NamedUnit> bounded_units() {
   block16.accumulation = formats::binary16();
   block16.rounding = Rounding::toward_zero;
   units.push_back({"binary16 block 4 at_end toward zero", block16});
+  // the seed's own model (1)-(2): each product rounded before it is added, fl(s + fl(b c))
+  units.push_back({"binary16, products rounded to binary16",
+                   ebla::weakform_unit(formats::binary16(), formats::binary16(), Rounding::nearest_even,
+                                       formats::binary16())});
+  units.push_back({"binary32, products rounded to binary32",
+                   ebla::weakform_unit(formats::binary32(), formats::binary32(), Rounding::nearest_even,
+                                       formats::binary32())});
+  units.push_back({"binary16 -> binary32 toward zero, products in bfloat16",
+                   ebla::weakform_unit(formats::binary16(), formats::binary32(), Rounding::toward_zero,
+                                       formats::bfloat16())});
   return units;
 }
 
 // ---- tests -------------------------------------------------------------------------------
 
-// 3 x 13 units x 6 data x 4 sizes: 936 cases, 8,190 entries, each compared bit for bit.
+// 3 x 16 units x 6 data x 4 sizes: 1,152 cases, 10,080 entries, each compared bit for bit.
 TEST(Weakform, BitExactAgainstUnitDot) {
   std::mt19937_64 gen(4);
   std::vector<NamedUnit> units = bounded_units();
@@ -292,7 +302,7 @@ TEST(Weakform, SmallCaseByHand) {
   EXPECT_TRUE(same(p.A(0, 0, 0), static_cast<double>(s))) << p.A(0, 0, 0) << " vs " << s;
 }
 
-// 11 units x 6 data x 3 sizes x 4 seeds, 6 layers of 3 x 4 each: 4,752 layers, 57,024 entries.
+// 14 units x 6 data x 3 sizes x 4 seeds, 6 layers of 3 x 4 each: 6,048 layers, 72,576 entries.
 TEST(Weakform, CertifiedBoundsHold) {
   std::mt19937_64 gen(2024);
   Tally all;
@@ -436,6 +446,18 @@ TEST(Weakform, ConstantsOfTheBounds) {
   block.normalisation = ebla::Normalisation::at_end;
   b = ebla::weakform_bounds(block, p.A, p.B, p.C);
   EXPECT_EQ(b.roundings, 3);  // ceil(10 / 4)
+  EXPECT_EQ(b.product_roundoff, 0.0);
+  // products rounded to bfloat16 before each of the 10 additions: u_p = 2^-8 enters kappa_p
+  const MatrixUnit rounded =
+      ebla::weakform_unit(formats::binary16(), formats::binary32(), Rounding::nearest_even, formats::bfloat16());
+  b = ebla::weakform_bounds(rounded, p.A, p.B, p.C);
+  EXPECT_EQ(b.roundings, 10);
+  EXPECT_EQ(b.product_roundoff, 0x1p-8);
+  MatrixUnit rounded_block = rounded;  // rounded products in a block of 4: not covered
+  rounded_block.block = 4;
+  rounded_block.normalisation = ebla::Normalisation::at_end;
+  expect_invalid([&] { ebla::weakform_bounds(rounded_block, p.A, p.B, p.C); },
+                 {"ebla::weakform_bounds", "rounded products (product format bfloat16) and block 4"});
   // ||C'||: C = 0, so C' = [0; I_3]
   EXPECT_NEAR(b.norm_c1, 1, 1e-12);
   EXPECT_NEAR(b.norm_cinf, 1, 1e-12);

@@ -43,6 +43,7 @@ struct WeakformSpec {
 struct WeakformChoice {
   std::string ni = "8", nj = "8", nk = "4", n = "16";
   std::string format, input, accumulation;  ///< format: both; empty input: binary32; accumulation: input
+  std::string product;  ///< empty: an FMA chain; else each product rounded to this format first
   std::string rounding = "nearest_even", distribution = "uniform";
   bool in_format = false;
   std::int64_t seed = 1;

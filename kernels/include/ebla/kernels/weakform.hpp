@@ -32,21 +32,24 @@
 // with r roundings per entry (n for an FMA chain: fl(s + b c) rounds once; ceil(n / b) for a
 // block unit with one rounding per operation), u_s the unit roundoff of the sums (2^-t to nearest,
 // 2^(1-t) toward zero), gamma_r = r u_s / (1 - r u_s), and
-//   kappa_p = (1 + gamma_r)(1 + u_in)^2 - 1     (u_in = 2^-t_in, 0 if B(k) and C are in the format)
+//   kappa_p = (1 + gamma_r)(1 + u_p)(1 + u_in)^2 - 1  (u_in = 2^-t_in, 0 if B(k) and C are in the
+//                                                   format; u_p = 2^-t_p for products rounded to
+//                                                   a format t_p, else 0)
 //   kappa_a = (1 + gamma_r)(1 + u_a) - 1        (u_a = 2^-t_acc, 0 if A0(k) is in the format)
-//   T_ij = (1 + gamma_r) [eta_in (1 + u_in)(sum_ii |B_i,ii| + sum_ii |C_j,ii|) + n eta_in^2 + eta_a]
-//          + r eta_s (1 + gamma_r)
-// where eta_in, eta_a, eta_s are the absolute errors of underflow (half the subnormal spacing to
+//   T_ij = (1 + gamma_r) [(1 + u_p)(eta_in (1 + u_in)(sum_ii |B_i,ii| + sum_ii |C_j,ii|) + n eta_in^2)
+//          + n eta_p + eta_a] + r eta_s (1 + gamma_r)
+// where eta_in, eta_a, eta_p, eta_s are the absolute errors of underflow (half the subnormal spacing to
 // nearest, the spacing toward zero, fmin when subnormals are flushed or read as zero; eta_in and
 // eta_a are 0 when the data are in the format). docs/weakform.md derives them. The norms of the
 // (14') matrix, ||M||_p, are reported too: ||A_hat - A||_p <= ||M||_p <= (15'). The bound is
 // +infinity where the format's range could be exceeded (inputs that overflow, or
 // (1 + kappa)(|B'| |C'|)_ij + T_ij beyond fmax), or r u_s >= 1.
 //
-// The bounds need a unit whose every operation rounds once, exactly: exact products, no bits
-// dropped in alignment (extra_bits unbounded), the addend joining the products, and either
-// at_end normalisation or one chain of each_addition. weakform_bounds throws InvalidArgument for
-// other units. Bad input (mismatched extents, non-finite entries, an invalid unit) throws
+// The bounds need a unit whose every addition rounds once, exactly: no bits dropped in
+// alignment (extra_bits unbounded), the addend joining the products, and either at_end
+// normalisation or one chain of each_addition; products exact, or rounded one at a time (b = 1,
+// each_addition: the seed's model, a product rounded before each addition). weakform_bounds
+// throws InvalidArgument for other units. Bad input (mismatched extents, non-finite entries, an invalid unit) throws
 // ebla::InvalidArgument naming the function and the value.
 #pragma once
 
@@ -59,16 +62,20 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 namespace ebla {
 
-/// The unit of the seed's kernel: an FMA chain, inputs in `input`, sums in `accumulation`
-/// rounded by `rounding` (nearest_even or toward_zero). Validated.
+/// The unit of the seed's kernel: inputs in `input`, sums in `accumulation` rounded by
+/// `rounding` (nearest_even or toward_zero); without `product` an FMA chain, with it each
+/// product rounded to nearest-even in `product` before it is added (the seed's own model (1)-(2):
+/// fl(s + fl(b c))). Validated.
 MatrixUnit weakform_unit(const Format& input, const Format& accumulation,
-                         Rounding rounding = Rounding::nearest_even);
+                         Rounding rounding = Rounding::nearest_even,
+                         const std::optional<Format>& product = std::nullopt);
 
 /// The bounds of one layer k.
 struct WeakformLayerBound {
@@ -85,6 +92,7 @@ struct WeakformLayerBound {
 struct WeakformBounds {
   int roundings = 0;          ///< r: roundings per entry
   double unit_roundoff = 0;   ///< u_s of the sums
+  double product_roundoff = 0;  ///< u_p of the products (0: exact products)
   double gamma = 0;           ///< gamma_r
   double paper_gamma = 0;     ///< the seed's gamma_{n+1} with u = 2^-t_acc
   double norm_c1 = 0, norm_cinf = 0, norm_cf = 0;  ///< ||C'||_1, _inf, _F
