@@ -146,8 +146,9 @@ MpfmaPlan mpfma_plan(const MpfmaConfig& cfg, const char* function) {
   p.m_product = cfg.product_step == ProductStep::rounded ? model(cfg.product) : StepModel{};
   p.m_sum = model(cfg.sum);
   p.m_output = p.output_rounds ? model(cfg.output) : StepModel{};
-  // Lemma 2.1 for the k inputs among a, b that were rounded; Lemma 2.2 / Higham-Mary for
-  // the probabilistic version (Lemmas 3.3, 3.6)
+  // Lemma 2.1 for the k inputs among a, b that were rounded; for the probabilistic version
+  // (Lemmas 3.3, 3.6) Lemma 2.2's p_b (round to nearest: errors uniform on [-u, u], the seed's
+  // VIBEA) or Higham and Mary's P(lambda) (stochastic rounding: errors only mean-zero)
   const double u = p.m_input.u;
   p.failure =
       cfg.rounding == Rounding::nearest_even || cfg.rounding == Rounding::stochastic ? cfg.failure : 0.0;
@@ -155,10 +156,8 @@ MpfmaPlan mpfma_plan(const MpfmaConfig& cfg, const char* function) {
     p.gamma_rep[k] = bounds::gamma(k, u);
     p.gamma_rep_prob[k] = p.gamma_rep[k];
     if (k == 0 || p.failure == 0) continue;
-    const double lambda =
-        cfg.rounding == Rounding::stochastic
-            ? bounds::hm_lambda(cfg.failure, u)
-            : std::min(bounds::vibea_lambda(cfg.failure, u, k), bounds::hm_lambda(cfg.failure, u));
+    const double lambda = cfg.rounding == Rounding::stochastic ? bounds::hm_lambda(cfg.failure, u)
+                                                               : bounds::vibea_lambda(cfg.failure, u, k);
     p.gamma_rep_prob[k] = bounds::gamma_tilde(k, u, lambda);
     if (k == 2) p.lambda = lambda;
   }

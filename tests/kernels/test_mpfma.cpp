@@ -945,10 +945,11 @@ TEST(MpfmaBounds, EqualsTheLemmasOnHandCheckedCases) {
   double prob = 0;
   EXPECT_DOUBLE_EQ(bound_of(MpfmaConfig::mpfma(formats::binary16(), formats::binary32()), a2, b2, c2, &prob),
                    inflated((g2 + u32 * (1 + g2)) * ab2 + (u32 + u32 * (1 + u32)) * c2));
-  // Lemma 3.6: gamma~_2(lambda) in place of gamma_2, lambda from the failure probability
+  // Lemma 3.6: gamma~_2(lambda) in place of gamma_2, lambda from the failure probability by
+  // Lemma 2.2 (p_b), not Higham and Mary's P(lambda), whose lambda is smaller here
   const auto cfg = MpfmaConfig::mpfma(formats::binary16(), formats::binary32());
-  const double lambda =
-      std::min(ebla::bounds::vibea_lambda(cfg.failure, u16, 2), ebla::bounds::hm_lambda(cfg.failure, u16));
+  const double lambda = ebla::bounds::vibea_lambda(cfg.failure, u16, 2);
+  EXPECT_GT(lambda, ebla::bounds::hm_lambda(cfg.failure, u16));
   const double gt = ebla::bounds::gamma_tilde(2, u16, lambda);
   EXPECT_DOUBLE_EQ(prob, inflated((gt + u32 * (1 + gt)) * ab2 + (u32 + u32 * (1 + u32)) * c2));
   EXPECT_DOUBLE_EQ(run(cfg, {{a2, b2, c2}}, 1).lambda, lambda);

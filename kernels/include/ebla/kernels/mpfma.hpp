@@ -62,8 +62,9 @@
 // errors delta_a, delta_b of rounding a and b are independent and: uniform on [-u, u] (round to
 // nearest; Lemma 2.2, p_b(lambda, u, k)) or merely mean-zero (stochastic rounding; Higham & Mary
 // 2019, P(lambda)). lambda is the smallest that meets the failure probability, by
-// ebla::bounds::vibea_lambda / hm_lambda (for round to nearest, where both theorems apply, the
-// smaller of the two). Directed rounding is biased: probable_bound = bound, failure 0.
+// ebla::bounds::vibea_lambda (round to nearest: the seed's VIBEA, Lemma 2.2, although Higham and
+// Mary's P(lambda) would give a smaller lambda for k = 2, 3.26 against 3.51 at failure 0.01) or
+// hm_lambda (stochastic rounding). Directed rounding is biased: probable_bound = bound, failure 0.
 // For k = 2 and a small failure probability gamma~_2 exceeds gamma_2 (seed 000's Fig. 5 shows
 // VIBEA above DBEA for MPFMA and MAC); probable_bound is the lemma's value all the same.
 //
