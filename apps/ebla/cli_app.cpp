@@ -31,6 +31,8 @@ std::map<CLI::App*, Command> build_app(CLI::App& app, int& kokkos_threads) {
               "or the experiments of seed 001 (Figs. 5.1, 5.2) and seed 000 (Fig. 6)", add_gemm);
   add("probe", "The tests of seed 003 on a matrix-multiply unit: a preset, or this CPU's VDPBF16PS (avx512_bf16_hw)",
       add_probe);
+  add("mma", "One dot product c + sum a_i b_i through a matrix-multiply unit, on values or bit patterns",
+      add_mma);
   add("weakform", "The weak-form kernel A += B C layer by layer with its layer-wise error bounds (seed 004)",
       add_weakform);
   add("info", "This build and this machine: versions, Kokkos backends and threads, the instruction set of "

@@ -25,6 +25,7 @@ Command add_power(CLI::App& app);
 Command add_mac(CLI::App& app);
 Command add_gemm(CLI::App& app);
 Command add_probe(CLI::App& app);
+Command add_mma(CLI::App& app);
 Command add_weakform(CLI::App& app);
 Command add_info(CLI::App& app);
 

@@ -2,6 +2,8 @@
 #include <ebla/core/format.hpp>
 
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
@@ -83,6 +85,43 @@ double decode(std::uint32_t bits, const Format& f) {
     v = static_cast<double>((1u << p) | frac) * pow2(e - p);
   }
   return negative ? -v : v;
+}
+
+namespace {
+std::string hex_text(double v) {  // v exactly, as a hex float
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return buf;
+}
+}  // namespace
+
+std::uint32_t encode(double v, const Format& f) {
+  const int width = encoding_bits(f);
+  if (width == 0 || width > 16)
+    throw_invalid("ebla::encode", "format " + format_name(f) + " has no standard encoding of at most 16 bits");
+  const int p = f.t - 1, w = exponent_bits(f);
+  const std::uint32_t sign = std::signbit(v) ? 1u << (p + w) : 0u, top = (1u << w) - 1;
+  const double a = std::fabs(v);
+  if (std::isnan(v)) {
+    if (f.specials == Specials::none)
+      throw_invalid("ebla::encode", "format " + format_name(f) + " has no NaN");
+    return sign | (top << p) | ((1u << p) - 1);  // all ones: NaN in ieee and nan_only formats
+  }
+  if (std::isinf(v)) {
+    if (f.specials != Specials::ieee)
+      throw_invalid("ebla::encode", "format " + format_name(f) + " has no infinity");
+    return sign | (top << p);
+  }
+  if (a == 0) return sign;
+  int e = std::ilogb(a);  // a = m 2^(e - p), m an integer of p + 1 bits for a normal number
+  const bool subnormal = e < f.emin;
+  if (subnormal) e = f.emin;
+  const double m = std::ldexp(a, p - e);  // integer iff v is a value of the format
+  if (m != std::floor(m) || (subnormal && !f.subnormals) || !(a <= f.fmax()))
+    throw_invalid("ebla::encode", hex_text(v) + " is not a value of " + format_name(f));
+  const std::uint32_t mi = static_cast<std::uint32_t>(m);
+  const std::uint32_t field = subnormal ? 0u : static_cast<std::uint32_t>(e - f.emin + 1);
+  return sign | (field << p) | (mi & ((1u << p) - 1));
 }
 
 namespace formats {

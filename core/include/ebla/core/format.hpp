@@ -106,6 +106,10 @@ int encoding_bits(const Format& f);
 /// The value of an encoding (width encoding_bits(f) <= 16); NaN encodings give NaN.
 /// Throws InvalidArgument if the format has no standard encoding of at most 16 bits.
 double decode(std::uint32_t bits, const Format& f);
+/// The encoding of a value of the format (width encoding_bits(f) <= 16): the inverse of
+/// decode; NaN gives the format's all-ones NaN encoding (with the sign of v). Throws
+/// InvalidArgument if the format has no such encoding or v is not one of its values.
+std::uint32_t encode(double v, const Format& f);
 
 /// The formats of seed 001, Table 2.1, with the OCP encodings (fp8 E4M3/E5M2 from the
 /// OCP 8-bit specification, fp6/fp4 from the OCP microscaling specification).
