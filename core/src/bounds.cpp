@@ -82,15 +82,22 @@ double vibea_sigma2(double n, double u) {
   return n * u2 * (r * r - s * (r + 1.0));
 }
 
+namespace {
+// 1 - p_b(lambda, u, n) of Lemma 2.2 with sigma^2 = n var1 (var1 = Var(log(1 + delta))):
+// Bernstein's inequality for the deviation lambda sqrt(n) u of sum log(1 + delta_i).
+double bernstein_failure(double lambda, double u, double n, double var1) {
+  if (n == 0.0) return 0.0;  // an empty product is exactly 1
+  const double t = lambda * std::sqrt(n) * u;
+  const double bernstein = t * t / (2.0 * (n * var1 + lambda * std::sqrt(n) * u * u / (3.0 * (1.0 - u))));
+  return 2.0 * std::exp(-bernstein);
+}
+}  // namespace
+
 double vibea_failure(double lambda, double u, double n) {
   check_lambda("ebla::bounds::vibea_failure", lambda);
   check_u("ebla::bounds::vibea_failure", u);
   check_n("ebla::bounds::vibea_failure", n);
-  if (n == 0.0) return 0.0;  // an empty product is exactly 1
-  const double sigma2 = vibea_sigma2(n, u);
-  const double t = lambda * std::sqrt(n) * u;  // the deviation of sum log(1 + delta_i)
-  const double bernstein = t * t / (2.0 * (sigma2 + lambda * std::sqrt(n) * u * u / (3.0 * (1.0 - u))));
-  return 2.0 * std::exp(-bernstein);
+  return bernstein_failure(lambda, u, n, vibea_sigma2(1.0, u));
 }
 
 double vibea_probability(double lambda, double u, double n) {
@@ -123,12 +130,13 @@ double tensor_core_failure(double lambda, double u_bar, double u_fma, double n, 
   if (!(b >= 1.0) || std::isinf(b) || b != std::floor(b)) throw_invalid(fn, "block b = " + str(b) + " is not an integer >= 1");
   if (n != std::floor(n)) throw_invalid(fn, "n = " + str(n) + " is not an integer");
   const double q = std::ceil(n / b);
+  const double var_bar = vibea_sigma2(1.0, u_bar), var_fma = vibea_sigma2(1.0, u_fma);  // sigma^2 / n
   double sum = 0;
   for (double i = 1; i <= q; ++i) {
     // the block's b products: c1 = b - r + b (q - max(2, i) + 1), r = (j - 1) mod b = 0..b-1
     const double later = b * (q - std::max(2.0, i) + 1);
-    for (double r = 0; r < b; ++r) sum += vibea_failure(lambda, u_bar, b - r + later);
-    sum += b * vibea_failure(lambda, u_fma, q - i + 1);  // c2, the same for the block's b products
+    for (double r = 0; r < b; ++r) sum += bernstein_failure(lambda, u_bar, b - r + later, var_bar);
+    sum += b * bernstein_failure(lambda, u_fma, q - i + 1, var_fma);  // c2, the same for the block's b products
   }
   return sum;
 }
