@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds ebla in Release (tuned for this CPU) and runs the
+# Installs what is missing, builds ebla in Release (tuned for this CPU) with its Python module
+# (installed into the user's site-packages), and runs the
 # main job: approximate CG on HPCCG's 100 x 100 x 10 problem across qdot tolerances, then a
 # tour of the number formats, rounding, the error constants, qdot, mixed-precision GEMM and a
 # distributed ACG under mpirun.
@@ -8,9 +9,20 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 build=${EBLA_BUILD_DIR:-build/release}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_BUILD_TESTS=OFF -DEBLA_NATIVE=ON -DEBLA_ENABLE_MPI=ON
+# The Python module (docs/python.md) goes to the user's site-packages of Debian's python3,
+# where `python3 -c "import ebla"` finds it without root and without PYTHONPATH.
+user_site=$(/usr/bin/python3 -m site --user-site)
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_BUILD_TESTS=OFF -DEBLA_NATIVE=ON -DEBLA_ENABLE_MPI=ON \
+  -DEBLA_PYTHON_INSTALL_DIR="$user_site"
 cmake --build "$build" -j "$(nproc)" --target ebla_cli
 ebla="$build/apps/ebla"
+if cmake --build "$build" --target help | grep -qw ebla_python; then
+  cmake --build "$build" -j "$(nproc)" --target ebla_python
+  cmake --install "$build" --component python
+  echo "== The Python module: $(cd / && /usr/bin/python3 -c 'import ebla; print(ebla.__file__)')"
+else
+  echo "== The Python module is not built here (CMake's configure output says why)"
+fi
 
 echo "== ACG on HPCCG 100 x 100 x 10 (tau = 1e-8): the largest qdot tolerance that keeps CG's iterations"
 "$ebla" cg --nx 100 --ny 100 --nz 10 --operator stencil --qdot-policy paper --sweep-qdot-tol 1e-16:1e3 --progress 0

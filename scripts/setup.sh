@@ -7,6 +7,8 @@ EBLA_PACKAGES=(
                                                          # pkgconf: the test of ebla.pc
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev  # Kokkos 3.4 (Serial) and Kokkos Kernels
   libcli11-dev libspdlog-dev nlohmann-json3-dev          # the ebla command (JSON output: nlohmann)
+  libfmt-dev                                             # the ebla command's text (fmt::format;
+                                                         # spdlog depends on it too)
   libgtest-dev libbenchmark-dev                          # tests and benchmarks
   libhdf5-dev libopenblas-dev                            # I/O and the BLAS
   libdnnl-dev ocl-icd-opencl-dev                         # oneDNN matmul (bfloat16 GEMM); its CMake
@@ -18,6 +20,8 @@ EBLA_PACKAGES=(
                                                          # docs.doxygen); docs.citation_cff reads YAML
   clang libclang-rt-14-dev llvm                          # scripts/fuzz.sh: clang, libFuzzer's runtime,
                                                          # llvm-symbolizer (file:line in reports)
+  python3-dev pybind11-dev                               # the Python module ebla (python/): headers
+  python3-numpy python3-scipy python3-pytest             # its arrays, sparse matrices and tests
 )
 
 missing=()

@@ -16,6 +16,7 @@
 // Every benchmark runs a fixed number of iterations, the same on every rank (the ranks
 // must take part in the same collectives), with the time of one iteration the largest over
 // the ranks (manual time); 5 repetitions, medians shown. Only rank 0 reports.
+#include <ebla/mpi/problem.hpp>  // global_max
 #include <ebla/mpi/qdot.hpp>
 #include <ebla/mpi/solvers.hpp>
 
@@ -55,10 +56,8 @@ struct Setup {
 };
 std::unique_ptr<Setup> setup;
 
-double slowest(double seconds) {
-  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return seconds;
-}
+// The time of the slowest rank.
+double slowest(double seconds) { return ebla::mpi::global_max(seconds, MPI_COMM_WORLD); }
 
 template <class F>
 void timed(benchmark::State& state, F f) {

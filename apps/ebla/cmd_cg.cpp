@@ -133,7 +133,7 @@ struct Cg : CommandBase<CgConfig, me> {
   static std::vector<std::string> cells(const QdotSweep<CgRun>& s, std::size_t i) {
     const CgResult& r = s.runs[i].result;
     return {tolerance_text(s.tolerances[i]), std::to_string(r.iterations), to_string(r.status),
-            strf("%.3e", r.true_residual)};
+            fmt::format("{:.3e}", r.true_residual)};
   }
 
   static void print_largest(const CgConfig&, const QdotSweep<CgRun>& s) {
@@ -155,39 +155,9 @@ struct Cg : CommandBase<CgConfig, me> {
     ebla::write_sweep(root, s, c.dots.qdot_policy, c.dots.rungs, p.n, c.out.levels);
   }
 
-  // The problems of --experiment auto: those of the options, or the built-in set
-  // (docs/solvers.md, "Choosing the tolerance"): three SuiteSparse matrices with Jacobi,
-  // HPCCG 30^3 and a shifted Laplacian, each to ||r|| <= 1e-8 ||b||.
-  static std::vector<AutoCase<CgOptions>> auto_cases(const CgConfig& c) {
-    if (c.problem_given) return {{"", c.problem, c.solver}};
-    CgOptions o = c.solver;
-    o.tolerance = 1e-8;
-    o.norm = Norm::relative;
-    ProblemSpec blank;
-    blank.name_field = c.problem.name_field;
-    std::vector<AutoCase<CgOptions>> cases;
-    for (const char* name : {"1138_bus", "bcsstk13", "gr_30_30"}) {
-      ProblemSpec m = blank;
-      m.source = ProblemSource::matrix;
-      m.matrix = set_matrix(c.matrix_dir, name, me);
-      cases.push_back({std::string("HB/") + name, m, o});
-      cases.back().solver.jacobi = true;
-    }
-    ProblemSpec h = blank;
-    h.nx = h.ny = h.nz = 30;
-    cases.push_back({"HPCCG 30^3", h, o});
-    ProblemSpec l = blank;
-    l.source = ProblemSource::laplacian;
-    l.n = 10000;
-    l.degree = 10;
-    l.shift = 1e-3;
-    cases.push_back({"Laplacian n = 1e4, shift 1e-3", l, o});
-    return cases;
-  }
-
   static AutoReport report(const std::string& name, const ProblemData& p, const CgConfig& c) {
     return AutoReport(name, p.description,
-                      strf("||r|| <= %s%s%s", tolerance_text(c.solver.tolerance).c_str(),
+                      fmt::format("||r|| <= {}{}{}", tolerance_text(c.solver.tolerance),
                            c.solver.norm == Norm::relative ? " ||b||" : "",
                            c.solver.jacobi ? ", Jacobi preconditioner" : ""),
                       "exact CG", rr_label(c), "p^T q");

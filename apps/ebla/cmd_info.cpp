@@ -24,7 +24,7 @@ namespace ebla::cli {
 namespace {
 
 // "4.6.1" from 40601 (as Kokkos's CMake package spells it).
-std::string version_text(int v) { return strf("%d.%d.%d", v / 10000, v / 100 % 100, v % 100); }
+std::string version_text(int v) { return fmt::format("{}.{}.{}", v / 10000, v / 100 % 100, v % 100); }
 
 std::string kokkos_backends() {
   std::string s;
@@ -88,7 +88,7 @@ void print_info() {
   line("gemm emulated", "yes");
   line("gemm dgemm, sgemm", e.blas.empty() ? std::string("no BLAS") : e.blas);
   const dnnl_version_t* v = dnnl_version();
-  const std::string onednn = strf("oneDNN %d.%d.%d", v->major, v->minor, v->patch);
+  const std::string onednn = fmt::format("oneDNN {}.{}.{}", v->major, v->minor, v->patch);
   line("gemm onednn_bf16", e.onednn_isa.empty()
                                ? onednn + ", no CPU engine: not available"
                                : onednn + ", " + e.onednn_isa + (e.onednn_bf16 ? "" : ": not available (no bfloat16 on this CPU)"));

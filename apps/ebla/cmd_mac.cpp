@@ -28,16 +28,11 @@ namespace ebla::cli {
 
 namespace {
 
-using experiments::MacOperation;
 using experiments::MacOutcome;
 using experiments::MacResult;
 using experiments::MacSpec;
 
-struct MacCliOptions {
-  std::string low = "binary16", high = "binary32", input_format = "binary64";
-  std::string rounding = "nearest_even";
-  std::string failure = "0.01", samples = "100000";
-  std::int64_t seed = 1;
+struct MacCliOptions : experiments::MacChoice {
   std::string output, progress;
 };
 
@@ -46,52 +41,9 @@ struct Config {
   std::string output;
 };
 
-constexpr double max_samples = 1e7;
-
-std::int64_t parse_samples(const std::string& text) {
-  const double v = parse_double(text, "ebla mac --samples");
-  if (!(v > 0)) throw_invalid("ebla mac --samples", text + " is not a positive number of samples");
-  if (v != std::floor(v)) throw_invalid("ebla mac --samples", text + " is not a whole number");
-  if (v > max_samples) throw_invalid("ebla mac --samples", text + " exceeds 1e7");
-  return static_cast<std::int64_t>(v);
-}
-
-double parse_failure(const std::string& text) {
-  const double v = parse_double(text, "ebla mac --failure");
-  if (!(v > 0 && v < 1)) throw_invalid("ebla mac --failure", "probability " + text + " is outside (0, 1)");
-  return v;
-}
-
-// The format the samples are given in must hold 1 and 2 (U[1,2] rounded stays in [1, 2]).
-Format parse_input_format(const std::string& name) {
-  const Format f = under_option("ebla mac --input-format", [&] { return format_by_name(name); });
-  if (!(f.emin <= 0 && f.fmax() >= 2))
-    throw_invalid("ebla mac --input-format", "'" + name + "' cannot represent the samples of U[1,2]");
-  return f;
-}
-
-// The three operations of Fig. 5, each config checked against what mpfma emulates exactly.
-void check_operations(const MacSpec& s) {
-  const std::string lo = format_name(s.low), hi = format_name(s.high);
-  for (const MacOperation& op : experiments::mac_operations(s.low, s.high, s.rounding, s.failure)) {
-    const std::string option = op.key == "mpfma" ? "ebla mac --low " + lo + " --high " + hi : "ebla mac --high " + hi;
-    under_option(option, [&] { validate(op.config, ("MpfmaConfig::" + op.key).c_str()); });
-  }
-}
-
 Config make_config(const MacCliOptions& o) {
-  Config c;
-  MacSpec& s = c.spec;
-  s.low = under_option("ebla mac --low", [&] { return format_by_name(o.low); });
-  s.high = under_option("ebla mac --high", [&] { return format_by_name(o.high); });
-  s.given = parse_input_format(o.input_format);
-  s.rounding = under_option("ebla mac --rounding", [&] { return rounding_by_name(o.rounding); });
-  s.failure = parse_failure(o.failure);
-  s.samples = parse_samples(o.samples);
-  s.seed = static_cast<std::uint64_t>(o.seed);
-  c.output = o.output;
-  check_operations(s);
-  s.progress = progress_lines("ebla mac:", progress_interval(o.progress, "ebla mac --progress"));
+  Config c{make_mac_spec(o), o.output};
+  c.spec.progress = progress_lines("ebla mac:", progress_interval(o.progress, "ebla mac --progress"));
   return c;
 }
 
@@ -114,10 +66,10 @@ void print_outcomes(const MacResult& r) {
   for (std::size_t k = 0; k < r.outcomes.size(); ++k) {
     const MacOutcome& o = r.outcomes[k];
     const double n = static_cast<double>(o.error.size());
-    table.add({r.operations[k].label, strf("%.3e", o.error.max()), strf("%.3e", o.error.median()),
-               strf("%.3e", o.dbea.max()), strf("%.3e", o.vibea.max()), strf("%lld", static_cast<long long>(o.violations)),
-               strf("%.5f", static_cast<double>(o.vibea_exceeded) / n), strf("%g", o.failure),
-               o.failure > 0 ? strf("%.3f", o.lambda) : std::string("-")});
+    table.add({r.operations[k].label, fmt::format("{:.3e}", o.error.max()), fmt::format("{:.3e}", o.error.median()),
+               fmt::format("{:.3e}", o.dbea.max()), fmt::format("{:.3e}", o.vibea.max()), std::to_string(o.violations),
+               fmt::format("{:.5f}", static_cast<double>(o.vibea_exceeded) / n), fmt::format("{:g}", o.failure),
+               o.failure > 0 ? fmt::format("{:.3f}", o.lambda) : std::string("-")});
   }
   table.print();
   std::printf("\n(error > VIBEA: fraction of samples, against the stated failure probability per element)\n");
@@ -155,6 +107,7 @@ int run_mac(const MacCliOptions& options) {
 
 Command add_mac(CLI::App& app) {
   auto o = std::make_shared<MacCliOptions>();
+  o->name = [](const std::string& option) { return "ebla mac " + option; };
   app.add_option("--low", o->low, "Input format of MPFMA (a, b rounded to it)")->capture_default_str();
   app.add_option("--high", o->high, "Format of MAC and FMA, and MPFMA's addend, product, sum and output")
       ->capture_default_str();

@@ -95,7 +95,7 @@ struct Power : CommandBase<PowerConfig, me> {
     const PowerResult& r = s.runs[i].result;
     const double error = eigenvalue_errors(s)[i];
     return {tolerance_text(s.tolerances[i]), std::to_string(r.iterations), to_string(r.status),
-            strf("%.12g", r.eigenvalue), strf("%.3e", error)};
+            fmt::format("{:.12g}", r.eigenvalue), fmt::format("{:.3e}", error)};
   }
 
   static void print_largest(const PowerConfig& c, const QdotSweep<PowerRun>& s) {
@@ -123,41 +123,10 @@ struct Power : CommandBase<PowerConfig, me> {
     ebla::write_sweep(root, s, largest_within(c, s), c.dots.qdot_policy, c.dots.rungs, p.n, c.out.levels);
   }
 
-  // The problems of --experiment auto: that of the options, or the built-in set
-  // (docs/solvers.md): the seed's Laplacian (tau 1e-6, 300 iterations at most), a second
-  // Laplacian and HPCCG 20^3 to tau 1e-8, and SuiteSparse HB/1138_bus to tau 1e-6.
-  static std::vector<AutoCase<PowerOptions>> auto_cases(const PowerConfig& c) {
-    if (c.problem_given) return {{"", c.problem, c.solver}};
-    ProblemSpec seed_laplacian;
-    seed_laplacian.name_field = c.problem.name_field;
-    seed_laplacian.source = ProblemSource::laplacian;
-    seed_laplacian.n = 10000;
-    seed_laplacian.degree = 10;
-    ProblemSpec laplacian = seed_laplacian;
-    laplacian.degree = 8;
-    laplacian.seed = 3;
-    ProblemSpec hpccg;
-    hpccg.name_field = c.problem.name_field;
-    hpccg.nx = hpccg.ny = hpccg.nz = 20;
-    ProblemSpec matrix = hpccg;
-    matrix.source = ProblemSource::matrix;
-    matrix.matrix = set_matrix(c.matrix_dir, "1138_bus", me);
-    const auto options = [&](double tol, int max_iterations) {
-      PowerOptions o = c.solver;
-      o.tolerance = tol;
-      o.max_iterations = max_iterations;
-      return o;
-    };
-    return {{"Laplacian n = 1e4, degree 10, seed 1", seed_laplacian, options(1e-6, 300)},
-            {"Laplacian n = 1e4, degree 8, seed 3", laplacian, options(1e-8, 1000)},
-            {"HPCCG 20^3", hpccg, options(1e-8, 5000)},
-            {"HB/1138_bus", matrix, options(1e-6, 5000)}};
-  }
-
   static AutoReport report(const std::string& name, const ProblemData& p, const PowerConfig& c) {
     AutoReport r(name, p.description,
-                 strf("|lambda_k - lambda_(k-1)| <= %s, at most %d iterations",
-                      tolerance_text(c.solver.tolerance).c_str(), c.solver.max_iterations),
+                 fmt::format("|lambda_k - lambda_(k-1)| <= {}, at most {} iterations",
+                      tolerance_text(c.solver.tolerance), c.solver.max_iterations),
                  "PM", "y^T y", "x^T A x");
     r.extra_name = "|lambda - lambda_PM|";
     r.extra_key = "eigenvalue_error";

@@ -3,6 +3,7 @@
 // the policy comparison of <ebla/experiments/qdot_study.hpp> as tables and, with --output, an
 // HDF5 file (apps/plot_qdot.py draws the figures from it).
 #include "commands.hpp"
+#include "study_progress.hpp"
 #include "table.hpp"
 
 #include <ebla/core/error.hpp>
@@ -27,104 +28,28 @@ namespace {
 using namespace ebla::experiments;
 using Kind = QdotStudyKind;
 
-std::string percent(double fraction) { return strf("%.1f", 100 * fraction); }
+std::string percent(double fraction) { return fmt::format("{:.1f}", 100 * fraction); }
+std::string e2(double v) { return fmt::format("{:.2e}", v); }
+std::string e3(double v) { return fmt::format("{:.3e}", v); }
+std::string f3(double v) { return fmt::format("{:.3f}", v); }
+std::string f4(double v) { return fmt::format("{:.4f}", v); }
 
-// ---- configuration: the options, parsed and validated --------------------------------------
+// ---- configuration: the options of a QdotStudyChoice, and output ---------------------------
 
-struct QdotCliOptions {
-  std::string experiment;
-  bool compare_policies = false;
-  std::vector<std::string> dists, t_values, sizes, tolerances;
-  std::string policy = "budget";
-  std::string ladder;
-  std::int64_t seed = 1;
-  static constexpr int unset = std::numeric_limits<int>::min();
-  int samples = unset;  // unset: the study's default
-  int reps = 0;
-  bool use_float = false, json = false, markdown = false;
-  std::string output;
+struct QdotCliOptions : QdotStudyChoice {
+  bool json = false, markdown = false;
+  std::string output, progress;
+  const CLI::Option* progress_option = nullptr;
 };
 
-Kind parse_kind(const QdotCliOptions& o) {
-  if (o.experiment.empty()) return o.compare_policies ? Kind::compare_policies : Kind::run;
-  Kind k;
-  if (o.experiment == "tightness") k = Kind::tightness;
-  else if (o.experiment == "effectiveness") k = Kind::effectiveness;
-  else if (o.experiment == "speedup") k = Kind::speedup;
-  else if (o.experiment == "compare-policies") k = Kind::compare_policies;
-  else
-    throw_invalid("ebla qdot --experiment", "unknown experiment '" + o.experiment +
-                                                "' (known: tightness, effectiveness, speedup, compare-policies)");
-  if (o.compare_policies && k != Kind::compare_policies)
-    throw_invalid("ebla qdot --compare-policies", "is an experiment of its own; it cannot run with --experiment " +
-                                                      o.experiment);
-  return k;
-}
-
-void parse_values(const QdotCliOptions& o, QdotStudySpec& s) {
-  if (!o.dists.empty()) s.dists.clear();
-  for (const auto& d : o.dists)
-    s.dists.push_back(under_option("ebla qdot --dist", [&] { return qdot_dist_by_name(d); }));
-  for (const auto& text : o.t_values) {
-    const double t = parse_double(text, "ebla qdot --t");
-    if (!(t > 0 && t <= 2000))
-      throw_invalid("ebla qdot --t", "t = '" + text + "' is outside (0, 2000] (exponents must stay in range)");
-    s.t_given.push_back(t);
-  }
-  if (!o.sizes.empty()) s.sizes.clear();
-  for (const auto& text : o.sizes) {
-    const double v = parse_double(text, "ebla qdot --n");
-    if (v < 0) throw_invalid("ebla qdot --n", "n = " + text + " is negative");
-    if (!(v == std::floor(v))) throw_invalid("ebla qdot --n", "n = " + text + " is not a whole number");
-    if (v > 1e9) throw_invalid("ebla qdot --n", "n = " + text + " exceeds 1e9");
-    if (v == 0 && s.kind != Kind::run)
-      throw_invalid("ebla qdot --n", "n = 0 in an experiment (relative errors need x^T y != 0)");
-    s.sizes.push_back(static_cast<std::int64_t>(v));
-  }
-  if (!o.tolerances.empty()) s.tolerances.clear();
-  for (const auto& text : o.tolerances) {
-    const double v = parse_double(text, "ebla qdot --tol");
-    if (!(v > 0) || !std::isfinite(v))
-      throw_invalid("ebla qdot --tol", "tolerance " + text + " is not a positive finite number");
-    s.tolerances.push_back(v);
-  }
-}
-
-// A single run takes one value of each parameter; sweeps are experiments.
-void require_single(const QdotStudySpec& s) {
-  auto one = [](std::size_t count, const char* option) {
-    if (count != 1)
-      throw_invalid(std::string("ebla qdot ") + option,
-                    "a single run takes one value (got " + std::to_string(count) + "); use --experiment to sweep");
-  };
-  one(s.dists.size(), "--dist");
-  one(s.t_for(QdotDist::B).size(), "--t");
-  one(s.sizes.size(), "--n");
-  one(s.tolerances.size(), "--tol");
-}
-
 QdotStudySpec make_spec(const QdotCliOptions& o) {
-  QdotStudySpec s = qdot_study_defaults(parse_kind(o));
-  parse_values(o, s);
-  if (s.kind != Kind::compare_policies) s.policies = {qdot_policy_by_name(o.policy)};
-  if (!o.ladder.empty()) s.ladder = qdot_ladder_by_names(o.ladder);
-  s.seed = o.seed;
-  if (o.samples != QdotCliOptions::unset) s.samples = o.samples;
-  if (s.samples < 1 || (s.kind == Kind::run && s.samples != 1))
-    throw_invalid("ebla qdot --samples", std::to_string(o.samples) +
-                                              (s.kind == Kind::run ? ": a single run has one sample"
-                                                                   : " is not a positive number of samples"));
-  if (o.reps < 0 || o.reps > 100000)  // the automatic choice takes 3..1000
-    throw_invalid("ebla qdot --reps", std::to_string(o.reps) + " is not in 0..100000 (0: automatic)");
-  s.reps = o.reps;
-  s.use_float = o.use_float;
+  QdotStudySpec s = make_qdot_study_spec(o);
   if (o.json && s.kind != Kind::run)
     throw_invalid("ebla qdot --json", "prints a single run; experiments print tables and write --output");
-  if (s.kind == Kind::run) require_single(s);
-  // x and y of the largest n, in the input's type, before anything is drawn
-  const std::int64_t n = *std::max_element(s.sizes.begin(), s.sizes.end());
-  detail::check_memory("ebla qdot --n", "n = " + std::to_string(n) + " (x and y)",
-                       2.0 * (s.use_float ? sizeof(float) : sizeof(double)) * static_cast<double>(n));
+  if (o.progress_option->count() > 0 && s.kind == Kind::run)
+    throw_invalid("ebla qdot --progress", "applies to the experiments (--experiment, --compare-policies), not to a single run");
+  const double every = progress_interval(o.progress, "ebla qdot --progress");
+  if (s.kind != Kind::run) s.progress = progress_lines(std::string("ebla qdot: ") + to_string(s.kind), every);
   return s;
 }
 
@@ -149,8 +74,8 @@ void add_fractions(std::vector<std::string>& cells, const QdotRow& r) {
 }
 
 std::string point_title(const QdotStudy& s, const QdotPoint& p) {
-  return strf("%s, t = %g, n = %lld: %d sample%s, %s input", to_string(p.dist), p.t, static_cast<long long>(p.n),
-              s.spec.samples, s.spec.samples == 1 ? "" : "s", s.spec.input().c_str());
+  return fmt::format("{}, t = {:g}, n = {}: {} sample{}, {} input", to_string(p.dist), p.t, p.n,
+              s.spec.samples, s.spec.samples == 1 ? "" : "s", s.spec.input());
 }
 
 std::string policy_title(const QdotStudy& s) { return std::string(", policy ") + to_string(s.spec.policies[0]); }
@@ -162,14 +87,14 @@ void print_tightness(bool markdown, const QdotStudy& s) {
       Table table(
           {"n", "samples", "gap min", "gap median", "gap max", "relerr max", "bound/|xy| median", "violations"});
       for (const QdotTightness& k : qdot_tightness(s, d, tol))
-        table.add({std::to_string(k.n), std::to_string(k.gap.size()), strf("%.3e", k.gap.min()),
-                   strf("%.3e", k.gap.median()), strf("%.3e", k.gap.max()), strf("%.3e", k.relerr.max()),
-                   strf("%.3e", k.bound_rel.median()), std::to_string(k.violations)});
+        table.add({std::to_string(k.n), std::to_string(k.gap.size()), e3(k.gap.min()), e3(k.gap.median()),
+                   e3(k.gap.max()), e3(k.relerr.max()), e3(k.bound_rel.median()), std::to_string(k.violations)});
       std::string ts;
-      for (double t : s.spec.t_for(d)) ts += (ts.empty() ? "" : ",") + strf("%g", t);
+      for (double t : s.spec.t_for(d)) ts += (ts.empty() ? "" : ",") + fmt::format("{:g}", t);
       print_table(markdown,
-                  strf("tightness (Fig. 1), distribution %s, t in {%s}, tolerance %g%s: gap = bound/|x^T y| - relerr",
-                       to_string(d), ts.c_str(), tol, policy_title(s).c_str()),
+                  fmt::format("tightness (Fig. 1), distribution {}, t in {{{}}}, tolerance {:g}{}: "
+                              "gap = bound/|x^T y| - relerr",
+                              to_string(d), ts, tol, policy_title(s)),
                   table);
     }
 }
@@ -187,15 +112,13 @@ void print_rows(bool markdown, const QdotStudy& s) {
     Table table(header);
     for (std::size_t r = i; r < j; ++r) {
       const QdotRow& w = s.rows[r];
-      std::vector<std::string> cells = {strf("%.0e", w.tolerance)};
+      std::vector<std::string> cells = {fmt::format("{:.0e}", w.tolerance)};
       const std::vector<std::string> more =
-          fig2 ? std::vector<std::string>{strf("%.2e", w.relerr.min()), strf("%.2e", w.relerr.mean()),
-                                          strf("%.2e", w.relerr.max()), strf("%.3f", w.relerr.max() / w.tolerance),
-                                          strf("%.2e", w.bound_rel.mean())}
-               : std::vector<std::string>{strf("%.4f", 1e3 * w.select_s.mean()), strf("%.4f", 1e3 * w.compute_s.mean()),
-                                          strf("%.4f", 1e3 * w.dot_s.mean()),    strf("%.3f", w.speedup.mean()),
-                                          strf("%.3f", w.speedup.min()),         strf("%.3f", w.speedup.max()),
-                                          strf("%.3f", w.efficiency.mean())};
+          fig2 ? std::vector<std::string>{e2(w.relerr.min()), e2(w.relerr.mean()), e2(w.relerr.max()),
+                                          f3(w.relerr.max() / w.tolerance), e2(w.bound_rel.mean())}
+               : std::vector<std::string>{f4(1e3 * w.select_s.mean()), f4(1e3 * w.compute_s.mean()),
+                                          f4(1e3 * w.dot_s.mean()), f3(w.speedup.mean()), f3(w.speedup.min()),
+                                          f3(w.speedup.max()), f3(w.efficiency.mean())};
       cells.insert(cells.end(), more.begin(), more.end());
       add_fractions(cells, w);
       table.add(cells);
@@ -221,12 +144,12 @@ void print_compare(bool markdown, const QdotStudy& s) {
   for (const auto& [i, j] : qdot_point_blocks(s.rows)) {
     Table table(header, groups);
     for (std::size_t r = i; r < j; r += s.spec.policies.size()) {
-      std::vector<std::string> cells = {strf("%.0e", s.rows[r].tolerance)};
+      std::vector<std::string> cells = {fmt::format("{:.0e}", s.rows[r].tolerance)};
       for (std::size_t q = 0; q < s.spec.policies.size(); ++q) {
         const QdotRow& row = s.rows[r + q];
         add_fractions(cells, row);
-        cells.push_back(strf("%.2e", row.bound_rel.mean()));
-        cells.push_back(strf("%.2e", row.relerr.mean()));
+        cells.push_back(e2(row.bound_rel.mean()));
+        cells.push_back(e2(row.relerr.mean()));
       }
       table.add(cells);
     }
@@ -308,6 +231,7 @@ int run_qdot(const QdotCliOptions& o) {
 }  // namespace
 Command add_qdot(CLI::App& app) {
   auto o = std::make_shared<QdotCliOptions>();
+  o->name = [](const std::string& option) { return "ebla qdot " + option; };
   app.add_option("--experiment,-e", o->experiment,
                  "tightness (Fig. 1), effectiveness (Fig. 2), speedup (Fig. 3 and efficiency) or "
                  "compare-policies; without it, one run");
@@ -326,6 +250,8 @@ Command add_qdot(CLI::App& app) {
   app.add_flag("--json", o->json, "One run: one line of JSON instead of text");
   app.add_flag("--markdown", o->markdown, "Experiments: tables in Markdown");
   app.add_option("--output,-o", o->output, "Write parameters and results to this HDF5 file");
+  add_progress_option(app, o->progress);
+  o->progress_option = app.get_option("--progress");
   app.footer(
       "Defaults. One run: --dist B --t 9 --n 1e6 --tol 1e-8.\n"
       "  tightness:        A t=10..100 step 5, B t=2..30 step 2, n=1e2..1e5, tol 1e-16, 5 samples\n"
@@ -334,7 +260,8 @@ Command add_qdot(CLI::App& app) {
       "  compare-policies: B t=5,9,13, n=1e5, tol 1e-15..1e-1, 5 samples\n"
       "Lists are comma-separated. Errors are relative to the exact x^T y; speedup = t_dot /\n"
       "t_compute and efficiency = t_dot / (t_select + t_dot) (seed 002, Definition 2.1), with\n"
-      "t_dot the time of KokkosBlas::dot on the same vectors.");
+      "t_dot the time of KokkosBlas::dot on the same vectors. The experiments report progress on\n"
+      "stderr (--progress N: a line at most every N seconds; 0: none).");
   return [o] { return run_qdot(*o); };
 }
 

@@ -48,7 +48,7 @@ std::string exact_decimal(double v) {
   return buf.data();
 }
 
-std::string hex_float(double v) { return strf("%a", v); }
+std::string hex_float(double v) { return fmt::format("{:a}", v); }
 
 // One value's line of --json: the input as given, x and the rounded value as hex floats, the
 // rounded value's exact decimal, the relative error to 7 significant digits (null where it is
@@ -58,7 +58,7 @@ nlohmann::ordered_json json_line(const std::string& input, double x, double y, d
   nlohmann::ordered_json line = {{"input", input}, {"x", hex_float(x)}, {"rounded", hex_float(y)},
                                  {"decimal", exact_decimal(y)}, {"relative_error", nullptr},
                                  {"format", format}, {"mode", to_string(mode)}};
-  if (std::isfinite(rel)) line["relative_error"] = std::strtod(strf("%.6e", rel).c_str(), nullptr);
+  if (std::isfinite(rel)) line["relative_error"] = std::strtod(fmt::format("{:.6e}", rel).c_str(), nullptr);
   return line;
 }
 

@@ -12,13 +12,9 @@
 #include "study_progress.hpp"
 #include "table.hpp"
 
-#include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
-#include <ebla/core/rounding.hpp>
 #include <ebla/experiments/weakform_study.hpp>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -29,15 +25,9 @@ namespace ebla::cli {
 
 namespace {
 
-using experiments::WeakformDistribution;
 using experiments::WeakformSpec;
 
-struct WeakformCliOptions {
-  std::string ni = "8", nj = "8", nk = "4", n = "16";
-  std::string format, input, accumulation;
-  std::string rounding = "nearest_even", distribution = "uniform";
-  bool in_format = false;
-  std::int64_t seed = 1;
+struct WeakformCliOptions : experiments::WeakformChoice {
   std::string progress;
 };
 
@@ -46,51 +36,9 @@ struct Config {
   std::string distribution_name;
 };
 
-constexpr double max_entries = 1e8;  // ni nj nk n: the work of the kernel and of the reference
-
-std::size_t parse_size(const std::string& text, const char* option, double lowest) {
-  const double v = parse_double(text, option);
-  if (!(v >= lowest)) throw_invalid(option, text + " is not a size >= " + strf("%g", lowest));
-  if (v != std::floor(v)) throw_invalid(option, text + " is not a whole number");
-  if (v > max_entries) throw_invalid(option, text + " exceeds 1e8");
-  return static_cast<std::size_t>(v);
-}
-
-WeakformDistribution parse_distribution(const std::string& name) {
-  if (name == "uniform") return WeakformDistribution::uniform;
-  if (name == "positive") return WeakformDistribution::positive;
-  if (name == "cancellation") return WeakformDistribution::cancellation;
-  if (name == "wide") return WeakformDistribution::wide;
-  if (name == "tiny") return WeakformDistribution::tiny;
-  throw_invalid("ebla weakform --distribution",
-                "unknown distribution '" + name + "' (uniform, positive, cancellation, wide, tiny)");
-}
-
 Config make_config(const WeakformCliOptions& o) {
-  Config config;
-  WeakformSpec& c = config.spec;
-  c.ni = parse_size(o.ni, "ebla weakform --ni", 1);
-  c.nj = parse_size(o.nj, "ebla weakform --nj", 1);
-  c.nk = parse_size(o.nk, "ebla weakform --nk", 1);
-  c.n = parse_size(o.n, "ebla weakform --n", 0);
-  if (static_cast<double>(c.ni) * c.nj * c.nk * std::max<std::size_t>(c.n, 1) > max_entries)
-    throw_invalid("ebla weakform", strf("ni nj nk n = %zu x %zu x %zu x %zu exceeds 1e8", c.ni, c.nj, c.nk, c.n));
-  if (!o.format.empty() && (!o.input.empty() || !o.accumulation.empty()))
-    throw_invalid("ebla weakform --format", "give --format, or --input and --accumulation, not both");
-  const std::string in = !o.format.empty() ? o.format : o.input.empty() ? "binary32" : o.input;
-  const std::string acc = !o.format.empty() ? o.format : o.accumulation.empty() ? in : o.accumulation;
-  const Format fin = under_option(o.format.empty() ? "ebla weakform --input" : "ebla weakform --format",
-                                  [&] { return format_by_name(in); });
-  const Format facc = under_option(o.format.empty() ? "ebla weakform --accumulation" : "ebla weakform --format",
-                                   [&] { return format_by_name(acc); });
-  const Rounding mode = under_option("ebla weakform --rounding", [&] { return rounding_by_name(o.rounding); });
-  c.unit = under_option("ebla weakform --input " + in + " --accumulation " + acc + " --rounding " + o.rounding,
-                        [&] { return weakform_unit(fin, facc, mode); });
-  c.distribution = parse_distribution(o.distribution);
-  config.distribution_name = o.distribution;
-  c.in_format = o.in_format;
-  c.seed = static_cast<std::uint64_t>(o.seed);
-  c.progress = progress_lines("ebla weakform:", progress_interval(o.progress, "ebla weakform --progress"));
+  Config config{make_weakform_spec(o), o.distribution};
+  config.spec.progress = progress_lines("ebla weakform:", progress_interval(o.progress, "ebla weakform --progress"));
   return config;
 }
 
@@ -120,10 +68,10 @@ int run_weakform(const WeakformCliOptions& options) {
     for (std::size_t k = 0; k < c.nk && k < max_rows; ++k) {
       const experiments::WeakformLayer& L = r.layers[k];
       const WeakformLayerBound& B = b.layers[k];
-      table.add({strf("%zu", k), strf("%.3e", L.max_ratio), strf("%.3e", L.err1), strf("%.3e", B.bound1),
-                 strf("%.3e", B.paper1), strf("%.3e", L.errinf), strf("%.3e", B.bound_inf), strf("%.3e", B.paper_inf),
-                 strf("%.3e", L.errf), strf("%.3e", B.bound_f), strf("%.3e", B.paper_f), strf("%ld", L.paper_exceeded),
-                 strf("%ld", L.violations)});
+      const auto e3 = [](double v) { return fmt::format("{:.3e}", v); };
+      table.add({std::to_string(k), e3(L.max_ratio), e3(L.err1), e3(B.bound1), e3(B.paper1), e3(L.errinf),
+                 e3(B.bound_inf), e3(B.paper_inf), e3(L.errf), e3(B.bound_f), e3(B.paper_f),
+                 std::to_string(L.paper_exceeded), std::to_string(L.violations)});
     }
     table.print();
     if (c.nk > max_rows) std::printf("... (%zu more layers, in the totals below)\n", c.nk - max_rows);
@@ -140,6 +88,7 @@ int run_weakform(const WeakformCliOptions& options) {
 
 Command add_weakform(CLI::App& app) {
   auto o = std::make_shared<WeakformCliOptions>();
+  o->name = [](const std::string& option) { return "ebla weakform" + (option.empty() ? "" : " " + option); };
   app.add_option("--ni", o->ni, "Rows of A and B")->capture_default_str();
   app.add_option("--nj", o->nj, "Columns of A, rows of C")->capture_default_str();
   app.add_option("--nk", o->nk, "Layers of A and B")->capture_default_str();

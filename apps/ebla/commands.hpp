@@ -3,11 +3,14 @@
 #pragma once
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/parse.hpp>  // parse_double
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>  // fmt::format: numbers into text
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ebla::cli {
 
@@ -28,22 +31,9 @@ Command add_info(CLI::App& app);
 /// Exit code for bad input (unknown names, malformed numbers, invalid options).
 constexpr int exit_bad_input = 2;
 
-/// Parses a whole string as a double (decimal, hex float, inf, nan); throws
-/// ebla::InvalidArgument naming `what` and the string otherwise.
-double parse_double(const std::string& text, const std::string& what);
-
-/// printf into a std::string (any length).
-__attribute__((format(printf, 1, 2))) std::string strf(const char* format, ...);
-
-/// Runs f; an ebla::InvalidArgument it throws is rethrown prefixed with the option.
-template <class F>
-auto under_option(const std::string& option, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const InvalidArgument& e) {
-    throw_invalid(option, e.what());
-  }
-}
+/// Whether an option among `options` was given, by its long name ("nx" for --nx): the
+/// `given` of a library choice (solver_choice.hpp, gemm_choice.hpp).
+std::function<bool(const std::string& long_name)> given_among(const std::vector<const CLI::Option*>& options);
 
 /// The thread count of Kokkos's host execution space asked for with --kokkos-num-threads
 /// (0: Kokkos's own choice: KOKKOS_NUM_THREADS, OMP_NUM_THREADS, or every core). main()

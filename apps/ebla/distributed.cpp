@@ -1,7 +1,6 @@
 #include "distributed.hpp"
 
 #include <ebla/core/error.hpp>
-#include <ebla/solvers/problems.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -11,7 +10,7 @@
 #include <string>
 
 #ifdef EBLA_WITH_MPI
-#include <ebla/mpi/solvers.hpp>
+#include <ebla/mpi/problem.hpp>
 
 #include <mpi.h>
 #endif
@@ -36,45 +35,6 @@ void finalize_at_exit() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
-}
-
-// Rows [first, first + count) of v, in a view of their own.
-Vector rows(ConstVector v, std::size_t first, std::size_t count) {
-  Vector r(std::string(v.label()) + " (owned rows)", count);
-  Kokkos::deep_copy(r, Kokkos::subview(v, Kokkos::make_pair(first, first + count)));
-  return r;
-}
-
-void keep_rows(Vector& v, std::size_t first, std::size_t count) {
-  if (v.extent(0) > 0) v = rows(v, first, count);
-}
-
-// HPCCG stacked in z on the operator A of this rank's planes: sizes, and the vectors on the
-// owned rows (for cg b = A 1, exact: integer sums; x0 = 0; the solution 1; for power the
-// rows of the serial run's random unit start vector).
-template <class Op>
-void set_hpccg(RunProblem& p, const Op& A, const char* operator_name, const ProblemSpec& spec, Solver s) {
-  p.name = "hpccg";
-  p.operator_name = operator_name;
-  p.n = A.global_size();
-  p.nnz = A.nonzeros();
-  p.nx = spec.nx;
-  p.ny = spec.ny;
-  p.nz = spec.nz;
-  if (s == Solver::cg) {
-    p.x_exact = Vector("ebla ones", A.size());
-    Kokkos::deep_copy(p.x_exact, 1.0);
-    p.x_exact_source = "1";
-    p.b = Vector("ebla hpccg b", A.size());
-    A.apply(p.x_exact, p.b);
-    p.b_source = "A 1 (HPCCG)";
-    p.x0 = Vector("ebla x0", A.size());
-    p.x0_source = "0";
-  } else {
-    p.x0 = rows(random_unit_vector(p.n, spec.seed), A.first_row(), A.size());
-    p.x0_source = "random unit vector, seed " + std::to_string(spec.seed);
-  }
-  p.op = A;
 }
 #endif
 
@@ -171,57 +131,18 @@ int finish_with(int code) {
 #ifdef EBLA_WITH_MPI
 
 RunProblem load_distributed_problem(const ProblemSpec& spec, Solver s) {
-  const Processes& P = processes();
-  const char* how = "";
-  if (spec.op == OperatorKind::dense)
-    throw_invalid(option_name(s, "--operator"), "dense is not distributed: use csr (or stencil for hpccg) under mpirun");
+  mpi::DistributedProblem d = mpi::load_problem(spec, use_of(s), MPI_COMM_WORLD);
+  for (const std::string& w : d.warnings) spdlog::warn("{}", w);
   RunProblem p;
-  if (spec.source == ProblemSource::hpccg) {
-    // each rank builds its own planes, matrix-free or as rows with global columns
-    const int gz = spec.nz * P.ranks;
-    if (spec.op == OperatorKind::stencil) {
-      set_hpccg(p, mpi::DistributedStencil(spec.nx, spec.ny, spec.nz, MPI_COMM_WORLD), "stencil", spec, s);
-    } else {
-      const std::size_t first = static_cast<std::size_t>(spec.nx) * spec.ny * spec.nz * P.rank;
-      set_hpccg(p,
-                mpi::DistributedCsr(hpccg_rows(spec.nx, spec.ny, gz, spec.nz * P.rank, spec.nz), first,
-                                    static_cast<std::size_t>(spec.nx) * spec.ny * gz, MPI_COMM_WORLD),
-                "csr", spec, s);
-    }
-    p.description = strf("HPCCG 27-point stencil on a %d x %d x %d grid", spec.nx, spec.ny, gz);
-    how = "ranks stacked in z";
-  } else {
-    // the serial problem on every rank, then each keeps its rows
-    p = load_serial_problem(spec, s);
-    const auto& csr = std::get<CsrOperator>(p.op);
-    const mpi::DistributedCsr A = mpi::DistributedCsr::from_global(csr.matrix(), MPI_COMM_WORLD);
-    for (Vector* v : {&p.b, &p.x0, &p.x_exact}) keep_rows(*v, A.first_row(), A.size());
-    p.op = A;
-    how = "rows in blocks";
-  }
-  p.description += strf(", on %d MPI ranks (%s)", P.ranks, how);
+  p.op = std::visit([](const auto& A) { return AnyOperator(A); }, d.op);
+  static_cast<ProblemData&>(p) = std::move(d);
   return p;
 }
 
-double global_max(double v) {
-  if (!processes().mpi) return v;
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return v;
-}
+double global_max(double v) { return processes().mpi ? mpi::global_max(v, MPI_COMM_WORLD) : v; }
 
 void gather_to_root(std::vector<std::uint8_t>& map) {
-  const Processes& P = processes();
-  if (!P.mpi || P.ranks == 1) return;
-  int mine = static_cast<int>(map.size());
-  std::vector<int> counts(P.rank == 0 ? P.ranks : 0), offsets(counts.size(), 0);
-  MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::vector<std::uint8_t> all;
-  if (P.rank == 0) {
-    for (int r = 1; r < P.ranks; ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
-    all.resize(static_cast<std::size_t>(offsets.back() + counts.back()));
-  }
-  MPI_Gatherv(map.data(), mine, MPI_UINT8_T, all.data(), counts.data(), offsets.data(), MPI_UINT8_T, 0, MPI_COMM_WORLD);
-  map = std::move(all);
+  if (processes().mpi) mpi::gather_to_root(map, MPI_COMM_WORLD);
 }
 
 #else

@@ -43,9 +43,8 @@ void run_on_rank0_alone();
 /// run, prints nothing more and aborts every rank with that code.
 int finish_with(int code);
 
-/// Replaces the serial problem's operator and vectors by this rank's rows: HPCCG stacked
-/// in z (the global grid nx x ny x (P nz)), any other matrix split by rows in balanced
-/// blocks. Throws InvalidArgument for a dense operator. Only with processes().ranks > 1.
+/// This rank's rows of the problem (ebla::mpi::load_problem on MPI_COMM_WORLD, its warnings
+/// logged). Only with processes().ranks > 1.
 RunProblem load_distributed_problem(const ProblemSpec& spec, Solver s);
 #ifdef EBLA_WITH_MPI
 template <class Op>

@@ -21,7 +21,7 @@ namespace {
 
 using namespace ebla::experiments;
 
-std::string sci(double v) { return std::isnan(v) ? "-" : strf("%.3e", v); }
+std::string sci(double v) { return std::isnan(v) ? "-" : fmt::format("{:.3e}", v); }
 
 double fraction(std::int64_t count, std::int64_t total) {
   return total > 0 ? static_cast<double>(count) / static_cast<double>(total) : 0.0;
@@ -91,7 +91,7 @@ void print_narrow_table(const NarrowFigure& f, const std::vector<std::int64_t>& 
                         double NarrowPoint::*field, bool narrow_only) {
   std::printf("\nFig. %s: %s\n", f.figure.c_str(), title);
   std::vector<std::string> header = {"input -> accumulation", "subnormals", "p", "range"};
-  for (std::int64_t k : ks) header.push_back(strf("k = %lld", static_cast<long long>(k)));
+  for (std::int64_t k : ks) header.push_back(fmt::format("k = {}", k));
   Table table(header, {}, 2);
   for (std::size_t i = 0; i < f.cases.size(); ++i) {
     const NarrowCase& nc = f.cases[i];
@@ -136,7 +136,7 @@ int run_select(const Config& c, Hdf5Writer* out) {
   Table table({"candidate", "relative bound", "modelled ms", "meets", ""});
   for (const GemmCandidateReport& rep : plan.candidates) {
     const bool chosen = describe(rep.config) == describe(plan.config);
-    table.add({describe(rep.config), sci(rep.relative_bound), strf("%.3f", 1e3 * rep.seconds),
+    table.add({describe(rep.config), sci(rep.relative_bound), fmt::format("{:.3f}", 1e3 * rep.seconds),
                rep.relative_bound <= c.tolerance ? "yes" : "no", chosen && plan.meets_tolerance ? "<- chosen" : ""});
   }
   table.print();

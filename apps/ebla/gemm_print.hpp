@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ebla/core/hdf5.hpp>
+#include <ebla/experiments/gemm_choice.hpp>
 #include <ebla/experiments/gemm_study.hpp>
 #include <ebla/kernels/gemm.hpp>
 
@@ -12,19 +13,10 @@
 
 namespace ebla::cli::gemm_command {
 
-enum class Mode { run, select, narrow_range, tensor_core };
+using Mode = experiments::GemmMode;
 
-struct Config {
-  Mode mode = Mode::run;
-  experiments::GemmData data;        // m, k, n, distribution, l, --given, seed
-  std::vector<std::int64_t> k_list;  // narrow-range
-  std::vector<std::string> figures;  // "5.1", "5.2"
-  GemmConfig gemm;                   // run and tensor-core
-  std::string unit_name;             // emulated engine
-  double tolerance = 0;
-  double failure = 0.01;
-  bool scaling = true, subnormals = true, reference = false;
-  int threads = 2;        // narrow-range: configs run on this many threads
+/// The checked choice (experiments/gemm_choice.hpp), and the output options.
+struct Config : experiments::GemmSpec {
   double progress = 0;    // seconds between progress lines on stderr (0: none)
   std::string output;
 };

@@ -11,10 +11,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <cerrno>
 #include <csignal>
 #include <algorithm>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -25,13 +23,12 @@
 
 namespace ebla::cli {
 
-double parse_double(const std::string& text, const std::string& what) {
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size())
-    throw_invalid(what, "'" + text + "' is not a number");
-  return v;  // overflow to +-inf and underflow are legitimate values here
+std::function<bool(const std::string&)> given_among(const std::vector<const CLI::Option*>& options) {
+  return [&options](const std::string& long_name) {
+    for (const CLI::Option* o : options)
+      if (o->check_lname(long_name)) return o->count() > 0;
+    return false;
+  };
 }
 
 CLI::Validator seed_range() {
@@ -43,19 +40,6 @@ CLI::Validator seed_range() {
         return fits ? std::string() : "'" + text + "' is not a seed: give a whole number in 0..9223372036854775807";
       },
       "INT in 0..2^63-1");
-}
-
-std::string strf(const char* format, ...) {
-  va_list args, again;
-  va_start(args, format);
-  va_copy(again, args);
-  const int size = std::vsnprintf(nullptr, 0, format, args);  // the length first
-  va_end(args);
-  std::string s(static_cast<std::size_t>(std::max(size, 0)) + 1, '\0');
-  std::vsnprintf(s.data(), s.size(), format, again);
-  va_end(again);
-  s.pop_back();
-  return s;
 }
 
 namespace {

@@ -1,20 +1,24 @@
 // What `ebla cg` and `ebla power` share: the options that choose the problem, the
 // operator and the dot products, and the course of a command (a single run, a sweep of qdot
 // tolerances, --experiment auto) with the pieces of its output (text, JSON lines, HDF5).
-// The numerics and the HDF5 layout are the solvers library's (problem_spec.hpp, series.hpp,
-// sweep.hpp, result_file.hpp); each command supplies its own solve and print through a
-// `Command` type (see SolverCommand below).
+// The checks of the options, the numerics and the HDF5 layout are the solvers library's
+// (solver_choice.hpp, problem_spec.hpp, series.hpp, sweep.hpp, auto_study.hpp,
+// result_file.hpp); each command supplies its own solve and print through a `Command` type
+// (see SolverCommand below).
 #pragma once
 
 #include "commands.hpp"
+#include "study_progress.hpp"
 #include "table.hpp"
 
 #include <ebla/core/hdf5.hpp>
 #include <ebla/solvers/auto_report.hpp>
+#include <ebla/solvers/auto_study.hpp>
 #include <ebla/solvers/dots.hpp>
 #include <ebla/solvers/problem_spec.hpp>
 #include <ebla/solvers/result_file.hpp>
 #include <ebla/solvers/series.hpp>
+#include <ebla/solvers/solver_choice.hpp>
 #include <ebla/solvers/sweep.hpp>
 
 #ifdef EBLA_WITH_MPI
@@ -57,8 +61,8 @@ std::string largest_text(double tolerance);
 /// "converged after 12 iterations (||r|| <= tau)".
 template <class Result>
 std::string status_text(const Result& r) {
-  return strf("%s after %d iteration%s (%s)", to_string(r.status), r.iterations, r.iterations == 1 ? "" : "s",
-              r.stop_reason.c_str());
+  return fmt::format("{} after {} iteration{} ({})", to_string(r.status), r.iterations, r.iterations == 1 ? "" : "s",
+              r.stop_reason);
 }
 
 // ---- options ------------------------------------------------------------------------
@@ -68,33 +72,15 @@ const char* solver_name(Solver s);
 /// "ebla cg --nx" and the like.
 std::string option_name(Solver s, const std::string& option);
 
-/// The options that choose the problem and the operator, as given on the command line.
-struct ProblemCli {
-  std::string problem;
-  int nx = 20, ny = 20, nz = 20;
-  std::string n = "1000";
-  double degree = 10;
-  std::int64_t seed = 1;
-  double shift = 0;
-  std::string matrix, rhs, x0, hdf5;
-  bool no_symmetry_check = false;
-  std::string op = "csr";
-  std::vector<const CLI::Option*> registered;  ///< to ask which were given
-  bool given(const std::string& long_name) const;
+/// The options that choose the problem and the operator (solver_choice.hpp), and the
+/// CLI11 options that bound them (to ask which were given).
+struct ProblemCli : ProblemChoice {
+  std::vector<const CLI::Option*> registered;
 };
 
 /// The options that choose the dot products.
-struct DotCli {
-  std::string dot;
-  std::string qdot_tol = "1e-8";  ///< a tolerance, or auto
-  std::string qdot_policy = "budget";
-  std::string ladder;
-  std::string format;
-  std::string sweep;
-  int collectives = 1;
-  int margin = QdotOptions::automatic_margin;  ///< --qdot-margin: QdotOptions::plan_margin
+struct DotCli : DotChoice {
   std::vector<const CLI::Option*> registered;
-  bool given(const std::string& long_name) const;
 };
 
 /// Output options.
@@ -122,23 +108,6 @@ struct SolverCli {
 void add_solver_options(CLI::App& app, SolverCli& c, Solver s);
 void add_experiment_options(CLI::App& app, SolverCli& c, const std::string& experiment_help);
 void add_output_options(CLI::App& app, OutputCli& o, Solver s);
-
-/// The checked choice of dot products. `sweep` is empty for a single run.
-struct DotSpec {
-  DotPolicy policy;                ///< of a single run (exact for a sweep's reference)
-  std::vector<double> sweep;       ///< qdot tolerances of a sweep, increasing
-  QdotPolicy qdot_policy = QdotPolicy::budget;
-  std::vector<QdotLevel> ladder;   ///< as given (empty: the default)
-  /// The qdot policy of one run of a sweep (or, sweep = false, of the one run of --qdot-tol).
-  /// A sweep compares the precision that each tolerance gives away, so its runs take no
-  /// plan margin unless --qdot-margin is given (a widened plan computes some bins more
-  /// precisely than asked); a single run takes the solver's default.
-  DotPolicy at(double tolerance, bool sweep = true) const;
-  DotPolicy automatic(Solver s) const;   ///< --qdot-tol auto: the solver's default rule
-  std::vector<std::string> rungs;  ///< ladder names of policy (of a qdot run in a sweep)
-  int collectives = 1;             ///< under mpirun: MPI_Allreduce per qdot (1 or 2)
-  int margin = QdotOptions::automatic_margin;  ///< QdotOptions::plan_margin of every qdot
-};
 
 /// What cg and power have checked before any work: the problem, the dot products, the
 /// output, and whether --experiment auto runs (on the problem of the options or the set).
@@ -176,9 +145,6 @@ RunProblem load_serial_problem(const ProblemSpec& spec, Solver s);
 /// The problem of a run: serial, or under mpirun this rank's rows (distributed.hpp).
 RunProblem load_run_problem(const ProblemSpec& spec, Solver s);
 
-/// The dot policies are checked on a one-component vector (a ladder that qdot rejects).
-void check_dot_policy(const DotSpec& spec, Solver s);
-
 // ---- output pieces ------------------------------------------------------------------
 
 /// Root attributes creator, version and command line, then the problem's.
@@ -206,26 +172,8 @@ bool progress_due(int k, int every);
 
 void print_auto_report(const AutoReport& r);
 Json auto_report_json(const AutoReport& r, const std::vector<double>& tolerances);
-/// --experiment: checks its value (auto) and the options it excludes. Returns whether a
-/// problem option was given (the experiment then runs on that problem instead of the
-/// built-in set).
-bool check_experiment(const SolverCli& c, Solver s);
-/// dir/name.mtx, a matrix of the built-in set; throws naming --matrix-dir if it cannot be opened.
-std::string set_matrix(const std::string& dir, const std::string& name, Solver s);
-/// A problem of an experiment: its name (empty: the problem's own), what to load, and the
-/// solver's options for it (CgOptions or PowerOptions).
-template <class Options>
-struct AutoCase {
-  std::string name;
-  ProblemSpec spec;
-  Options solver;
-};
-/// One run of an experiment: (label, policy, fixed tolerance or 0, HDF5 group name) -> the
-/// run added to the report; returns its events.
-using AutoRun = std::function<std::vector<SolverEvent>(const std::string&, const DotPolicy&, double, const std::string&)>;
-/// Runs exact, each tolerance of `dots.sweep` and auto through `run`, takes the verdict and
-/// writes the summary into `out` (if not null).
-void run_auto_sequence(AutoReport& r, const DotSpec& dots, Solver s, const AutoRun& run, const Hdf5Group* out);
+/// How the problems of the built-in sets name their fields and --matrix-dir.
+AutoSetNames auto_set_names(const SolverSetup& c, Solver s);
 /// For each of `problems` problems, study(i, group or null) and its report printed (text or
 /// one JSON line with "command"); the file's root attributes; the total. Returns exit code 1
 /// if a reference run did not converge, else 0. Throws InvalidArgument under mpirun with more
@@ -290,7 +238,7 @@ enum class SummaryPart { runs, reference, largest };
 //   the sweep's text: print_reference(s), columns(), prefixes(c) (of the two dot products'
 //   columns), cells(s, i), print_largest(c, s);
 //   its JSON: add_line(Json&, c, s, i), add_summary(Json&, c, s, SummaryPart);
-//   write_sweep(root, p, c, s); and for --experiment auto: auto_cases(c),
+//   write_sweep(root, p, c, s); and for --experiment auto:
 //   AutoReport report(name, p, c), add_run(AutoReport&, c, run, label, tolerance).
 template <class Command>
 struct SolverCommand {
@@ -411,9 +359,18 @@ struct SolverCommand {
     return code;
   }
 
+  // The problems of --experiment auto: the one of the options, or the solver's built-in set
+  // (docs/solvers.md, "Choosing the tolerance"; auto_study.hpp).
+  static std::vector<AutoCase<Options>> auto_cases(const Config& c) {
+    if (c.problem_given) return {{"", c.problem, c.solver}};
+    if constexpr (me == Solver::cg) return cg_auto_set(c.matrix_dir, c.solver, auto_set_names(c, me));
+    else return power_auto_set(c.matrix_dir, c.solver, auto_set_names(c, me));
+  }
+
   // Runs the reference, each tolerance of the sweep and auto on one problem; with `out`,
   // writes each run and the summary into it.
-  static AutoReport study(const AutoCase<Options>& a, const Config& config, const Hdf5Group* out) {
+  static AutoReport study(const AutoCase<Options>& a, const Config& config, const Hdf5Group* out,
+                          const std::function<void(const std::string&)>& done) {
     Config c = config;
     c.solver = a.solver;
     const RunProblem p = load_serial_problem(a.spec, me);
@@ -421,22 +378,27 @@ struct SolverCommand {
     if (out != nullptr) write_header(*out, p, c);
     const AutoRun run = [&](const std::string& label, const DotPolicy& policy, double tolerance,
                             const std::string& group) {
-      if (c.out.progress > 0) spdlog::info("{}: {}", r.name, label);
       const Run result = Command::solve(p, c, policy, "[" + label + "] ", c.sweep_progress());
+      done(r.name + ": " + label);
       Command::add_run(r, c, result, label, tolerance);
       if (out != nullptr) write_run(out->group(group), result, p.n, c.out.levels);
       return result.result.events;
     };
-    run_auto_sequence(r, c.dots, me, run, out);
+    run_auto_sequence(r, c.dots, use_of(me), run, out);
     return r;
   }
 
   // Everything that holds Kokkos views lives in here, inside the KokkosSession of run.
   static int execute(const Config& c) {
     return with_output(c, me, [&](Hdf5Writer* out) {
-      if (c.experiment) {
-        const auto cases = Command::auto_cases(c);
-        const auto one = [&](std::size_t i, const Hdf5Group* g) { return study(cases[i], c, g); };
+      if (c.experiment) {  // a progress line after each run unless --progress 0
+        const auto cases = auto_cases(c);
+        const std::size_t runs = cases.size() * (c.dots.sweep.size() + 2);  // exact, the sweep, auto
+        const experiments::Progress progress =
+            c.out.progress > 0 ? progress_each(option_name(me, "") + ": experiment auto") : nullptr;
+        std::size_t finished = 0;
+        const auto done = [&](const std::string& run) { experiments::report(progress, ++finished, runs, run); };
+        const auto one = [&](std::size_t i, const Hdf5Group* g) { return study(cases[i], c, g, done); };
         return run_auto_experiment(cases.size(), one, c.dots, c.out.json, out, me);
       }
       const RunProblem p = load_run_problem(c.problem, me);

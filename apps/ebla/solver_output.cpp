@@ -26,7 +26,7 @@ std::string short_rung(const std::string& name) {
 std::string percent_text(double fraction) {
   if (std::isnan(fraction)) return "-";
   if (fraction > 0 && 100 * fraction < 0.05) return "<0.1";
-  return strf("%.1f", 100 * fraction);
+  return fmt::format("{:.1f}", 100 * fraction);
 }
 
 std::string largest_text(double tolerance) { return std::isnan(tolerance) ? "none" : tolerance_text(tolerance); }
@@ -66,7 +66,7 @@ void print_events(const std::vector<SolverEvent>& events) {
   if (events.empty()) return;
   constexpr std::size_t shown = 5;
   std::printf("events              %zu (safeguards and repeated dot products)%s\n", events.size(),
-              events.size() > shown ? strf(", the first %zu:", shown).c_str() : ":");
+              events.size() > shown ? fmt::format(", the first {}:", shown).c_str() : ":");
   for (std::size_t e = 0; e < events.size() && e < shown; ++e)
     std::printf("  iteration %d: %s\n", events[e].iteration, events[e].what.c_str());
 }
@@ -112,8 +112,8 @@ std::string met_text(bool met) { return met ? "met" : "NOT met"; }
 std::string fixed_text(const AutoReport& r, int i) {
   if (i < 0) return "none";
   const PolicyOutcome& f = r.outcomes[i + 1];
-  return strf("%s (%d iterations, %s%%)", tolerance_text(f.tolerance).c_str(), f.iterations,
-              percent_text(f.below).c_str());
+  return fmt::format("{} ({} iterations, {}%)", tolerance_text(f.tolerance), f.iterations,
+              percent_text(f.below));
 }
 
 }  // namespace
@@ -128,10 +128,10 @@ void print_auto_report(const AutoReport& r) {
   for (std::size_t i = 0; i < r.outcomes.size(); ++i) {
     const PolicyOutcome& o = r.outcomes[i];
     std::vector<std::string> row = {r.labels[i], std::to_string(o.iterations),
-                                    strf("%.3f", reference > 0 ? static_cast<double>(o.iterations) / reference : 1.0),
+                                    fmt::format("{:.3f}", reference > 0 ? static_cast<double>(o.iterations) / reference : 1.0),
                                     r.status[i], percent_text(r.mix[0][i].below), percent_text(r.mix[1][i].below),
-                                    strf("%.3f", o.bytes)};
-    if (!r.extra_name.empty()) row.push_back(strf("%.1e", r.extra[i]));
+                                    fmt::format("{:.3f}", o.bytes)};
+    if (!r.extra_name.empty()) row.push_back(fmt::format("{:.1e}", r.extra[i]));
     t.add(row);
   }
   t.print("  ");
@@ -176,38 +176,6 @@ Json auto_report_json(const AutoReport& r, const std::vector<double>& tolerances
   j["best_fixed_within_auto_iterations"] = tolerance_of(r.verdict.within);
   j["share_met"] = r.verdict.share_met;
   return j;
-}
-
-bool check_experiment(const SolverCli& c, Solver s) {
-  if (c.experiment != "auto")
-    throw_invalid(option_name(s, "--experiment"), "unknown experiment '" + c.experiment + "' (known: auto)");
-  for (const char* name : {"dot", "qdot-tol", "format", "qdot-collectives"})
-    if (c.dots.given(name))
-      throw_invalid(option_name(s, std::string("--") + name),
-                    "--experiment auto chooses the dot products itself (exact, each tolerance of the sweep, auto)");
-  if (c.dots.qdot_policy != "budget")
-    throw_invalid(option_name(s, "--qdot-policy"), c.dots.qdot_policy +
-                                                       ": --experiment auto compares with the budget policy, which "
-                                                       "auto uses");
-  if (c.out.levels) throw_invalid(option_name(s, "--levels"), "is not recorded by --experiment auto");
-  return c.problem.given("problem") || c.problem.given("matrix") || c.problem.given("hdf5");
-}
-
-std::string set_matrix(const std::string& dir, const std::string& name, Solver s) {
-  const std::string path = dir + "/" + name + ".mtx";
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr)
-    throw_invalid(option_name(s, "--matrix-dir"), "cannot open '" + path + "' (the matrices of data/matrices)");
-  std::fclose(f);
-  return path;
-}
-
-void run_auto_sequence(AutoReport& r, const DotSpec& dots, Solver s, const AutoRun& run, const Hdf5Group* out) {
-  run("exact", DotPolicy::exact(), 0, "exact");
-  for (double tol : dots.sweep) run(tolerance_text(tol), dots.at(tol), tol, sweep_group_name(tol));
-  r.events = run("auto", dots.automatic(s), 0, "auto");
-  r.judge();
-  if (out != nullptr) write_auto_summary(*out, r, dots.sweep);
 }
 
 int run_auto_experiment(std::size_t problems, const std::function<AutoReport(std::size_t, const Hdf5Group*)>& study,

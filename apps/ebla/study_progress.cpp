@@ -23,8 +23,10 @@ double progress_interval(const std::string& text, const std::string& option) {
   return v;
 }
 
-experiments::Progress progress_lines(const std::string& prefix, double interval) {
-  if (!(interval > 0)) return nullptr;
+namespace {
+
+// A line when due: the first, the last, every step of a short list, else after `interval` s.
+experiments::Progress lines(const std::string& prefix, double interval) {
   struct State {
     experiments::Stopwatch since_start, since_line;
     bool printed = false;
@@ -40,5 +42,13 @@ experiments::Progress progress_lines(const std::string& prefix, double interval)
     state->printed = true;
   };
 }
+
+}  // namespace
+
+experiments::Progress progress_lines(const std::string& prefix, double interval) {
+  return interval > 0 ? lines(prefix, interval) : nullptr;
+}
+
+experiments::Progress progress_each(const std::string& prefix) { return lines(prefix, 0); }
 
 }  // namespace ebla::cli

@@ -24,5 +24,7 @@ double progress_interval(const std::string& text, const std::string& option);
 /// A Progress callback writing lines "<prefix> done/total (step), seconds"; null when
 /// `interval` <= 0.
 experiments::Progress progress_lines(const std::string& prefix, double interval);
+/// The same with a line for every step (the runs of `ebla cg|power --experiment auto`).
+experiments::Progress progress_each(const std::string& prefix);
 
 }  // namespace ebla::cli

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
+#include <string>
 
 namespace ebla::experiments {
 
@@ -186,8 +188,19 @@ void record(QdotRow& row, const Eval& e, const Reference& ref, std::int64_t n, b
   row.efficiency.add(ref.dot_seconds / (e.select_seconds + ref.dot_seconds));  // (2.5)
 }
 
+// The progress of a sweep: a step per vector pair (all its tolerances and policies).
+struct SweepSteps {
+  std::size_t done = 0, total = 0;
+};
+
+std::string step_text(const QdotPoint& p, int sample) {
+  std::ostringstream s;
+  s << to_string(p.dist) << ", t = " << p.t << ", n = " << p.n << ", sample " << sample + 1;
+  return s.str();
+}
+
 template <class T>
-void sweep_point(const QdotStudySpec& s, const QdotPoint& p, std::vector<QdotRow>& rows) {
+void sweep_point(const QdotStudySpec& s, const QdotPoint& p, std::vector<QdotRow>& rows, SweepSteps& steps) {
   const std::size_t first = rows.size();
   for (double tol : s.tolerances)
     for (QdotPolicy policy : s.policies) rows.push_back(make_row(p, tol, policy));
@@ -199,17 +212,20 @@ void sweep_point(const QdotStudySpec& s, const QdotPoint& p, std::vector<QdotRow
       const Eval e = evaluate(data, ref, qdot_options(s, rows[r].tolerance, rows[r].policy), reps);
       record(rows[r], e, ref, p.n, s.timed());
     }
+    report(s.progress, ++steps.done, steps.total, step_text(p, k));
   }
 }
 
 std::vector<QdotRow> sweep(const QdotStudySpec& s) {
   std::vector<QdotRow> rows;
+  SweepSteps steps;
+  for (QdotDist d : s.dists) steps.total += s.t_for(d).size() * s.sizes.size() * static_cast<std::size_t>(s.samples);
   for (QdotDist d : s.dists)
     for (double t : s.t_for(d))
       for (std::int64_t n : s.sizes) {
         const QdotPoint p{d, t, n};
-        if (s.use_float) sweep_point<float>(s, p, rows);
-        else sweep_point<double>(s, p, rows);
+        if (s.use_float) sweep_point<float>(s, p, rows, steps);
+        else sweep_point<double>(s, p, rows, steps);
       }
   return rows;
 }

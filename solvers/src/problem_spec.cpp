@@ -33,16 +33,6 @@ __attribute__((format(printf, 1, 2))) std::string text(const char* format, ...) 
   return s;
 }
 
-// Runs f; an InvalidArgument it throws is rethrown prefixed with `name`.
-template <class F>
-auto named_errors(const std::string& name, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const InvalidArgument& e) {
-    throw_invalid(name, e.what());
-  }
-}
-
 std::size_t grid_rows(const ProblemSpec& spec) {
   return static_cast<std::size_t>(spec.nx) * static_cast<std::size_t>(spec.ny) * static_cast<std::size_t>(spec.nz);
 }
@@ -154,7 +144,7 @@ CsrMatrix read_source_matrix(const ProblemSpec& spec, ProblemUse use, Problem& p
   const bool mm = spec.source == ProblemSource::matrix;
   const char* field = mm ? "matrix" : "hdf5";
   const std::string& file = mm ? spec.matrix : spec.hdf5;
-  CsrMatrix A = named_errors(spec.named(field), [&] { return mm ? read_matrix_market(file) : read_hdf5_matrix(file); });
+  CsrMatrix A = under_option(spec.named(field), [&] { return mm ? read_matrix_market(file) : read_hdf5_matrix(file); });
   if (A.numRows() != A.numCols())
     throw_invalid(spec.named(field), text("'%s': A is %zu x %zu, not square", file.c_str(),
                                           static_cast<std::size_t>(A.numRows()), static_cast<std::size_t>(A.numCols())));
@@ -218,11 +208,11 @@ void check_length(const ProblemSpec& spec, const char* field, const std::string&
 }
 
 Vector read_vector(const ProblemSpec& spec, const std::string& file, const char* field) {
-  return named_errors(spec.named(field), [&] { return read_matrix_market_vector(file); });
+  return under_option(spec.named(field), [&] { return read_matrix_market_vector(file); });
 }
 
 Vector read_hdf5_optional(const ProblemSpec& spec, const char* dataset) {
-  return named_errors(spec.named("hdf5"), [&] { return read_hdf5_vector(spec.hdf5, dataset, true); });
+  return under_option(spec.named("hdf5"), [&] { return read_hdf5_vector(spec.hdf5, dataset, true); });
 }
 
 void load_hpccg(const ProblemSpec& spec, ProblemUse use, Problem& p) {

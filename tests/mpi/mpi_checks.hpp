@@ -2,9 +2,11 @@
 // end (a program exits 1 if any check failed on any rank).
 #pragma once
 
+#include <Kokkos_Core.hpp>
 #include <mpi.h>
 
 #include <cstdio>
+#include <exception>
 #include <string>
 
 namespace ebla_mpi_test {
@@ -40,6 +42,29 @@ inline std::string num(double v) {
 inline void totals(long out[2]) {
   const long mine[2] = {checks, failures};
   PMPI_Allreduce(mine, out, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+}
+
+/// A test program's main(): MPI, then Kokkos around run() (an exception it throws is a
+/// failure that aborts every rank), then "<name> on P ranks: C checks, F failed" from rank 0.
+/// Returns the exit code: 0 if every check passed on every rank, else 1.
+template <class Run>
+int run_program(int argc, char** argv, const char* name, Run run) {
+  start_mpi(&argc, &argv);
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    try {
+      run();
+    } catch (const std::exception& e) {
+      std::printf("rank %d: FAILED: unexpected exception: %s\n", rank, e.what());
+      ++failures;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
+  long total[2];
+  totals(total);
+  if (rank == 0) std::printf("%s on %d ranks: %ld checks, %ld failed\n", name, ranks, total[0], total[1]);
+  MPI_Finalize();
+  return total[1] == 0 ? 0 : 1;
 }
 
 }  // namespace ebla_mpi_test

@@ -370,21 +370,4 @@ void run() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  start_mpi(&argc, &argv);
-  {
-    Kokkos::ScopeGuard kokkos(argc, argv);
-    try {
-      run();
-    } catch (const std::exception& e) {
-      std::printf("rank %d: FAILED: unexpected exception: %s\n", rank, e.what());
-      ++failures;
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-  }
-  long total[2];
-  totals(total);
-  if (rank == 0) std::printf("test_mpi_csr on %d ranks: %ld checks, %ld failed\n", ranks, total[0], total[1]);
-  MPI_Finalize();
-  return total[1] == 0 ? 0 : 1;
-}
+int main(int argc, char** argv) { return ebla_mpi_test::run_program(argc, argv, "test_mpi_csr", run); }

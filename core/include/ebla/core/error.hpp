@@ -21,4 +21,15 @@ public:
 /// Builds the message "function: what" and throws InvalidArgument.
 [[noreturn]] void throw_invalid(const std::string& function, const std::string& what);
 
+/// Runs f; an InvalidArgument it throws is rethrown as "option: <its message>" (a spec
+/// given as text names the field or option that held the bad value).
+template <class F>
+auto under_option(const std::string& option, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const InvalidArgument& e) {
+    throw_invalid(option, e.what());
+  }
+}
+
 }  // namespace ebla

@@ -52,6 +52,23 @@ struct MacSpec {
   Progress progress;       ///< after the samples are drawn and after each operation
 };
 
+/// The study as text: formats and rounding by name, the failure probability and the
+/// number of samples (1e5 accepted). Messages name a field through `name` ("--low" ->
+/// "ebla mac --low"; by default "ebla::MacChoice --low").
+struct MacChoice {
+  std::string low = "binary16", high = "binary32", input_format = "binary64";
+  std::string rounding = "nearest_even";
+  std::string failure = "0.01", samples = "100000";
+  std::int64_t seed = 1;
+  std::function<std::string(const std::string& option)> name;
+  std::string named(const std::string& option) const;
+};
+
+/// The checked spec (without progress): known formats and rounding; an input format that
+/// holds 1 and 2; failure in (0, 1); a whole number of samples in [1, 1e7]; each operation's
+/// config one that mpfma emulates exactly. Throws InvalidArgument naming the fields.
+MacSpec make_mac_spec(const MacChoice& choice);
+
 /// a, b, c: uniform draws from the 2^52 binary64 numbers of [1, 2), exactly (no rounding in
 /// 1 + k 2^-52), from mt19937_64(seed) in the order a, b, c per sample, then represented in
 /// `given` (to nearest).

@@ -16,12 +16,15 @@
 #pragma once
 
 #include <ebla/core/hdf5.hpp>
+#include <ebla/experiments/progress.hpp>
 #include <ebla/experiments/qdot_data.hpp>
 #include <ebla/experiments/statistics.hpp>
 #include <ebla/kernels/qdot.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +49,7 @@ struct QdotStudySpec {
   int samples = 1;              ///< vector pairs per (dist, t, n)
   int reps = 0;                 ///< timed calls per measurement (best kept); 0: qdot_auto_reps(n)
   bool use_float = false;       ///< float vectors (the values rounded to float)
+  Progress progress;            ///< a sweep reports each vector pair done (a run reports nothing)
 
   /// Whether times are measured: one run and speedup.
   bool timed() const { return kind == QdotStudyKind::run || kind == QdotStudyKind::speedup; }
@@ -64,6 +68,31 @@ struct QdotStudySpec {
 /// t = 5, 9, 13, n = 1e5, tolerances 1e-15..1e-1, 5 samples, budget and paper. The policy
 /// is budget; the seed 1.
 QdotStudySpec qdot_study_defaults(QdotStudyKind kind);
+
+/// A study as a user states it: names and numbers as text (empty lists: the kind's
+/// defaults). Messages name a field through `name` ("--n" -> "ebla qdot --n"; by default
+/// "ebla::QdotStudyChoice --n").
+struct QdotStudyChoice {
+  std::string experiment;  ///< tightness, effectiveness, speedup, compare-policies; empty: one run
+  bool compare_policies = false;  ///< the same as experiment compare-policies
+  std::vector<std::string> dists, t_values, sizes, tolerances;
+  std::string policy = "budget";
+  std::string ladder;  ///< comma-separated level names; empty: the input type's default
+  std::int64_t seed = 1;
+  static constexpr int default_samples = std::numeric_limits<int>::min();
+  int samples = default_samples;  ///< default_samples: the kind's default
+  int reps = 0;        ///< 0..100000; 0: qdot_auto_reps
+  bool use_float = false;
+  std::function<std::string(const std::string& option)> name;
+  std::string named(const std::string& option) const;
+};
+
+/// The checked spec of a choice: the kind, distributions, t in (0, 2000], whole n in
+/// [0, 1e9] (0 only for a run), positive finite tolerances, policy, ladder names, samples
+/// (one for a run), reps; a run takes one value of each list; x and y of the largest n
+/// must fit in memory. Throws InvalidArgument naming the field. Needs no Kokkos (the qdot
+/// options themselves are checked by qdot_study_levels).
+QdotStudySpec make_qdot_study_spec(const QdotStudyChoice& choice);
 
 /// Repetitions for timing: about 2e6 processed components per measurement, 3 .. 1000.
 int qdot_auto_reps(std::int64_t n);

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,24 @@ struct WeakformSpec {
   std::uint64_t seed = 1;
   Progress progress;       ///< as each of its 3 steps starts, and at the end
 };
+
+/// The study as text: sizes (1e4 accepted), formats (format, or input and accumulation),
+/// rounding and distribution by name. Messages name a field through `name` ("--ni" ->
+/// "ebla weakform --ni", "" for the sizes together; by default "ebla::WeakformChoice --ni").
+struct WeakformChoice {
+  std::string ni = "8", nj = "8", nk = "4", n = "16";
+  std::string format, input, accumulation;  ///< format: both; empty input: binary32; accumulation: input
+  std::string rounding = "nearest_even", distribution = "uniform";
+  bool in_format = false;
+  std::int64_t seed = 1;
+  std::function<std::string(const std::string& option)> name;
+  std::string named(const std::string& option) const;
+};
+
+/// The checked spec (without progress): whole sizes, ni, nj, nk >= 1 and n >= 0, each and
+/// ni nj nk max(n, 1) at most 1e8; known formats, rounding and distribution; the unit as
+/// weakform_unit accepts it. Throws InvalidArgument naming the field.
+WeakformSpec make_weakform_spec(const WeakformChoice& choice);
 
 using WeakformView3 = Kokkos::View<double***, Kokkos::HostSpace>;
 using WeakformView2 = Kokkos::View<double**, Kokkos::HostSpace>;

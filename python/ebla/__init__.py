@@ -1,0 +1,554 @@
+"""ebla: error-bounded linear algebra from Python.
+
+The C++ library's kernels on NumPy arrays and SciPy sparse matrices, each result with the
+bound the library certifies:
+
+- ``formats()``, ``format_info(name)``: the number formats (seed 001, Table 2.1, and custom
+  ``"custom:t=..,emin=..,emax=.."`` formats);
+- ``round(x, format, mode, rng=...)``: every element rounded to a format, bit-exactly;
+- ``qdot(x, y, tol, ...)``: the error-bounded quantized dot product (seed 002), and its two
+  phases ``qdot_select`` (a :class:`QdotPlan`) and ``qdot_compute``;
+- ``gemm(A, B, ...)``: mixed-precision matrix products with certified bounds (seed 001);
+- ``cg(A, b, ...)`` and ``power_method(A, ...)``: conjugate gradients and the power method
+  with exact, approximate (qdot), fixed-format or automatically chosen dot products;
+- ``hpccg_problem``, ``graph_laplacian``, ``random_unit_vector``, ``read_matrix_market``:
+  the test problems of the experiments.
+
+Inputs are float64 or float32 arrays of any stride (copied only where they are not
+contiguous, or where a float32 array meets a float64 kernel); matrices for the solvers are
+``scipy.sparse`` CSR or CSC matrices (CSC is converted) or dense 2-D arrays. Invalid
+arguments raise ``ValueError`` with ebla's message, which names the function and the value.
+Kokkos is initialised when the module is imported (unless something else did) and finalised
+at interpreter exit. The kernels release the GIL, so other Python threads run meanwhile.
+"""
+
+from dataclasses import dataclass, field
+import operator as _operator
+
+
+def _numpy():
+    """NumPy: this Python's own, else (same Python version) the one of the Python ebla was built for."""
+    import sys
+    try:
+        import numpy
+        return numpy
+    except ImportError as missing:
+        from . import _built_for
+        home = _built_for.NUMPY_DIR
+        if sys.version_info[:2] == _built_for.VERSION and home and home not in sys.path:
+            import os
+            if os.path.isfile(os.path.join(home, "numpy", "__init__.py")):
+                sys.path.append(home)  # after this Python's own directories: nothing of its own is shadowed
+                try:
+                    import numpy
+                    return numpy
+                except ImportError:
+                    sys.path.remove(home)
+        raise ImportError(
+            f"ebla needs NumPy, which this Python ({sys.executable}, {sys.version.split()[0]}) cannot "
+            f"import; run the Python ebla was built for ({_built_for.PYTHON}, CMake's Python3_EXECUTABLE), "
+            "or install NumPy for this one") from missing
+
+
+_np = _numpy()
+
+from . import _ebla
+
+__all__ = [
+    "Format", "formats", "format_info", "round", "QdotPlan", "QdotResult", "qdot", "qdot_select",
+    "qdot_compute", "GemmResult", "gemm", "exact_gemm", "matrix_units", "DotHistory", "CgResult",
+    "cg", "PowerResult", "power_method", "hpccg_problem", "graph_laplacian", "random_unit_vector",
+    "read_matrix_market",
+]
+
+QdotPlan = _ebla.QdotPlan
+
+
+# ---- argument checks ----------------------------------------------------------------------
+
+def _float_array(a, name, function):
+    """a as a NumPy array of float64 or float32 (no copy); ValueError for anything else."""
+    arr = _np.asarray(a)
+    if arr.dtype not in (_np.float64, _np.float32):
+        raise ValueError(f"{function}: {name} has dtype {arr.dtype}, not float64 or float32")
+    return arr
+
+
+def _vector(a, name, function, dtype=_np.float64):
+    """a as a C-contiguous 1-D array of dtype (a copy only if it is strided or of another dtype)."""
+    arr = _float_array(a, name, function)
+    if arr.ndim != 1:
+        raise ValueError(f"{function}: {name} has {arr.ndim} dimensions, not 1")
+    return _np.ascontiguousarray(arr, dtype=dtype)
+
+
+def _matrix(a, name, function):
+    """a as a C-contiguous 2-D float64 array."""
+    arr = _float_array(a, name, function)
+    if arr.ndim != 2:
+        raise ValueError(f"{function}: {name} has {arr.ndim} dimensions, not 2")
+    return _np.ascontiguousarray(arr, dtype=_np.float64)
+
+
+def _real(v, name, function):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{function}: {name} = {v!r} is not a number") from None
+
+
+def _integer(v, name, function):
+    try:
+        return _operator.index(v)
+    except TypeError:
+        raise ValueError(f"{function}: {name} = {v!r} is not an integer") from None
+
+
+def _ladder(ladder, function):
+    """A ladder given as a list of names or one comma-separated string, as one string."""
+    if ladder is None:
+        return ""
+    if isinstance(ladder, str):
+        return ladder
+    names = list(ladder)
+    if not all(isinstance(n, str) for n in names):
+        raise ValueError(f"{function}: ladder {ladder!r} is not a list of format names")
+    return ",".join(names)
+
+
+# ---- formats and rounding -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Format:
+    """A binary floating-point format (seed 001, (2.1)-(2.3)).
+
+    t is the precision in bits (implicit bit included), [emin, emax] the exponents of the
+    normal numbers; u = 2^-t is the unit roundoff, fmin = 2^emin the smallest normal number,
+    fmax the largest finite one, gmin the underflow constant (u fmin with subnormals).
+    ``bits`` is the width of the standard encoding (0 if there is none).
+    """
+
+    name: str
+    t: int
+    emin: int
+    emax: int
+    subnormals: bool
+    specials: str
+    overflow: str
+    u: float
+    fmin: float
+    fmax: float
+    gmin: float
+    smallest_positive: float
+    bits: int
+
+
+def format_info(name):
+    """The :class:`Format` of a catalogue name ("binary16", "bf16", "fp8_e4m3", ...) or a
+    custom spec "custom:t=<t>,emin=<emin>,emax=<emax>[,subnormals=0|1][,specials=...]
+    [,overflow=...]". Raises ValueError for an unknown name."""
+    return Format(**_ebla.format_info(str(name)))
+
+
+def formats():
+    """Every format of the catalogue, widest first (seed 001, Table 2.1, and the OCP formats)."""
+    return [format_info(n) for n in _ebla.format_names()]
+
+
+def round(x, format, mode="nearest_even", rng=None):  # noqa: A001 (ebla.round, like numpy's)
+    """Rounds every element of x to ``format`` in rounding ``mode``, bit-exactly.
+
+    x: a float or an array of float64 or float32 of any shape and stride. format: a name
+    (see :func:`formats`) or custom spec. mode: "nearest_even", "toward_zero", "upward",
+    "downward" or "stochastic" (also "rn", "rz", "ru", "rd", "sr").
+    rng, for stochastic rounding only: an int seed (element i then uses the i-th number of
+    ebla's counter-based generator, as ebla::quantize(x, y, f, mode, seed) in C++), or a
+    ``numpy.random.Generator`` (one uniform number per element drawn from it), or None
+    (a fresh ``numpy.random.default_rng()``).
+
+    Returns float64 values (every format is a subset of float64) of x's shape; a float for a
+    scalar x. Raises ValueError for an unknown format or mode, or a non-float dtype.
+    """
+    function = "ebla.round"
+    scalar = _np.ndim(x) == 0 and isinstance(x, (float, int, _np.floating, _np.integer))
+    arr = _np.asarray(float(x)) if scalar else _float_array(x, "x", function)
+    shape = arr.shape
+    flat = _np.ascontiguousarray(arr, dtype=_np.float64).reshape(-1)
+    canonical = _ebla.rounding_name(str(mode))
+    if canonical != "stochastic":  # rng plays no part
+        y = _ebla.round_seeded(flat, str(format), canonical, 0)
+    elif isinstance(rng, (int, _np.integer)) and not isinstance(rng, bool):
+        if rng < 0 or rng >= 2**64:
+            raise ValueError(f"{function}: seed {rng} is not in [0, 2^64)")
+        y = _ebla.round_seeded(flat, str(format), canonical, int(rng))
+    else:
+        if rng is None:
+            rng = _np.random.default_rng()
+        if not isinstance(rng, _np.random.Generator):
+            raise ValueError(f"{function}: rng = {rng!r} is not an int seed or a numpy.random.Generator")
+        y = _ebla.round_with(flat, str(format), canonical, rng.random(flat.size))
+    return float(y[0]) if scalar else y.reshape(shape)
+
+
+# ---- qdot ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class QdotResult:
+    """An approximate dot product and its certified bound (kernels/qdot.hpp).
+
+    |value - x^T y| <= bound holds against the exact real dot product of the inputs;
+    bound = quantization_bound + accumulation_bound. The precision mix: ``levels`` names the
+    rungs of the ladder, ``count_per_level`` the components computed at each, ``mix`` their
+    fractions of the nonzero products. abs_sum approximates |x|^T |y|.
+    """
+
+    value: float
+    bound: float
+    quantization_bound: float
+    accumulation_bound: float
+    abs_sum: float
+    levels: list
+    count_per_level: _np.ndarray
+    zeros: int
+    outside_plan: int
+    bins: int
+    e_min: int
+    e_max: int
+    nonfinite: bool
+    early_termination: bool
+    kept_top_bin: bool
+    passes: int
+    select_seconds: float
+    compute_seconds: float
+
+    @property
+    def mix(self):
+        """{rung name: fraction of the nonzero products computed there}."""
+        total = int(self.count_per_level.sum())
+        return {n: (int(c) / total if total else 0.0) for n, c in zip(self.levels, self.count_per_level)}
+
+
+def _qdot_pair(x, y, function):
+    """x and y as contiguous vectors of one dtype: float32 if both are, else float64."""
+    ax = _float_array(x, "x", function)
+    ay = _float_array(y, "y", function)
+    dtype = _np.float32 if ax.dtype == _np.float32 and ay.dtype == _np.float32 else _np.float64
+    return _vector(ax, "x", function, dtype), _vector(ay, "y", function, dtype)
+
+
+def qdot(x, y, tol=1e-8, policy="budget", ladder=None, reuse_plan=True, plan_margin=-1, perforate_all=True):
+    """The error-bounded quantized dot product x^T y (seed 002, Algorithm 3.3).
+
+    x, y: 1-D float64 or float32 arrays of equal length (float32 only if both are; any stride).
+    tol: the tolerance eps > 0. policy: "budget" (the approximation error is at most
+    tol |x|^T |y|) or "paper" (seed 002's selection, (3.9)-(3.10)). ladder: the formats to
+    choose from, most precise first, optionally ending with "perforate" (a list of names or
+    "binary64,binary32,binary16,perforate"); None is the seed's ladder. reuse_plan,
+    plan_margin (-1: ebla's default, which is 0 for a dot product on its own) and perforate_all:
+    as ebla::QdotOptions (kernels/qdot.hpp). Returns a :class:`QdotResult`.
+    """
+    function = "ebla.qdot"
+    x, y = _qdot_pair(x, y, function)
+    call = _ebla.qdot_f32 if x.dtype == _np.float32 else _ebla.qdot_f64
+    return QdotResult(**call(x, y, _real(tol, "tol", function), str(policy), _ladder(ladder, function),
+                             bool(reuse_plan), _integer(plan_margin, "plan_margin", function), bool(perforate_all)))
+
+
+def qdot_select(x, y, tol=1e-8, policy="budget", ladder=None, perforate_all=True):
+    """The selection phase of qdot (seed 002, Algorithm 3.2): a :class:`QdotPlan` giving a
+    format for each exponent bin of x_i y_i. Arguments as :func:`qdot`."""
+    function = "ebla.qdot_select"
+    x, y = _qdot_pair(x, y, function)
+    call = _ebla.qdot_select_f32 if x.dtype == _np.float32 else _ebla.qdot_select_f64
+    return call(x, y, _real(tol, "tol", function), str(policy), _ladder(ladder, function), bool(perforate_all))
+
+
+def qdot_compute(plan, x, y):
+    """The computation phase of qdot (seed 002, Algorithm 3.1) under ``plan`` (from
+    :func:`qdot_select` on vectors of the same length and dtype): a :class:`QdotResult`,
+    certified for these x and y even if they are not the ones the plan was selected for."""
+    function = "ebla.qdot_compute"
+    if not isinstance(plan, QdotPlan):
+        raise ValueError(f"{function}: plan is a {type(plan).__name__}, not an ebla.QdotPlan")
+    x, y = _qdot_pair(x, y, function)
+    call = _ebla.qdot_compute_f32 if x.dtype == _np.float32 else _ebla.qdot_compute_f64
+    return QdotResult(**call(plan, x, y))
+
+
+# ---- gemm ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GemmResult:
+    """C = A B computed in mixed precision, with certified bounds (kernels/gemm.hpp).
+
+    ||C - A B||_inf <= normwise_bound always; entrywise |C - A B| <= bound (certified) and
+    <= probable_bound (with probability 1 - failure), both None unless componentwise.
+    relative_bound = normwise_bound / (||A||_inf ||B||_inf). With a tolerance, the chosen
+    configuration, whether it meets the tolerance and every candidate tried; with reference,
+    ``exact`` (A B correctly rounded) and the observed errors.
+    """
+
+    C: _np.ndarray
+    normwise_bound: float
+    relative_bound: float
+    norm_a: float
+    norm_b: float
+    bound: object
+    probable_bound: object
+    paper_normwise: float
+    theta: float
+    config: dict
+    exact: object
+    observed_normwise: float
+    observed_max_ratio: float
+    meets_tolerance: object
+    tolerance: object
+    candidates: list
+    seconds: float
+
+
+def gemm(A, B, tolerance=None, input="bfloat16", words=1, engine="emulated", unit="fma_binary32",
+         scaling=True, subnormals=True, failure=0.01, componentwise=True, reference=False):
+    """C = A B with Model 1 of seed 001: A and B split into ``words`` words of the ``input``
+    format, their products computed by ``engine`` ("emulated" runs the matrix ``unit``
+    bit-exactly, see :func:`matrix_units`; "sgemm", "onednn_bf16", "dgemm"), with
+    power-of-two ``scaling``. With ``tolerance``, the cheapest configuration whose certified
+    bound meets ||C - A B|| <= tolerance ||A|| ||B|| is chosen instead (input, words, engine
+    and unit are then ignored). A, B: 2-D float64/float32 arrays of any stride.
+    Returns a :class:`GemmResult`.
+    """
+    function = "ebla.gemm"
+    A = _matrix(A, "A", function)
+    B = _matrix(B, "B", function)
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"{function}: A is {A.shape[0]} x {A.shape[1]} but B is {B.shape[0]} x {B.shape[1]}")
+    tol = None if tolerance is None else _real(tolerance, "tolerance", function)
+    r = _ebla.gemm(A, B, tol, str(input), _integer(words, "words", function), str(engine), str(unit),
+                   bool(scaling), bool(subnormals), _real(failure, "failure", function), bool(componentwise),
+                   bool(reference))
+    return GemmResult(**r)
+
+
+def exact_gemm(A, B):
+    """A B with every entry correctly rounded to float64 (exact products and sums)."""
+    function = "ebla.exact_gemm"
+    return _ebla.exact_gemm(_matrix(A, "A", function), _matrix(B, "B", function))
+
+
+def matrix_units():
+    """The names of the emulated matrix-multiply units (``gemm(..., unit=...)``)."""
+    return list(_ebla.matrix_unit_names())
+
+
+# ---- solvers ------------------------------------------------------------------------------
+
+class DotHistory:
+    """Per-iteration arrays of a solver (one entry per iteration).
+
+    For each kind of dot product (CG: ``pq`` = p^T A p and ``rr`` = r^T r, or r^T z with
+    Jacobi; power method: ``yy`` = y^T y and ``xy`` = x^T y) the arrays ``<kind>_value``,
+    ``<kind>_bound`` (|value - exact| <= bound; NaN where not computed), ``<kind>_tolerance``
+    (the qdot tolerance of the call), ``<kind>_accuracy`` (automatic policy: the accuracy
+    asked), ``<kind>_abs_sum``, ``<kind>_zero_fraction`` and ``<kind>_fraction`` (iterations x
+    rungs: the precision mix); and CG's ``residual``, ``alpha``, ``beta``, or the power
+    method's ``eigenvalue`` and ``change``. With record_levels, ``<kind>_levels`` (iterations
+    x n, the rung of each component, 255 for a zero product).
+    """
+
+    def __init__(self, arrays):
+        self.__dict__.update(arrays)
+
+    def names(self):
+        """The names of the arrays."""
+        return sorted(self.__dict__)
+
+    def __repr__(self):
+        return f"<ebla.DotHistory {len(next(iter(self.__dict__.values()), []))} iterations: {', '.join(self.names())}>"
+
+
+@dataclass(frozen=True)
+class CgResult:
+    """The result of :func:`cg` (solvers/cg.hpp).
+
+    x: the iterate at exit; status "converged", "max_iterations" or "breakdown";
+    true_residual = ||b - A x|| in double-double; recursive_residual the ||r_k|| the
+    stopping test saw; levels the rungs of the dot products' precision mix; history a
+    :class:`DotHistory`; rr0 the record of the first r^T r; events what the automatic
+    policy's safeguards did, as (iteration, text).
+    """
+
+    x: _np.ndarray
+    iterations: int
+    status: str
+    stop_reason: str
+    breakdown: str
+    tolerance_used: float
+    initial_residual: float
+    recursive_residual: float
+    true_residual: float
+    b_norm: float
+    seconds: float
+    iteration_seconds: float
+    dots: str
+    levels: list
+    events: list
+    history: DotHistory
+    rr0: DotHistory
+
+
+@dataclass(frozen=True)
+class PowerResult:
+    """The result of :func:`power_method` (solvers/power.hpp): the eigenvalue estimate, the
+    unit eigenvector, residual = ||A x - lambda x||, the status and a :class:`DotHistory`
+    (entry 0 is the start)."""
+
+    eigenvalue: float
+    eigenvector: _np.ndarray
+    iterations: int
+    status: str
+    stop_reason: str
+    breakdown: str
+    residual: float
+    seconds: float
+    dots: str
+    levels: list
+    events: list
+    history: DotHistory
+
+
+def _operator_arrays(A, function):
+    """(indptr int64, indices int32, data float64, n, dense): a square scipy.sparse matrix in
+    canonical CSR (CSC and other formats converted; sorted indices, duplicates summed), or a
+    dense 2-D array."""
+    try:
+        import scipy.sparse as sparse
+    except ImportError:  # pragma: no cover - scipy is a dependency of the sparse path only
+        sparse = None
+    if sparse is not None and sparse.issparse(A):
+        if A.shape[0] != A.shape[1]:
+            raise ValueError(f"{function}: A is {A.shape[0]} x {A.shape[1]}, not square")
+        if A.dtype not in (_np.float64, _np.float32):
+            raise ValueError(f"{function}: A has dtype {A.dtype}, not float64 or float32")
+        if A.shape[0] >= 2**31:
+            raise ValueError(f"{function}: A has {A.shape[0]} rows, more than ebla's int column indices hold")
+        csr = sparse.csr_matrix(A, dtype=_np.float64, copy=True)
+        csr.sum_duplicates()  # sorts the column indices of every row, as ebla's readers do
+        return (_np.ascontiguousarray(csr.indptr, dtype=_np.int64), _np.ascontiguousarray(csr.indices, dtype=_np.int32),
+                _np.ascontiguousarray(csr.data, dtype=_np.float64), int(csr.shape[0]), None)
+    dense = _matrix(A, "A", function)
+    if dense.shape[0] != dense.shape[1]:
+        raise ValueError(f"{function}: A is {dense.shape[0]} x {dense.shape[1]}, not square")
+    return None, None, None, 0, dense
+
+
+def _dot_args(dot, qdot_tol, function):
+    """The dot policy's kind: as given, or "qdot" where only a tolerance is."""
+    if dot is None:
+        dot = "exact" if qdot_tol is None else "qdot"
+    dot = str(dot)
+    if dot == "qdot" and qdot_tol is None:
+        raise ValueError(f"{function}: dot='qdot' needs qdot_tol (e.g. qdot_tol=1e-2)")
+    if dot != "qdot" and qdot_tol is not None:
+        raise ValueError(f"{function}: qdot_tol applies to dot='qdot', not to dot='{dot}'")
+    return dot, (1.0 if qdot_tol is None else _real(qdot_tol, "qdot_tol", function))
+
+
+def cg(A, b, x0=None, tol=1e-8, norm="absolute", stop="exact_norm", max_iterations=10000, jacobi=False,
+       dot=None, qdot_tol=None, qdot_policy="budget", ladder=None, format=None, plan_margin=-1,
+       record_levels=False, stall_window=500):
+    """Conjugate gradients with approximate dot products (seed 002, Algorithm 4.1).
+
+    A: a symmetric positive definite scipy.sparse matrix (CSR; CSC and others converted) or
+    dense 2-D array; b, x0 (default zeros): 1-D arrays. tol: tau; the loop stops when
+    ||r_k|| <= tau (norm="absolute") or tau ||b|| ("relative"); stop: "exact_norm" (the
+    exact residual norm), "certified" (qdot's certified r^T r) or "approximate" (HPCCG's
+    sqrt(r^T r) as computed). The dot products (dot): "exact"; "qdot" with qdot_tol,
+    qdot_policy ("budget"/"paper") and ladder; "fixed" in one format (format="bfloat16");
+    "auto" (the tolerance of each call chosen from what the iteration needs). Giving qdot_tol
+    alone means dot="qdot". plan_margin: qdot's plan reuse margin (-1: ebla's default).
+    Returns a :class:`CgResult`.
+    """
+    function = "ebla.cg"
+    indptr, indices, data, n, dense = _operator_arrays(A, function)
+    b = _vector(b, "b", function)
+    size = n if dense is None else dense.shape[0]
+    if b.size != size:
+        raise ValueError(f"{function}: A has {size} rows but b has {b.size} entries")
+    if x0 is not None:
+        x0 = _vector(x0, "x0", function)
+        if x0.size != size:
+            raise ValueError(f"{function}: A has {size} rows but x0 has {x0.size} entries")
+    dot, qtol = _dot_args(dot, qdot_tol, function)
+    r = _ebla.cg(indptr, indices, data, n, dense, b, x0, _real(tol, "tol", function), str(norm), str(stop),
+                 _integer(max_iterations, "max_iterations", function), bool(jacobi), dot, qtol, str(qdot_policy),
+                 _ladder(ladder, function), "" if format is None else str(format),
+                 _integer(plan_margin, "plan_margin", function), bool(record_levels),
+                 _integer(stall_window, "stall_window", function))
+    r["history"] = DotHistory(r["history"])
+    r["rr0"] = DotHistory(r["rr0"])
+    return CgResult(**r)
+
+
+def power_method(A, x0=None, tol=1e-6, max_iterations=300, dot=None, qdot_tol=None, qdot_policy="budget",
+                 ladder=None, format=None, plan_margin=-1, record_levels=False, seed=1):
+    """The power method for the largest eigenvalue of a symmetric A (seed 002, section 4.3).
+
+    A as for :func:`cg`; x0: the start vector (default ``random_unit_vector(n, seed)``, as
+    ebla's experiments start). It stops when |lambda_{k+1} - lambda_k| <= tol. Dot products
+    as for :func:`cg`. Returns a :class:`PowerResult`.
+    """
+    function = "ebla.power_method"
+    indptr, indices, data, n, dense = _operator_arrays(A, function)
+    size = n if dense is None else dense.shape[0]
+    if x0 is None:
+        x0 = random_unit_vector(size, seed)
+    x0 = _vector(x0, "x0", function)
+    if x0.size != size:
+        raise ValueError(f"{function}: A has {size} rows but x0 has {x0.size} entries")
+    dot, qtol = _dot_args(dot, qdot_tol, function)
+    r = _ebla.power_method(indptr, indices, data, n, dense, x0, _real(tol, "tol", function),
+                           _integer(max_iterations, "max_iterations", function), dot, qtol, str(qdot_policy),
+                           _ladder(ladder, function), "" if format is None else str(format),
+                           _integer(plan_margin, "plan_margin", function), bool(record_levels))
+    r["history"] = DotHistory(r["history"])
+    return PowerResult(**r)
+
+
+# ---- test problems ------------------------------------------------------------------------
+
+def _csr(arrays):
+    import scipy.sparse as sparse
+    indptr, indices, data, rows, cols = arrays
+    return sparse.csr_matrix((data, indices, indptr), shape=(rows, cols))
+
+
+def hpccg_problem(nx, ny, nz):
+    """HPCCG's 27-point matrix on an nx x ny x nz grid (scipy CSR) and b = A 1."""
+    arrays, b = _ebla.hpccg_problem(_integer(nx, "nx", "ebla.hpccg_problem"), _integer(ny, "ny", "ebla.hpccg_problem"),
+                                    _integer(nz, "nz", "ebla.hpccg_problem"))
+    return _csr(arrays), b
+
+
+def graph_laplacian(n, mean_degree, seed):
+    """The Laplacian D - A of a seeded Erdos-Renyi graph (scipy CSR): the power method's test."""
+    function = "ebla.graph_laplacian"
+    n = _integer(n, "n", function)
+    seed = _integer(seed, "seed", function)
+    if n < 0 or seed < 0:
+        raise ValueError(f"{function}: n = {n} and seed = {seed} must not be negative")
+    return _csr(_ebla.graph_laplacian(n, _real(mean_degree, "mean_degree", function), seed))
+
+
+def random_unit_vector(n, seed):
+    """The power method's start vector: uniform entries from std::mt19937_64(seed), unit norm."""
+    function = "ebla.random_unit_vector"
+    n = _integer(n, "n", function)
+    seed = _integer(seed, "seed", function)
+    if n < 0 or seed < 0:
+        raise ValueError(f"{function}: n = {n} and seed = {seed} must not be negative")
+    return _ebla.random_unit_vector(n, seed)
+
+
+def read_matrix_market(path):
+    """A Matrix Market file read by ebla's reader (symmetric files expanded), as scipy CSR."""
+    return _csr(_ebla.read_matrix_market(str(path)))

@@ -1,0 +1,141 @@
+// Mixed-precision GEMM (kernels/gemm.hpp): one configuration, or the cheapest one that
+// gemm_select certifies for a tolerance.
+#include "common.hpp"
+
+#include <ebla/kernels/gemm.hpp>
+#include <ebla/kernels/matrix_unit.hpp>
+
+#include <optional>
+
+namespace ebla::python {
+
+namespace {
+
+// A NumPy copy of a host matrix, or None for an empty one (a bound not computed).
+py::object matrix_to_numpy(const HostMatrix& M) {
+  if (M.extent(0) * M.extent(1) == 0 && M.data() == nullptr) return py::none();
+  py::array_t<double> a({static_cast<py::ssize_t>(M.extent(0)), static_cast<py::ssize_t>(M.extent(1))});
+  double* out = a.mutable_data();
+  for (std::size_t i = 0; i < M.extent(0); ++i)
+    for (std::size_t j = 0; j < M.extent(1); ++j) out[i * M.extent(1) + j] = M(i, j);
+  return std::move(a);
+}
+
+ConstHostMatrix as_matrix(const DoubleArray& a, const char* name) {
+  require(a.ndim() == 2, "ebla.gemm", std::string(name) + " has " + std::to_string(a.ndim()) + " dimensions, not 2");
+  return ConstHostMatrix(a.data(), static_cast<std::size_t>(a.shape(0)), static_cast<std::size_t>(a.shape(1)));
+}
+
+py::dict config_dict(const GemmConfig& c) {
+  py::dict d;
+  d["input"] = format_name(c.input);
+  d["words"] = c.words;
+  d["scaling"] = c.scaling;
+  d["subnormals"] = c.subnormals;
+  d["engine"] = std::string(to_string(c.engine));
+  d["description"] = describe(c);
+  return d;
+}
+
+py::dict result_dict(const GemmResult& r) {
+  py::dict d;
+  d["C"] = matrix_to_numpy(r.C);
+  d["normwise_bound"] = r.normwise_bound;
+  d["norm_a"] = r.norm_a;
+  d["norm_b"] = r.norm_b;
+  d["bound"] = matrix_to_numpy(r.bound);
+  d["probable_bound"] = matrix_to_numpy(r.probable_bound);
+  d["paper_normwise"] = r.paper.normwise;
+  d["theta"] = r.theta;
+  d["config"] = config_dict(r.config);
+  d["exact"] = matrix_to_numpy(r.exact);
+  d["observed_normwise"] = r.observed_normwise;
+  d["observed_max_ratio"] = r.observed_max_ratio;
+  d["seconds"] = r.split_seconds + r.product_seconds + r.bound_seconds;
+  return d;
+}
+
+py::dict gemm_call(const DoubleArray& A, const DoubleArray& B, std::optional<double> tolerance,
+                   const std::string& input, int words, const std::string& engine, const std::string& unit,
+                   bool scaling, bool subnormals, double failure, bool componentwise, bool reference) {
+  const ConstHostMatrix a = as_matrix(A, "A"), b = as_matrix(B, "B");
+  py::dict d;
+  if (tolerance) {
+    GemmOptions o;
+    o.tolerance = *tolerance;
+    o.scaling = scaling;
+    o.subnormals = subnormals;
+    o.failure = failure;
+    o.componentwise = componentwise;
+    GemmPlan plan;
+    GemmResult r;
+    {
+      py::gil_scoped_release release;
+      plan = gemm_select(a, b, o);
+      plan.config.componentwise = componentwise;
+      plan.config.reference = reference;
+      r = gemm(a, b, plan);
+    }
+    d = result_dict(r);
+    d["meets_tolerance"] = plan.meets_tolerance;
+    d["relative_bound"] = plan.relative_bound;
+    d["tolerance"] = plan.tolerance;
+    py::list candidates;
+    for (const GemmCandidateReport& c : plan.candidates) {
+      py::dict cd = config_dict(c.config);
+      cd["relative_bound"] = c.relative_bound;
+      cd["seconds"] = c.seconds;
+      candidates.append(cd);
+    }
+    d["candidates"] = candidates;
+    return d;
+  }
+  GemmConfig c;
+  c.input = format_by_name(input);
+  c.words = words;
+  c.engine = gemm_engine_by_name(engine);
+  c.unit = matrix_unit_by_name(unit);
+  c.scaling = scaling;
+  c.subnormals = subnormals;
+  c.failure = failure;
+  c.componentwise = componentwise;
+  c.reference = reference;
+  GemmResult r;
+  {
+    py::gil_scoped_release release;
+    r = gemm(a, b, c);
+  }
+  d = result_dict(r);
+  d["meets_tolerance"] = py::none();
+  d["relative_bound"] = r.normwise_bound / (r.norm_a * r.norm_b);
+  d["tolerance"] = py::none();
+  d["candidates"] = py::list();
+  return d;
+}
+
+}  // namespace
+
+void register_gemm(py::module_& m) {
+  m.def("gemm", &gemm_call, py::arg("A"), py::arg("B"), py::arg("tolerance"), py::arg("input"), py::arg("words"),
+        py::arg("engine"), py::arg("unit"), py::arg("scaling"), py::arg("subnormals"), py::arg("failure"),
+        py::arg("componentwise"), py::arg("reference"),
+        "ebla::gemm on C-contiguous float64 matrices (ebla::gemm_select first if a tolerance is given).");
+  m.def("exact_gemm", [](const DoubleArray& A, const DoubleArray& B) {
+    const ConstHostMatrix a = as_matrix(A, "A"), b = as_matrix(B, "B");
+    require(a.extent(1) == b.extent(0), "ebla.exact_gemm",
+            "A has " + std::to_string(a.extent(1)) + " columns but B has " + std::to_string(b.extent(0)) + " rows");
+    HostMatrix C;
+    {
+      py::gil_scoped_release release;
+      C = exact_gemm(a, b);
+    }
+    return matrix_to_numpy(C);
+  }, py::arg("A"), py::arg("B"), "A B with every entry correctly rounded to float64.");
+  m.def("matrix_unit_names", [] {
+    std::vector<std::string> names;
+    for (const auto& entry : matrix_unit_catalogue()) names.push_back(entry.name);
+    return names;
+  }, "The matrix-multiply units of the catalogue (kernels/matrix_unit.hpp).");
+}
+
+}  // namespace ebla::python

@@ -1,0 +1,371 @@
+// The solvers (conjugate gradients, the power method) on CSR or dense matrices with every dot
+// policy of solvers/dots.hpp, and the test problems of solvers/problems.hpp.
+#include "common.hpp"
+
+#include <ebla/solvers/cg.hpp>
+#include <ebla/solvers/dots.hpp>
+#include <ebla/solvers/io.hpp>
+#include <ebla/solvers/power.hpp>
+#include <ebla/solvers/problems.hpp>
+
+#include <initializer_list>
+#include <optional>
+
+namespace ebla::python {
+
+namespace {
+
+using RowMap = CsrMatrix::row_map_type::non_const_type;
+using Entries = CsrMatrix::index_type::non_const_type;
+using Values = CsrMatrix::values_type::non_const_type;
+using IndexArray = py::array_t<std::int64_t, py::array::c_style>;
+using ColumnArray = py::array_t<std::int32_t, py::array::c_style>;
+
+// A square CSR matrix from scipy's arrays, checked entry by entry (a bad index would make
+// the kernels read out of bounds) and copied into Kokkos's views (their index types differ
+// from scipy's, so this copy cannot be avoided).
+CsrMatrix csr_from_arrays(const IndexArray& indptr, const ColumnArray& indices, const DoubleArray& data,
+                          std::int64_t n, const char* function) {
+  require(n >= 0, function, "the matrix has " + std::to_string(n) + " rows");
+  require(indptr.size() == n + 1, function,
+          "indptr has " + std::to_string(indptr.size()) + " entries, not rows + 1 = " + std::to_string(n + 1));
+  const std::int64_t* p = indptr.data();
+  require(p[0] == 0, function, "indptr[0] is " + std::to_string(p[0]) + ", not 0");
+  for (std::int64_t i = 0; i < n; ++i)
+    require(p[i] <= p[i + 1], function, "indptr decreases at row " + std::to_string(i));
+  const std::int64_t nnz = p[n];
+  require(indices.size() == nnz && data.size() == nnz, function,
+          "indptr ends at " + std::to_string(nnz) + " but there are " + std::to_string(indices.size()) +
+              " indices and " + std::to_string(data.size()) + " values");
+  const std::int32_t* c = indices.data();
+  for (std::int64_t k = 0; k < nnz; ++k)
+    require(c[k] >= 0 && c[k] < n, function, "column index " + std::to_string(c[k]) + " is outside [0, " +
+                                                 std::to_string(n) + ")");
+  RowMap row_map(Kokkos::ViewAllocateWithoutInitializing("ebla.python row_map"), static_cast<std::size_t>(n + 1));
+  Entries entries(Kokkos::ViewAllocateWithoutInitializing("ebla.python entries"), static_cast<std::size_t>(nnz));
+  Values values(Kokkos::ViewAllocateWithoutInitializing("ebla.python values"), static_cast<std::size_t>(nnz));
+  auto h_ptr = Kokkos::create_mirror_view(row_map);
+  auto h_col = Kokkos::create_mirror_view(entries);
+  auto h_val = Kokkos::create_mirror_view(values);
+  for (std::int64_t i = 0; i <= n; ++i) h_ptr(i) = static_cast<std::size_t>(p[i]);
+  for (std::int64_t k = 0; k < nnz; ++k) {
+    h_col(k) = c[k];
+    h_val(k) = data.data()[k];
+  }
+  Kokkos::deep_copy(row_map, h_ptr);
+  Kokkos::deep_copy(entries, h_col);
+  Kokkos::deep_copy(values, h_val);
+  return CsrMatrix("ebla.python", static_cast<int>(n), static_cast<int>(n), static_cast<std::size_t>(nnz), values,
+                   row_map, entries);
+}
+
+// scipy's arrays of a CSR matrix (indptr int64, indices int32, data float64), as a tuple.
+py::tuple csr_to_arrays(const CsrMatrix& A) {
+  auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
+  auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
+  auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
+  py::array_t<std::int64_t> indptr(static_cast<py::ssize_t>(ptr.extent(0)));
+  py::array_t<std::int32_t> indices(static_cast<py::ssize_t>(col.extent(0)));
+  py::array_t<double> data(static_cast<py::ssize_t>(val.extent(0)));
+  for (std::size_t i = 0; i < ptr.extent(0); ++i) indptr.mutable_data()[i] = static_cast<std::int64_t>(ptr(i));
+  for (std::size_t k = 0; k < col.extent(0); ++k) {
+    indices.mutable_data()[k] = col(k);
+    data.mutable_data()[k] = val(k);
+  }
+  return py::make_tuple(indptr, indices, data, static_cast<std::int64_t>(A.numRows()),
+                        static_cast<std::int64_t>(A.numCols()));
+}
+
+// A dense row-major matrix copied into the view DenseOperator applies.
+DenseOperator dense_from_array(const DoubleArray& A, const char* function) {
+  require(A.ndim() == 2, function, "A has " + std::to_string(A.ndim()) + " dimensions, not 2");
+  Kokkos::View<double**, Kokkos::LayoutRight> M("ebla.python dense", static_cast<std::size_t>(A.shape(0)),
+                                                static_cast<std::size_t>(A.shape(1)));
+  auto h = Kokkos::create_mirror_view(M);
+  std::copy(A.data(), A.data() + A.size(), h.data());
+  Kokkos::deep_copy(M, h);
+  return DenseOperator(M);
+}
+
+// The dot policy of the Python arguments: kind "exact", "qdot", "fixed" or "auto".
+DotPolicy make_policy(const std::string& kind, double qdot_tol, const std::string& qdot_policy,
+                      const std::string& ladder, const std::string& format, int plan_margin, const char* function) {
+  QdotOptions o;
+  o.policy = qdot_policy_by_name(qdot_policy);
+  if (!ladder.empty()) o.ladder = qdot_ladder_by_names(ladder);
+  o.plan_margin = plan_margin;
+  if (kind == "exact") return DotPolicy::exact();
+  if (kind == "qdot") {
+    o.tolerance = qdot_tol;
+    return DotPolicy::approximate(o);
+  }
+  if (kind == "fixed") {
+    require(!format.empty(), function, "dot='fixed' needs a format (e.g. format='bfloat16')");
+    return DotPolicy::fixed(format_by_name(format));
+  }
+  if (kind == "auto") return DotPolicy::automatic(nullptr, o);
+  throw_invalid(function, "unknown dot policy '" + kind + "' (known: exact, qdot, fixed, auto)");
+}
+
+// The records of one kind of dot product over the iterations, as arrays named prefix_*.
+void add_records(py::dict& d, const std::string& prefix, const std::vector<const DotRecord*>& records,
+                 std::size_t rungs) {
+  const auto k = static_cast<py::ssize_t>(records.size());
+  py::array_t<double> value(k), bound(k), tolerance(k), accuracy(k), abs_sum(k), zero(k);
+  py::array_t<double> fraction({k, static_cast<py::ssize_t>(rungs)});
+  for (py::ssize_t i = 0; i < k; ++i) {
+    const DotRecord& r = *records[static_cast<std::size_t>(i)];
+    value.mutable_data()[i] = r.value;
+    bound.mutable_data()[i] = r.bound;
+    tolerance.mutable_data()[i] = r.tolerance;
+    accuracy.mutable_data()[i] = r.accuracy;
+    abs_sum.mutable_data()[i] = r.abs_sum;
+    zero.mutable_data()[i] = r.zero_fraction;
+    for (std::size_t l = 0; l < rungs; ++l)
+      fraction.mutable_data()[static_cast<std::size_t>(i) * rungs + l] = l < r.fraction.size() ? r.fraction[l] : 0.0;
+  }
+  d[(prefix + "_value").c_str()] = value;
+  d[(prefix + "_bound").c_str()] = bound;
+  d[(prefix + "_tolerance").c_str()] = tolerance;
+  d[(prefix + "_accuracy").c_str()] = accuracy;
+  d[(prefix + "_abs_sum").c_str()] = abs_sum;
+  d[(prefix + "_zero_fraction").c_str()] = zero;
+  d[(prefix + "_fraction").c_str()] = fraction;
+}
+
+// Per-component ladder maps of every iteration (record_levels), k x n.
+py::array_t<std::uint8_t> level_maps(const std::vector<const std::vector<std::uint8_t>*>& maps) {
+  const std::size_t n = maps.empty() ? 0 : maps.front()->size();
+  py::array_t<std::uint8_t> a({static_cast<py::ssize_t>(maps.size()), static_cast<py::ssize_t>(n)});
+  for (std::size_t i = 0; i < maps.size(); ++i)
+    std::copy(maps[i]->begin(), maps[i]->end(), a.mutable_data() + i * n);
+  return a;
+}
+
+// One number of every iteration as an array.
+template <class Iteration>
+py::array_t<double> series(const std::vector<Iteration>& history, double Iteration::*field) {
+  py::array_t<double> a(static_cast<py::ssize_t>(history.size()));
+  for (std::size_t i = 0; i < history.size(); ++i) a.mutable_data()[i] = history[i].*field;
+  return a;
+}
+
+// A dot product of the iterations: its name, its record and its map of levels.
+template <class Iteration>
+struct DotField {
+  const char* name;
+  DotRecord Iteration::*record;
+  std::vector<std::uint8_t> Iteration::*levels;
+};
+
+// Each dot product's records of every iteration (add_records), and with record_levels its
+// maps of levels as NAME_levels.
+template <class Iteration>
+void add_dot_history(py::dict& h, const std::vector<Iteration>& history,
+                     std::initializer_list<DotField<Iteration>> fields, std::size_t rungs, bool record_levels) {
+  for (const DotField<Iteration>& f : fields) {
+    std::vector<const DotRecord*> records;
+    std::vector<const std::vector<std::uint8_t>*> maps;
+    for (const Iteration& it : history) {
+      records.push_back(&(it.*f.record));
+      maps.push_back(&(it.*f.levels));
+    }
+    add_records(h, f.name, records, rungs);
+    if (record_levels) h[py::str(std::string(f.name) + "_levels")] = level_maps(maps);
+  }
+}
+
+py::list events_list(const std::vector<SolverEvent>& events) {
+  py::list l;
+  for (const SolverEvent& e : events) l.append(py::make_tuple(e.iteration, e.what));
+  return l;
+}
+
+py::dict cg_dict(const CgResult& r, const DotPolicy& dots, bool record_levels) {
+  py::dict d;
+  d["x"] = vector_to_numpy(r.x);
+  d["iterations"] = r.iterations;
+  d["status"] = std::string(to_string(r.status));
+  d["stop_reason"] = r.stop_reason;
+  d["breakdown"] = r.breakdown;
+  d["tolerance_used"] = r.tolerance_used;
+  d["initial_residual"] = r.initial_residual;
+  d["recursive_residual"] = r.recursive_residual;
+  d["true_residual"] = r.true_residual;
+  d["b_norm"] = r.b_norm;
+  d["seconds"] = r.seconds;
+  d["iteration_seconds"] = r.iteration_seconds;
+  d["dots"] = dots.to_string();
+  const std::vector<std::string> rungs = dots.level_names();
+  d["levels"] = rungs;
+  d["events"] = events_list(r.events);
+  py::dict h;
+  h["residual"] = series(r.history, &CgIteration::residual);
+  h["alpha"] = series(r.history, &CgIteration::alpha);
+  h["beta"] = series(r.history, &CgIteration::beta);
+  add_dot_history<CgIteration>(h, r.history, {{"pq", &CgIteration::pq, &CgIteration::pq_levels},
+                                              {"rr", &CgIteration::rr, &CgIteration::rr_levels}},
+                               rungs.size(), record_levels);
+  d["history"] = h;
+  py::dict rr0;
+  add_records(rr0, "rr0", {&r.rr0}, rungs.size());
+  d["rr0"] = rr0;
+  return d;
+}
+
+py::dict power_dict(const PowerResult& r, const DotPolicy& dots, bool record_levels) {
+  py::dict d;
+  d["eigenvalue"] = r.eigenvalue;
+  d["eigenvector"] = vector_to_numpy(r.eigenvector);
+  d["iterations"] = r.iterations;
+  d["status"] = std::string(to_string(r.status));
+  d["stop_reason"] = r.stop_reason;
+  d["breakdown"] = r.breakdown;
+  d["residual"] = r.residual;
+  d["seconds"] = r.seconds;
+  d["dots"] = dots.to_string();
+  const std::vector<std::string> rungs = dots.level_names();
+  d["levels"] = rungs;
+  d["events"] = events_list(r.events);
+  py::dict h;
+  h["eigenvalue"] = series(r.history, &PowerIteration::eigenvalue);
+  h["change"] = series(r.history, &PowerIteration::change);
+  add_dot_history<PowerIteration>(h, r.history, {{"yy", &PowerIteration::yy, &PowerIteration::yy_levels},
+                                                 {"xy", &PowerIteration::xy, &PowerIteration::xy_levels}},
+                                  rungs.size(), record_levels);
+  d["history"] = h;
+  return d;
+}
+
+// The operator of the Python arguments: CSR arrays (indptr given) or a dense matrix.
+struct OperatorArgs {
+  std::optional<IndexArray> indptr;
+  std::optional<ColumnArray> indices;
+  std::optional<DoubleArray> data;
+  std::int64_t n = 0;
+  std::optional<DoubleArray> dense;
+};
+
+template <class F>
+auto with_operator(const OperatorArgs& a, const char* function, F&& f) {
+  if (a.indptr) {
+    const CsrOperator A(csr_from_arrays(*a.indptr, *a.indices, *a.data, a.n, function));
+    return f(A);
+  }
+  const DenseOperator A = dense_from_array(*a.dense, function);
+  return f(A);
+}
+
+py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<DoubleArray> x0, double tol,
+                 const std::string& norm, const std::string& stop, int max_iterations, bool jacobi,
+                 const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
+                 const std::string& format, int plan_margin, bool record_levels, int stall_window) {
+  const char* function = "ebla.cg";
+  const DotPolicy dots = make_policy(dot, qdot_tol, qdot_policy, ladder, format, plan_margin, function);
+  CgOptions o;
+  o.tolerance = tol;
+  if (norm == "absolute") o.norm = Norm::absolute;
+  else if (norm == "relative") o.norm = Norm::relative;
+  else throw_invalid(function, "unknown norm '" + norm + "' (known: absolute, relative)");
+  if (stop == "exact_norm") o.stop = StopTest::exact_norm;
+  else if (stop == "certified") o.stop = StopTest::certified;
+  else if (stop == "approximate") o.stop = StopTest::approximate;
+  else throw_invalid(function, "unknown stop test '" + stop + "' (known: exact_norm, certified, approximate)");
+  o.max_iterations = max_iterations;
+  o.jacobi = jacobi;
+  o.record_levels = record_levels;
+  o.stall_window = stall_window;
+  const ConstVector bv(b.data(), static_cast<std::size_t>(b.size()));
+  Vector zeros;
+  ConstVector xv;
+  if (x0) {
+    xv = ConstVector(x0->data(), static_cast<std::size_t>(x0->size()));
+  } else {
+    zeros = Vector("ebla.python x0", static_cast<std::size_t>(b.size()));
+    xv = zeros;
+  }
+  return with_operator(op, function, [&](const auto& A) {
+    CgResult r;
+    {
+      py::gil_scoped_release release;
+      r = cg(A, bv, xv, dots, o);
+    }
+    return cg_dict(r, dots, record_levels);
+  });
+}
+
+py::dict power_call(const OperatorArgs& op, const DoubleArray& x0, double tol, int max_iterations,
+                    const std::string& dot, double qdot_tol, const std::string& qdot_policy,
+                    const std::string& ladder, const std::string& format, int plan_margin, bool record_levels) {
+  const char* function = "ebla.power_method";
+  const DotPolicy dots = make_policy(dot, qdot_tol, qdot_policy, ladder, format, plan_margin, function);
+  PowerOptions o;
+  o.tolerance = tol;
+  o.max_iterations = max_iterations;
+  o.record_levels = record_levels;
+  const ConstVector xv(x0.data(), static_cast<std::size_t>(x0.size()));
+  return with_operator(op, function, [&](const auto& A) {
+    PowerResult r;
+    {
+      py::gil_scoped_release release;
+      r = power_method(A, xv, dots, o);
+    }
+    return power_dict(r, dots, record_levels);
+  });
+}
+
+OperatorArgs operator_args(std::optional<IndexArray> indptr, std::optional<ColumnArray> indices,
+                           std::optional<DoubleArray> data, std::int64_t n, std::optional<DoubleArray> dense) {
+  OperatorArgs a;
+  a.indptr = std::move(indptr);
+  a.indices = std::move(indices);
+  a.data = std::move(data);
+  a.n = n;
+  a.dense = std::move(dense);
+  return a;
+}
+
+}  // namespace
+
+void register_solvers(py::module_& m) {
+  m.def("cg",
+        [](std::optional<IndexArray> indptr, std::optional<ColumnArray> indices, std::optional<DoubleArray> data,
+           std::int64_t n, std::optional<DoubleArray> dense, const DoubleArray& b, std::optional<DoubleArray> x0,
+           double tol, const std::string& norm, const std::string& stop, int max_iterations, bool jacobi,
+           const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
+           const std::string& format, int plan_margin, bool record_levels, int stall_window) {
+          return cg_call(operator_args(indptr, indices, data, n, dense), b, std::move(x0), tol, norm, stop,
+                         max_iterations, jacobi, dot, qdot_tol, qdot_policy, ladder, format, plan_margin,
+                         record_levels, stall_window);
+        },
+        py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n"), py::arg("dense"), py::arg("b"),
+        py::arg("x0"), py::arg("tol"), py::arg("norm"), py::arg("stop"), py::arg("max_iterations"),
+        py::arg("jacobi"), py::arg("dot"), py::arg("qdot_tol"), py::arg("qdot_policy"), py::arg("ladder"),
+        py::arg("format"), py::arg("plan_margin"), py::arg("record_levels"), py::arg("stall_window"),
+        "ebla::cg on a CSR (indptr, indices, data, n) or dense matrix; a dict of the result.");
+  m.def("power_method",
+        [](std::optional<IndexArray> indptr, std::optional<ColumnArray> indices, std::optional<DoubleArray> data,
+           std::int64_t n, std::optional<DoubleArray> dense, const DoubleArray& x0, double tol, int max_iterations,
+           const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
+           const std::string& format, int plan_margin, bool record_levels) {
+          return power_call(operator_args(indptr, indices, data, n, dense), x0, tol, max_iterations, dot, qdot_tol,
+                            qdot_policy, ladder, format, plan_margin, record_levels);
+        },
+        py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n"), py::arg("dense"), py::arg("x0"),
+        py::arg("tol"), py::arg("max_iterations"), py::arg("dot"), py::arg("qdot_tol"), py::arg("qdot_policy"),
+        py::arg("ladder"), py::arg("format"), py::arg("plan_margin"), py::arg("record_levels"),
+        "ebla::power_method on a CSR or dense matrix; a dict of the result.");
+  m.def("hpccg_problem", [](int nx, int ny, int nz) {
+    const HpccgProblem p = hpccg_problem(nx, ny, nz);
+    return py::make_tuple(csr_to_arrays(p.A), vector_to_numpy(p.b));
+  }, py::arg("nx"), py::arg("ny"), py::arg("nz"), "HPCCG's 27-point matrix and right-hand side (CSR arrays, b).");
+  m.def("graph_laplacian", [](std::size_t n, double mean_degree, std::uint64_t seed) {
+    return csr_to_arrays(graph_laplacian(n, mean_degree, seed));
+  }, py::arg("n"), py::arg("mean_degree"), py::arg("seed"), "The Laplacian of a seeded random graph (CSR arrays).");
+  m.def("random_unit_vector", [](std::size_t n, std::uint64_t seed) { return vector_to_numpy(random_unit_vector(n, seed)); },
+        py::arg("n"), py::arg("seed"), "The power method's seeded start vector.");
+  m.def("read_matrix_market", [](const std::string& path) { return csr_to_arrays(read_matrix_market(path)); },
+        py::arg("path"), "A Matrix Market file as CSR arrays (ebla's reader).");
+}
+
+}  // namespace ebla::python
