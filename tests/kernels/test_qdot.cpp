@@ -488,9 +488,10 @@ TEST(QdotDistributions, DistributionBKeepsTheBoundAndTheBudgetContract) {
 
 TEST(QdotDistributions, LongVectorsUpTo1e5KeepTheBoundAndTheBudgetContract) {
   Tally& tally = tallies()["long"];
+  const std::pair<char, int> families[] = {{'A', 20}, {'A', 100}, {'B', 6}, {'B', 30}};
   for (std::size_t n : {10000u, 100000u})
     for (bool positive : {false, true})
-      for (auto [kind, t] : {std::pair<char, int>{'A', 20}, {'A', 100}, {'B', 6}, {'B', 30}}) {
+      for (auto [kind, t] : families) {
         const std::uint64_t seed = 30000 + n + 10 * t + positive;
         const std::string label = family_label(kind, t, positive, "") + " n = " + std::to_string(n);
         run_cases<double>(label + " double", seed, 1, seed_distribution<double>(kind, t, positive, n), sweep(), tally);
@@ -1735,7 +1736,8 @@ TEST(QdotValidation, LengthsThatOverflowThePointerAreRejected) {
   const double x[2] = {1, 2};
   const double* top = reinterpret_cast<const double*>(UINTPTR_MAX - 63 * sizeof(double));
   const std::size_t n = 64;  // below PTRDIFF_MAX / 8, but top + 64 wraps
-  for (const auto& [a, b, name] : {std::tuple<const double*, const double*, std::string>{top, x, "x"}, {x, top, "y"}}) {
+  const std::tuple<const double*, const double*, std::string> cases[] = {{top, x, "x"}, {x, top, "y"}};
+  for (const auto& [a, b, name] : cases) {
     try {
       ebla::qdot(a, b, n, QdotOptions{});
       ADD_FAILURE() << name << " near the top of the address space was accepted";
