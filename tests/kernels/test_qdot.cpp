@@ -1571,13 +1571,19 @@ void check_views(std::size_t n, std::uint64_t seed, Tally& tally) {
   }
   Kokkos::View<T*> xv("x", n), yv("y", n);
   Kokkos::View<T**, Kokkos::LayoutRight> columns("columns", n, 3);  // x in column 0, y in column 2
+  // filled through host mirrors: the Views may live in a device's memory
+  const auto hx = Kokkos::create_mirror_view(xv), hy = Kokkos::create_mirror_view(yv);
+  const auto hcolumns = Kokkos::create_mirror_view(columns);
   for (std::size_t i = 0; i < n; ++i) {
-    xv(i) = x[i];
-    yv(i) = y[i];
-    columns(i, 0) = x[i];
-    columns(i, 1) = T(7);
-    columns(i, 2) = y[i];
+    hx(i) = x[i];
+    hy(i) = y[i];
+    hcolumns(i, 0) = x[i];
+    hcolumns(i, 1) = T(7);
+    hcolumns(i, 2) = y[i];
   }
+  Kokkos::deep_copy(xv, hx);
+  Kokkos::deep_copy(yv, hy);
+  Kokkos::deep_copy(columns, hcolumns);
   const auto xs = Kokkos::subview(columns, Kokkos::ALL, 0);
   const auto ys = Kokkos::subview(columns, Kokkos::ALL, 2);
   static_assert(std::is_same<typename decltype(xs)::array_layout, Kokkos::LayoutStride>::value,
