@@ -362,7 +362,8 @@ void check_pointers(const T* x, const T* y, std::size_t n, const char* function)
   if (n > 0 && (x == nullptr || y == nullptr))
     throw_invalid(function, std::string(x == nullptr ? "x" : "y") + " is null but n = " + std::to_string(n));
   // nor does one run past the end of the address space (a length that overflows its pointer)
-  for (const auto& [name, p] : {std::pair<const char*, const T*>{"x", x}, {"y", y}})
+  const std::pair<const char*, const T*> arrays[] = {{"x", x}, {"y", y}};  // (nvcc deduces no braced list)
+  for (const auto& [name, p] : arrays)
     if (reinterpret_cast<std::uintptr_t>(p) > UINTPTR_MAX - n * sizeof(T))
       throw_invalid(function, std::string(name) + " + n runs past the end of the address space (n = " +
                                   std::to_string(n) + ")");

@@ -28,6 +28,8 @@
 #include <tuple>
 #include <vector>
 
+#include "../quad_vector.hpp"
+
 namespace {
 
 namespace bounds = ebla::bounds;
@@ -303,9 +305,9 @@ constexpr int kTrials = 20000;
 enum class Exponents { multiply, mixed };  // all rho_i = +1, or rho_i = +-1 at random
 
 // |prod (1 + delta_i)^(rho_i) - 1| of `trials` independent products of n factors.
-std::vector<quad> simulate(double u, int n, Exponents e, int trials, std::uint64_t seed) {
+ebla_test::QuadVector simulate(double u, int n, Exponents e, int trials, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::vector<quad> dev(trials);
+  ebla_test::QuadVector dev(static_cast<std::size_t>(trials));
   for (int t = 0; t < trials; ++t) {
     quad num = 1, den = 1;
     for (int i = 0; i < n; ++i) {
@@ -319,7 +321,7 @@ std::vector<quad> simulate(double u, int n, Exponents e, int trials, std::uint64
   return dev;
 }
 
-double failure_frequency(const std::vector<quad>& dev, double bound) {
+double failure_frequency(const ebla_test::QuadVector& dev, double bound) {
   int fails = 0;
   for (quad d : dev) fails += d > quad(bound) ? 1 : 0;
   return static_cast<double>(fails) / static_cast<double>(dev.size());
@@ -356,7 +358,7 @@ void expect_frequency_within(double observed, double stated, const std::string& 
 void check_monte_carlo(double u, int n, Exponents e) {
   const std::uint64_t seed = 0x5eedu + 7919u * n + 104729u * -std::ilogb(u) +
                              (e == Exponents::mixed ? 1u : 0u);
-  const std::vector<quad> dev = simulate(u, n, e, kTrials, seed);
+  const ebla_test::QuadVector dev = simulate(u, n, e, kTrials, seed);
   const char* mode = e == Exponents::mixed ? "mixed" : "multiply";
   for (const auto& nl : lambdas_for(u, n)) {
     const double observed = failure_frequency(dev, bounds::gamma_tilde(n, u, nl.lambda));
@@ -395,7 +397,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, MonteCarlo,
 TEST(MonteCarloPower, RejectsTooSmallConstants) {
   const double u = 0x1p-11;
   const int n = 1000;
-  const std::vector<quad> dev = simulate(u, n, Exponents::mixed, kTrials, 777);
+  const ebla_test::QuadVector dev = simulate(u, n, Exponents::mixed, kTrials, 777);
 
   // gamma~ without the sqrt(n) of the random walk, at the lambda of a 50% HM claim
   const double l_hm = bounds::hm_lambda(0.5, u);

@@ -258,7 +258,8 @@ TEST(CQdot, NoDotProductComesBackZeroFromEveryProductPerforated) {
   for (auto& v : r) v = std::fabs(v);
   const std::vector<double> x = wide<double>(gen, n, 4), y = wide<double>(gen, n, 4);
   int guarded = 0;
-  for (const auto& [a, b] : {std::pair<const std::vector<double>*, const std::vector<double>*>{&r, &r}, {&x, &y}})
+  const std::pair<const std::vector<double>*, const std::vector<double>*> pairs[] = {{&r, &r}, {&x, &y}};
+  for (const auto& [a, b] : pairs)
     for (const char* policy : {"budget", "paper"})
       for (double tol : {1e-8, 1e0, 1e2, 1e6}) {
         const std::string what = std::string(policy) + ", tolerance " + std::to_string(tol);

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "checks.hpp"
+#include "../quad_vector.hpp"
 
 namespace {
 using ebla_test::bits_of;
@@ -635,7 +636,7 @@ TEST(GemmComputation, EmptyInnerDimensionGivesZero) {
 /// A B in __float128: every product exact (106 bits), the sum rounded; its error is at most
 /// gamma_k(2^-113) sum |a b|, returned as `allow`.
 struct Reference {
-  std::vector<quad> ab, allow;
+  ebla_test::QuadVector ab, allow;
   std::size_t n = 0;
   std::vector<bool> exact;  ///< the sum was exact (TwoSum)
   quad at(std::size_t i, std::size_t j) const { return ab[i * n + j]; }
@@ -645,8 +646,8 @@ Reference reference(const HostMatrix& A, const HostMatrix& B) {
   const std::size_t m = A.extent(0), k = A.extent(1), n = B.extent(1);
   Reference r;
   r.n = n;
-  r.ab.assign(m * n, 0);
-  r.allow.assign(m * n, 0);
+  r.ab = ebla_test::QuadVector(m * n);
+  r.allow = ebla_test::QuadVector(m * n);
   r.exact.assign(m * n, true);
   const quad uq = ldexpq(1, -113);
   const quad g = k * uq / (1 - k * uq);

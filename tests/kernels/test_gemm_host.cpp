@@ -32,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include "../quad_vector.hpp"
+
 namespace {
 
 using quad = __float128;
@@ -289,7 +291,7 @@ ErrorCheck check_errors(const Shape& s, const std::vector<double>& A, const std:
                         const std::vector<double>& C, quad u) {
   ErrorCheck r;
   const quad g = (gamma_q(s.k, u) + gamma_q(s.k, quad(0x1p-113))) * (1 + gamma_q(s.k, quad(0x1p-53)));
-  std::vector<quad> exact(static_cast<std::size_t>(s.n));
+  ebla_test::QuadVector exact(static_cast<std::size_t>(s.n));
   std::vector<double> abs_sum(static_cast<std::size_t>(s.n));
   for (std::int64_t i = 0; i < s.m; ++i) {
     std::fill(exact.begin(), exact.end(), quad(0));

@@ -46,6 +46,7 @@
 #endif
 
 #include "checks.hpp"
+#include "../quad_vector.hpp"
 
 namespace {
 using ebla_test::bits_of;
@@ -64,6 +65,7 @@ using ebla::Rounding;
 namespace units = ebla::units;
 
 using quad = __float128;
+using ebla_test::QuadVector;
 
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
@@ -321,8 +323,9 @@ class TableRounder {
 
  private:
   struct Entry {
-    quad value;  ///< held as __float128: the search compares with __float128 values
-    bool odd;    ///< last significand bit of the encoding (ties go to even)
+    double value;  ///< exact (the format has at most 53 bits); compared in __float128 (a double
+                   ///< here: nvcc compiles no std::vector of a type holding __float128)
+    bool odd;      ///< last significand bit of the encoding (ties go to even)
   };
 
   quad magnitude(quad ax, const std::vector<Entry>& t, bool nearest) const {
@@ -331,11 +334,11 @@ class TableRounder {
     if (ax > fmax)  // fmax's last bit is odd: a tie at fmax + ulp/2 overflows
       return !nearest ? fmax : ax >= fmax + top_ulp / 2 ? static_cast<quad>(inf) : fmax;
     const auto it = std::lower_bound(t.begin(), t.end(), ax,
-                                     [](const Entry& e, quad v) { return e.value < v; });
+                                     [](const Entry& e, quad v) { return static_cast<quad>(e.value) < v; });
     if (it->value == ax) return ax;
     const Entry lo = *(it - 1), hi = *it;
     if (!nearest) return lo.value;
-    const quad mid = (lo.value + hi.value) / 2;
+    const quad mid = (static_cast<quad>(lo.value) + hi.value) / 2;
     if (ax != mid) return ax < mid ? lo.value : hi.value;
     return lo.odd ? hi.value : lo.value;
   }
@@ -372,26 +375,27 @@ struct Oracle {
     return r;
   }
 
-  /// One multi-operand addition.
-  quad add(const std::vector<quad>& terms) const {
+  /// One multi-operand addition of the terms [first, last).
+  quad add(const quad* first, const quad* last) const {
     bool nan = false, plus = false, minus = false, all_zero = true, all_negative = true;
     int top = std::numeric_limits<int>::min();
-    for (quad x : terms) {
-      nan = nan || isnanq(x);
-      plus = plus || (isinfq(x) && x > 0);
-      minus = minus || (isinfq(x) && x < 0);
-      all_negative = all_negative && signbitq(x);
-      if (x != 0 && !isnanq(x) && !isinfq(x)) {
+    for (const quad* x = first; x != last; ++x) {
+      nan = nan || isnanq(*x);
+      plus = plus || (isinfq(*x) && *x > 0);
+      minus = minus || (isinfq(*x) && *x < 0);
+      all_negative = all_negative && signbitq(*x);
+      if (*x != 0 && !isnanq(*x) && !isinfq(*x)) {
         all_zero = false;
-        top = std::max(top, ilogbq(x));  // the exponent E of the largest term
+        top = std::max(top, ilogbq(*x));  // the exponent E of the largest term
       }
     }
     if (nan || (plus && minus)) return nanq("");
-    if (plus || minus) return plus ? HUGE_VALQ : -HUGE_VALQ;
+    if (plus || minus) return static_cast<quad>(plus ? inf : -inf);  // (nvcc has no HUGE_VALQ)
     if (all_zero) return all_negative ? -static_cast<quad>(0) : static_cast<quad>(0);
     const int grid = top - (u.accumulation.t - 1) - u.extra_bits;
     quad sum = 0;
-    for (quad x : terms) {
+    for (const quad* t = first; t != last; ++t) {
+      const quad x = *t;
       // drop every bit below 2^grid from the magnitude
       const quad y =
           u.extra_bits == MatrixUnit::unbounded ? x : scalbnq(truncq(scalbnq(x, -grid)), grid);
@@ -400,13 +404,18 @@ struct Oracle {
     if (sum == 0) return 0;
     return accumulation(sum, u.rounding == Rounding::nearest_even, u.output_subnormals);
   }
+  /// The addition of two terms.
+  quad add(quad a, quad b) const {
+    const quad terms[] = {a, b};
+    return add(terms, terms + 2);
+  }
 
   quad daz(quad x, const Format& f) const {
     return !u.input_subnormals && fabsq(x) < f.fmin() ? signed_zero(x) : x;
   }
 
-  quad operation(const std::vector<quad>& a, const std::vector<quad>& b, quad c) const {
-    std::vector<quad> p(a.size());
+  quad operation(const QuadVector& a, const QuadVector& b, quad c) const {
+    QuadVector p(a.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
       p[i] = a[i] * b[i];  // exact: at most 2 x 53 bits
       if (!u.exact_products && !isnanq(p[i]) && !isinfq(p[i])) p[i] = product(p[i], true, true);
@@ -414,27 +423,28 @@ struct Oracle {
     const bool with = u.addend == AddendJoin::with_products;
     quad s;
     if (u.normalisation == Normalisation::at_end) {
-      std::vector<quad> terms = p;
-      if (with) terms.insert(terms.begin(), c);
-      s = add(terms);
+      QuadVector terms;
+      if (with) terms.push_back(c);
+      for (quad x : p) terms.push_back(x);
+      s = add(terms.begin(), terms.end());
     } else {
-      std::vector<quad> chain(u.chains, 0);
+      QuadVector chain(u.chains, 0);
       if (with) chain[0] = c;
       for (int step = 0; step < u.block; ++step) {
         const int i = u.order == ProductOrder::forward ? step : u.block - 1 - step;
-        chain[step % u.chains] = add({chain[step % u.chains], p[i]});
+        chain[step % u.chains] = add(chain[step % u.chains], p[i]);
       }
       s = chain[0];
-      for (int j = 1; j < u.chains; ++j) s = add({s, chain[j]});
+      for (int j = 1; j < u.chains; ++j) s = add(s, chain[j]);
     }
-    return with ? s : add({c, s});
+    return with ? s : add(c, s);
   }
 
   /// Algorithm 1 on one row and column; a, b in the input format, c in the accumulation format.
   double dot(const std::vector<double>& a, const std::vector<double>& b, double c) const {
     quad s = daz(c, u.accumulation);
     for (std::size_t k0 = 0; k0 < a.size(); k0 += u.block) {
-      std::vector<quad> ab(u.block, 0), bb(u.block, 0);
+      QuadVector ab(u.block, 0), bb(u.block, 0);
       for (std::size_t l = 0; l < static_cast<std::size_t>(u.block) && k0 + l < a.size(); ++l) {
         ab[l] = daz(a[k0 + l], u.input);
         bb[l] = daz(b[k0 + l], u.input);

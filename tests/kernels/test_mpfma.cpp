@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "checks.hpp"
+#include "../quad_vector.hpp"
 
 namespace {
 using ebla_test::hex;
@@ -62,14 +63,15 @@ bool is_binary32(const Format& f) {
 
 struct Table {
   Format f;
-  std::vector<quad> v;     // the non-negative finite values, increasing
-  std::vector<bool> odd;   // last significand bit of each
-  quad top_ulp;            // spacing in the top binade
-  std::vector<double> vd;  // v as doubles (exact), to start the search
+  ebla_test::QuadVector v;  // the non-negative finite values, increasing
+  std::vector<bool> odd;    // last significand bit of each
+  double top_ulp;           // spacing in the top binade: a power of two, held as a double (nvcc
+                            // compiles no std::vector<Table> if Table holds a __float128)
+  std::vector<double> vd;   // v as doubles (exact), to start the search
 };
 
 Table make_table(const Format& f) {
-  Table T{f, {}, {}, ldexpq(1, f.emax - f.t + 1), {}};
+  Table T{f, {}, {}, std::ldexp(1.0, f.emax - f.t + 1), {}};
   const std::int64_t half = std::int64_t{1} << (f.t - 1);  // 2^(t-1)
   T.v.push_back(0);
   T.odd.push_back(false);
@@ -114,16 +116,8 @@ bool away_from_zero(Rounding m, bool negative) {
 }
 
 // The table's values as doubles or quads, and the few operations table_round needs of each.
-template <class N>
-const std::vector<N>& values(const Table& T);
-template <>
-const std::vector<quad>& values<quad>(const Table& T) {
-  return T.v;
-}
-template <>
-const std::vector<double>& values<double>(const Table& T) {
-  return T.vd;
-}
+const ebla_test::QuadVector& values(const Table& T, quad) { return T.v; }
+const std::vector<double>& values(const Table& T, double) { return T.vd; }
 bool is_nan(double x) { return std::isnan(x); }
 bool is_nan(quad x) { return isnanq(x); }
 bool is_inf(double x) { return std::isinf(x); }
@@ -138,7 +132,7 @@ bool sign_bit(quad x) { return signbitq(x) != 0; }
 template <class N>
 double table_round_as(const Table& T, N s, N e, Rounding m, double r) {
   const Format& f = T.f;
-  const std::vector<N>& v = values<N>(T);
+  const auto& v = values(T, N{});
   if (is_nan(s)) return nan;
   const bool neg = sign_bit(s);
   if (is_inf(s)) {

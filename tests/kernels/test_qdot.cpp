@@ -488,9 +488,10 @@ TEST(QdotDistributions, DistributionBKeepsTheBoundAndTheBudgetContract) {
 
 TEST(QdotDistributions, LongVectorsUpTo1e5KeepTheBoundAndTheBudgetContract) {
   Tally& tally = tallies()["long"];
+  const std::pair<char, int> families[] = {{'A', 20}, {'A', 100}, {'B', 6}, {'B', 30}};
   for (std::size_t n : {10000u, 100000u})
     for (bool positive : {false, true})
-      for (auto [kind, t] : {std::pair<char, int>{'A', 20}, {'A', 100}, {'B', 6}, {'B', 30}}) {
+      for (auto [kind, t] : families) {
         const std::uint64_t seed = 30000 + n + 10 * t + positive;
         const std::string label = family_label(kind, t, positive, "") + " n = " + std::to_string(n);
         run_cases<double>(label + " double", seed, 1, seed_distribution<double>(kind, t, positive, n), sweep(), tally);
@@ -1570,13 +1571,19 @@ void check_views(std::size_t n, std::uint64_t seed, Tally& tally) {
   }
   Kokkos::View<T*> xv("x", n), yv("y", n);
   Kokkos::View<T**, Kokkos::LayoutRight> columns("columns", n, 3);  // x in column 0, y in column 2
+  // filled through host mirrors: the Views may live in a device's memory
+  const auto hx = Kokkos::create_mirror_view(xv), hy = Kokkos::create_mirror_view(yv);
+  const auto hcolumns = Kokkos::create_mirror_view(columns);
   for (std::size_t i = 0; i < n; ++i) {
-    xv(i) = x[i];
-    yv(i) = y[i];
-    columns(i, 0) = x[i];
-    columns(i, 1) = T(7);
-    columns(i, 2) = y[i];
+    hx(i) = x[i];
+    hy(i) = y[i];
+    hcolumns(i, 0) = x[i];
+    hcolumns(i, 1) = T(7);
+    hcolumns(i, 2) = y[i];
   }
+  Kokkos::deep_copy(xv, hx);
+  Kokkos::deep_copy(yv, hy);
+  Kokkos::deep_copy(columns, hcolumns);
   const auto xs = Kokkos::subview(columns, Kokkos::ALL, 0);
   const auto ys = Kokkos::subview(columns, Kokkos::ALL, 2);
   static_assert(std::is_same<typename decltype(xs)::array_layout, Kokkos::LayoutStride>::value,
@@ -1735,7 +1742,8 @@ TEST(QdotValidation, LengthsThatOverflowThePointerAreRejected) {
   const double x[2] = {1, 2};
   const double* top = reinterpret_cast<const double*>(UINTPTR_MAX - 63 * sizeof(double));
   const std::size_t n = 64;  // below PTRDIFF_MAX / 8, but top + 64 wraps
-  for (const auto& [a, b, name] : {std::tuple<const double*, const double*, std::string>{top, x, "x"}, {x, top, "y"}}) {
+  const std::tuple<const double*, const double*, std::string> cases[] = {{top, x, "x"}, {x, top, "y"}};
+  for (const auto& [a, b, name] : cases) {
     try {
       ebla::qdot(a, b, n, QdotOptions{});
       ADD_FAILURE() << name << " near the top of the address space was accepted";

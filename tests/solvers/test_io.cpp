@@ -385,8 +385,18 @@ Csr csr_of(const HostCsr& h) {
              h.val};
 }
 
+// The file types of the three datasets; by default those ebla writes. HDF5's type names are
+// expressions (H5open(), id): they appear in function bodies only, since nvcc's front end turns
+// them into statement expressions, which are not allowed in default member initializers or in
+// a range-for's braced list.
 struct Types {
-  hid_t ptr = H5T_STD_U64LE, col = H5T_STD_I32LE, val = H5T_IEEE_F64LE;
+  hid_t ptr, col, val;
+  Types() {
+    ptr = H5T_STD_U64LE;
+    col = H5T_STD_I32LE;
+    val = H5T_IEEE_F64LE;
+  }
+  Types(hid_t p, hid_t c, hid_t v) : ptr(p), col(c), val(v) {}
 };
 
 class Hdf5Input : public Scratch {
@@ -429,9 +439,12 @@ TEST_F(Hdf5Input, ReadsMatrixAndVectors) {
 TEST_F(Hdf5Input, EveryAcceptedTypeAndByteOrder) {
   const HostCsr A = square_example();
   int k = 0;
-  for (hid_t p : {H5T_STD_U64LE, H5T_STD_I64LE, H5T_STD_U64BE, H5T_STD_I64BE})
-    for (hid_t c : {H5T_STD_I32LE, H5T_STD_I64LE, H5T_STD_I32BE, H5T_STD_I64BE})
-      for (hid_t v : {H5T_IEEE_F64LE, H5T_IEEE_F64BE}) {
+  const hid_t ptr_types[] = {H5T_STD_U64LE, H5T_STD_I64LE, H5T_STD_U64BE, H5T_STD_I64BE};
+  const hid_t col_types[] = {H5T_STD_I32LE, H5T_STD_I64LE, H5T_STD_I32BE, H5T_STD_I64BE};
+  const hid_t val_types[] = {H5T_IEEE_F64LE, H5T_IEEE_F64BE};
+  for (hid_t p : ptr_types)
+    for (hid_t c : col_types)
+      for (hid_t v : val_types) {
         SCOPED_TRACE("combination " + std::to_string(k));
         const std::string path = matrix_file("t" + std::to_string(k++) + ".h5", csr_of(A), Types{p, c, v});
         EXPECT_EQ(to_host(ebla::read_hdf5_matrix(path)), A);

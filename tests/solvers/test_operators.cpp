@@ -40,8 +40,9 @@ double reference_residual(const std::vector<std::vector<double>>& a, const std::
 TEST(StencilOperator, AppliesTheHpccgMatrixOnEveryGridShape) {
   std::mt19937_64 gen(7);
   // (lines longer than the kernel's chunk of 256 points, with and without a remainder)
-  for (auto [nx, ny, nz] : {std::array<int, 3>{1, 1, 1}, {2, 3, 4}, {5, 4, 3}, {7, 1, 1}, {1, 6, 1}, {3, 3, 3},
-                            {257, 1, 2}, {512, 2, 1}, {600, 2, 2}}) {
+  const std::array<int, 3> shapes[] = {{1, 1, 1}, {2, 3, 4}, {5, 4, 3}, {7, 1, 1}, {1, 6, 1},
+                                       {3, 3, 3}, {257, 1, 2}, {512, 2, 1}, {600, 2, 2}};
+  for (auto [nx, ny, nz] : shapes) {
     SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz));
     const auto a = stencil_dense(nx, ny, nz);
     const std::size_t n = a.size();
