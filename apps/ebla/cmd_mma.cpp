@@ -106,25 +106,15 @@ int run_mma(const MmaOptions& o) {
   return 0;
 }
 
-std::vector<std::string> split_commas(const std::vector<std::string>& texts) {
-  std::vector<std::string> out;
-  for (const std::string& t : texts) {
-    std::size_t start = 0;
-    for (std::size_t comma; (comma = t.find(',', start)) != std::string::npos; start = comma + 1)
-      out.push_back(t.substr(start, comma - start));
-    out.push_back(t.substr(start));
-  }
-  return out;
-}
-
 }  // namespace
 
 Command add_mma(CLI::App& app) {
   auto o = std::make_shared<MmaOptions>();
   app.add_option("--unit,-u", o->unit, "A unit of the catalogue (docs/matrix-units.md; a name that is none gets the list)")->required();
   app.add_option("--a", o->a, "a_1, ..., a_k: values, or bit patterns of the unit's input format with --bits")
-      ->required();
-  app.add_option("--b", o->b, "b_1, ..., b_k, as --a")->required();
+      ->required()
+      ->delimiter(',');
+  app.add_option("--b", o->b, "b_1, ..., b_k, as --a")->required()->delimiter(',');
   app.add_option("--c", o->c, "The addend c (a value, or a bit pattern of the accumulation format)")
       ->capture_default_str();
   app.add_flag("--bits", o->bits,
@@ -134,12 +124,7 @@ Command add_mma(CLI::App& app) {
              "its input format and c in its accumulation format (a value not in them is rounded to\n"
              "nearest, with a note). Prints d = c + sum a_i b_i as the unit computes it, with its\n"
              "encoding, and the exact value.");
-  return [o] {
-    MmaOptions split = *o;
-    split.a = split_commas(o->a);
-    split.b = split_commas(o->b);
-    return run_mma(split);
-  };
+  return [o] { return run_mma(*o); };
 }
 
 }  // namespace ebla::cli
