@@ -12,7 +12,8 @@
 // assembly, and the certified normwise bound; no entrywise bounds): bfloat16 / binary16 words
 // on oneDNN and SGEMM with p = 1 and 3, binary64 on DGEMM, and `ebla_tol1e-6`, the plan
 // gemm_select picks for a certified relative normwise bound of 1e-6 (chosen before timing;
-// the choice is printed). The emulated_* rows time the bit-exact emulation of two units.
+// the choice is printed). The emulated_* rows time the bit-exact emulation of two units, and
+// of one block unit at K = 4, 16 and 32 products per unit operation.
 //
 // Threads: as many as Kokkos' default host execution space runs (OMP_NUM_THREADS, or
 // --kokkos-num-threads=N with Kokkos 4), for ebla's own passes and, set here to the same
@@ -192,6 +193,22 @@ void emulated_with(benchmark::State& state, const char* unit_name) {
       static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n),
       benchmark::Counter::kIsIterationInvariantRate);
 }
+// The same block unit with K products per unit operation (K = 4, 16, 32) on 256 x 256 x 256
+// products: unit dot products (d = c + sum of K products) per second.
+void emulated_block(benchmark::State& state) {
+  constexpr std::int64_t n = 256;
+  const std::int64_t K = state.range(0);
+  const auto& d = matrices(n);
+  const ebla::ConstHostMatrix A(d.a64.data(), n, n), B(d.b64.data(), n, n);
+  ebla::HostMatrix C("C", n, n);
+  ebla::MatrixUnit unit = ebla::matrix_unit_by_name("h100_bf16");
+  unit.block = static_cast<int>(K);
+  for (auto _ : state) ebla::unit_gemm(unit, A, B, C);
+  const double products = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  state.counters["products/s"] = benchmark::Counter(products, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["unit_ops/s"] =
+      benchmark::Counter(products / static_cast<double>(K), benchmark::Counter::kIsIterationInvariantRate);
+}
 void emulated_fma_binary32(benchmark::State& state) { emulated_with(state, "fma_binary32"); }
 void emulated_h100(benchmark::State& state) { emulated_with(state, "h100_bf16"); }
 
@@ -240,6 +257,18 @@ void print_summary(const MedianReporter& reporter) {
     const auto it = chosen.find(std::stoll(n));
     if (it != chosen.end()) std::printf("  ebla_tol: gemm_select(1e-6) chose %s\n", it->second.c_str());
   }
+  // the emulation: 256^3 products per call
+  const double products = std::pow(256.0, 3);
+  const auto rate = [&](const std::string& name, double per) {
+    const auto it = reporter.median.find(name);
+    if (it != reporter.median.end())
+      std::printf("  %-24s %7.2f million products/s, %7.2f million unit operations/s\n", name.c_str(),
+                  products / (it->second * 1e-3) * 1e-6, products / per / (it->second * 1e-3) * 1e-6);
+  };
+  std::printf("emulation, 256 x 256 x 256 products; medians\n");
+  rate("emulated_fma_binary32/256", 1);
+  rate("emulated_h100/256", 16);
+  for (const int K : {4, 16, 32}) rate("emulated_block/" + std::to_string(K), K);
 }
 
 }  // namespace
@@ -257,6 +286,7 @@ BENCHMARK(ebla_dgemm)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisec
 BENCHMARK(ebla_tol)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(emulated_fma_binary32)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(emulated_h100)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(emulated_block)->Arg(4)->Arg(16)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);
