@@ -143,8 +143,8 @@ TEST(MatrixUnitHardware, AlteredExtraBitsDiffer) {
   } altered[] = {{"v100_fp16", 1},       {"a100_fp16", 0},     {"a100_fp16", 2},
                  {"a100_bf16", 0},       {"a100_tf32", 2},     {"h100_fp16", 1},
                  {"h100_fp16", 3},       {"h100_bf16", 3},     {"h100_tf32", 1},
-                 {"h100_fp8_e4m3", -9},  {"h100_fp8_e4m3", -11}, {"ada_fp8_e5m2", -9},
-                 {"b200_fp8_e4m3", 1},   {"b200_fp16", 3}};
+                 {"h100_fp8_e4m3", 1},   {"ada_fp8_e5m2", 1},  {"b200_fp8_e4m3", 3},
+                 {"b200_fp8_e5m2", 3},   {"b200_fp16", 3}};
   for (const auto& x : altered) {
     const int n = altered_differences(x.preset, [&](MatrixUnit& u) { u.extra_bits = x.extra; });
     std::printf("%-14s with extra bits %d: %d of 500 cases differ\n", x.preset, x.extra, n);
@@ -152,9 +152,18 @@ TEST(MatrixUnitHardware, AlteredExtraBitsDiffer) {
   }
 }
 
+TEST(MatrixUnitHardware, AlteredSumPrecisionDiffers) {
+  for (const char* preset : {"h100_fp8_e4m3", "h100_fp8_e5m2", "ada_fp8_e4m3", "ada_fp8_e5m2"})
+    for (const int t : {13, 15, 0}) {
+      const int n = altered_differences(preset, [&](MatrixUnit& u) { u.sum_precision = t; });
+      std::printf("%-14s with sum precision %d: %d of 500 cases differ\n", preset, t, n);
+      EXPECT_GT(n, 0) << preset << " with sum_precision = " << t;
+    }
+}
+
 TEST(MatrixUnitHardware, LeadingBitAlignmentDiffers) {
   for (const char* preset : {"v100_fp16", "a100_fp16", "a100_bf16", "a100_tf32", "h100_fp16",
-                             "h100_bf16", "b200_fp8_e4m3"}) {
+                             "h100_bf16", "h100_fp8_e4m3", "ada_fp8_e5m2"}) {
     const int n = altered_differences(
         preset, [](MatrixUnit& u) { u.alignment = ebla::Alignment::leading_bit; });
     std::printf("%-14s aligned on leading bits: %d of 500 cases differ\n", preset, n);
@@ -162,12 +171,16 @@ TEST(MatrixUnitHardware, LeadingBitAlignmentDiffers) {
   }
 }
 
-TEST(MatrixUnitHardware, RoundingToNearestDiffers) {
-  for (const char* preset : {"v100_fp16", "h100_fp16"})
-    EXPECT_GT(altered_differences(
-                  preset, [](MatrixUnit& u) { u.rounding = ebla::Rounding::nearest_even; }),
-              0)
-        << preset;
+TEST(MatrixUnitHardware, OtherRoundingDiffers) {
+  for (const char* preset : {"v100_fp16", "h100_fp16", "ada_fp8_e4m3", "b200_fp8_e4m3",
+                             "b200_fp8_e5m2"}) {
+    const int n = altered_differences(preset, [](MatrixUnit& u) {
+      u.rounding = u.rounding == ebla::Rounding::toward_zero ? ebla::Rounding::nearest_even
+                                                             : ebla::Rounding::toward_zero;
+    });
+    std::printf("%-14s with the other rounding: %d of 500 cases differ\n", preset, n);
+    EXPECT_GT(n, 0) << preset;
+  }
 }
 
 TEST(MatrixUnitHardware, V100HandCase) {

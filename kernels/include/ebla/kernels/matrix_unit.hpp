@@ -20,10 +20,10 @@
 //    the b products are one multi-operand addition: every significand is aligned to the largest
 //    reference exponent E among the nonzero terms (raised to alignment_floor if below it),
 //    truncated toward zero to the bits from 2^E down to 2^(E - t + 1 - extra_bits) (t the
-//    accumulation precision; extra_bits < 0 keeps fewer than t bits; unbounded extra bits:
+//    sum precision: the accumulation format's, or sum_precision if set; unbounded extra bits:
 //    nothing is dropped), the truncated terms are added exactly (the carries above 2^E are
 //    kept: seed 003's "> 24 bits in addition"), and the sum is normalised and rounded once,
-//    nearest-even or toward zero, to the accumulation format;
+//    nearest-even or toward zero, to t bits in the accumulation format's range;
 //  - the reference exponent of a term: its leading bit (alignment leading_bit: the products
 //    normalised), or (alignment exponent_sum, as the GPU tensor cores measured by Khattak &
 //    Mikaitis 2025 do) e_a + e_b for a product a b, e_x = max(floor(log2 |x|), emin of the
@@ -92,7 +92,7 @@ enum class Alignment : std::uint8_t {
 /// binary64 fused multiply-add (b = 1, one rounding per operation). validate() checks it.
 struct MatrixUnit {
   /// extra_bits value meaning that alignment drops nothing (the sum is exact before rounding).
-  static constexpr int unbounded = 1 << 20;
+  static constexpr int unbounded = -1;
   /// alignment_floor value meaning that the alignment exponent E is not raised.
   static constexpr int no_floor = -2147483647 - 1;
 
@@ -104,9 +104,9 @@ struct MatrixUnit {
   Format accumulation{};         ///< format of c, of the partial sums and of d; needs
                                  ///< subnormals = true (output_subnormals decides)
   Rounding rounding = Rounding::nearest_even;  ///< of the sums: nearest_even or toward_zero
-  int extra_bits = unbounded;  ///< alignment bits kept below the accumulation precision
-                               ///< (0 V100, 1 A100, 2 H100, -10 H100 fp8: 14 bits kept);
-                               ///< >= 1 - t, or `unbounded`
+  int extra_bits = unbounded;  ///< alignment bits kept below the sum precision
+                               ///< (0 V100, 1 A100, 2 H100), >= 0, or `unbounded`
+  int sum_precision = 0;  ///< t of the sums and of d (14: NVIDIA fp8); 0: the accumulation's
   Normalisation normalisation = Normalisation::at_end;
   Alignment alignment = Alignment::leading_bit;  ///< at_end: the terms' reference exponents
   int alignment_floor = no_floor;  ///< at_end: E is at least this (-132 A100, -133 H100)
@@ -119,7 +119,8 @@ struct MatrixUnit {
 /// Checks a unit; throws InvalidArgument naming `function` and the bad field: a block outside
 /// 1..64, an invalid format, an accumulation format without subnormals, an input format with
 /// more precision or range than the accumulation format, a rounding other than nearest_even or
-/// toward_zero, extra_bits below 1 - t (t the accumulation precision), chains outside 1..block,
+/// toward_zero, extra_bits below 0 (and not `unbounded`), a sum_precision other than 0 or
+/// 2..t (t the accumulation precision), chains outside 1..block,
 /// several chains with at_end normalisation, or exponent_sum alignment with rounded products
 /// or each_addition normalisation.
 void validate(const MatrixUnit& unit, const char* function = "ebla::validate");
@@ -145,7 +146,7 @@ namespace units {
 MatrixUnit fma_binary64();     ///< IEEE binary64 FMA chain: b = 1, one rounding per FMA
 MatrixUnit fma_binary32();     ///< IEEE binary32 FMA chain
 // NVIDIA tensor cores (Khattak & Mikaitis 2025, validated on their published GPU outputs):
-// binary32 accumulation toward zero, products aligned on exponent sums
+// binary32 accumulation toward zero (B200 fp8: to nearest), products aligned on exponent sums
 MatrixUnit v100_fp16();      ///< V100: b = 4, 0 extra bits
 MatrixUnit a100_fp16();      ///< A100 (and A2): b = 8, 1 extra bit, E >= -132
 MatrixUnit a100_bf16();      ///< A100, bf16: b = 8, 1 extra bit
@@ -153,18 +154,18 @@ MatrixUnit a100_tf32();      ///< A100, tf32: b = 4, 1 extra bit
 MatrixUnit h100_fp16();      ///< H100 (and H200): b = 16, 2 extra bits, E >= -133
 MatrixUnit h100_bf16();      ///< H100, bf16: b = 16, 2 extra bits
 MatrixUnit h100_tf32();      ///< H100, tf32: b = 8, 2 extra bits
-MatrixUnit h100_fp8_e4m3();  ///< H100, fp8-E4M3: b = 32, extra bits -10 (14 bits kept)
-MatrixUnit h100_fp8_e5m2();  ///< H100, fp8-E5M2: b = 32, extra bits -10
+MatrixUnit h100_fp8_e4m3();  ///< H100, fp8-E4M3: b = 32, sums of 14 bits, 0 extra bits
+MatrixUnit h100_fp8_e5m2();  ///< H100, fp8-E5M2: b = 32, sums of 14 bits, 0 extra bits
 MatrixUnit ada_fp16();       ///< Ada (and L40S): as A100
 MatrixUnit ada_bf16();       ///< Ada, bf16: as A100
 MatrixUnit ada_tf32();       ///< Ada, tf32: as A100
-MatrixUnit ada_fp8_e4m3();   ///< Ada, fp8-E4M3: b = 16, extra bits -10, E >= -132
-MatrixUnit ada_fp8_e5m2();   ///< Ada, fp8-E5M2: b = 16, extra bits -10
+MatrixUnit ada_fp8_e4m3();   ///< Ada, fp8-E4M3: b = 16, sums of 14 bits, E >= -132
+MatrixUnit ada_fp8_e5m2();   ///< Ada, fp8-E5M2: b = 16, sums of 14 bits
 MatrixUnit b200_fp16();      ///< B200: as H100
 MatrixUnit b200_bf16();      ///< B200, bf16: as H100
 MatrixUnit b200_tf32();      ///< B200, tf32: as H100
-MatrixUnit b200_fp8_e4m3();  ///< B200, fp8-E4M3: b = 32, 2 extra bits, E >= -133
-MatrixUnit b200_fp8_e5m2();  ///< B200, fp8-E5M2: b = 32, 2 extra bits
+MatrixUnit b200_fp8_e4m3();  ///< B200, fp8-E4M3: b = 32, 7 extra bits, to nearest, E >= -133
+MatrixUnit b200_fp8_e5m2();  ///< B200, fp8-E5M2: as b200_fp8_e4m3
 MatrixUnit avx512_bf16_dot();  ///< x86 VDPBF16PS: bf16 pairs, two FP32 FMAs, DAZ/FTZ, RNE
 MatrixUnit amx_bf16();         ///< x86 TDPBF16PS as documented (not verified on hardware)
 /// IEEE FMA chain in any format (b = 1, exact products, one rounding per step); ebla::gemm
@@ -479,6 +480,7 @@ struct PreparedUnit {
 KOKKOS_INLINE_FUNCTION bool is_fma_chain(const MatrixUnit& u) {
   const bool lowered = u.output_subnormals || u.accumulation.emin - 64 >= -1022;
   return u.block == 1 && u.exact_products && u.extra_bits == MatrixUnit::unbounded &&
+         u.sum_precision == 0 &&
          u.addend == AddendJoin::with_products && u.input.t <= 26 && u.accumulation.t <= 51 &&
          lowered;
 }
@@ -487,6 +489,7 @@ KOKKOS_INLINE_FUNCTION PreparedUnit prepare(const MatrixUnit& u) {
   PreparedUnit p;
   p.unit = u;
   p.accumulation = rounding_target(u.accumulation, u.rounding, u.output_subnormals);
+  if (u.sum_precision != 0) p.accumulation.t = u.sum_precision;  // range stays the format's
   p.product = rounding_target(u.product, Rounding::nearest_even, true);
   p.input_rc = rounding_constants(u.input);
   p.addend_rc = rounding_constants(u.accumulation);
