@@ -41,10 +41,6 @@ void validate_adder(const MatrixUnit& u, const char* function) {
   if (u.chains > 1 && u.normalisation == Normalisation::at_end)
     throw_invalid(function,
                   "chains = " + std::to_string(u.chains) + " needs normalisation = each_addition");
-  if (u.alignment == Alignment::exponent_sum && u.normalisation != Normalisation::at_end)
-    throw_invalid(function, "alignment = exponent_sum needs normalisation = at_end");
-  if (u.alignment == Alignment::exponent_sum && !u.exact_products)
-    throw_invalid(function, "alignment = exponent_sum needs exact products");
 }
 
 }  // namespace

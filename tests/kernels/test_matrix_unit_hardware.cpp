@@ -113,7 +113,7 @@ std::vector<HardwareCase> cases_of(const std::string& preset) {
   return read_cases(data_dir + "/" + preset + "_fp32.txt", ebla::matrix_unit_by_name(preset).input);
 }
 
-TEST(MatrixUnitHardware, EveryPresetWithDataMatchesEveryCase) {
+TEST(TensorCoreOutputs, EveryPresetWithDataMatchesEveryCase) {
   const auto sets = data_sets();
   EXPECT_EQ(sets.size(), 32u) << "data sets in " << data_dir;
   for (const auto& [preset, path] : sets) {
@@ -136,7 +136,7 @@ int altered_differences(const std::string& preset, Change change) {
   return differences(unit, cases_of(preset));
 }
 
-TEST(MatrixUnitHardware, AlteredExtraBitsDiffer) {
+TEST(TensorCoreOutputs, AlteredExtraBitsDiffer) {
   const struct {
     const char* preset;
     int extra;
@@ -152,7 +152,7 @@ TEST(MatrixUnitHardware, AlteredExtraBitsDiffer) {
   }
 }
 
-TEST(MatrixUnitHardware, AlteredSumPrecisionDiffers) {
+TEST(TensorCoreOutputs, AlteredSumPrecisionDiffers) {
   for (const char* preset : {"h100_fp8_e4m3", "h100_fp8_e5m2", "ada_fp8_e4m3", "ada_fp8_e5m2"})
     for (const int t : {13, 15, 0}) {
       const int n = altered_differences(preset, [&](MatrixUnit& u) { u.sum_precision = t; });
@@ -161,7 +161,7 @@ TEST(MatrixUnitHardware, AlteredSumPrecisionDiffers) {
     }
 }
 
-TEST(MatrixUnitHardware, LeadingBitAlignmentDiffers) {
+TEST(TensorCoreOutputs, LeadingBitAlignmentDiffers) {
   for (const char* preset : {"v100_fp16", "a100_fp16", "a100_bf16", "a100_tf32", "h100_fp16",
                              "h100_bf16", "h100_fp8_e4m3", "ada_fp8_e5m2"}) {
     const int n = altered_differences(
@@ -171,7 +171,7 @@ TEST(MatrixUnitHardware, LeadingBitAlignmentDiffers) {
   }
 }
 
-TEST(MatrixUnitHardware, OtherRoundingDiffers) {
+TEST(TensorCoreOutputs, OtherRoundingDiffers) {
   for (const char* preset : {"v100_fp16", "h100_fp16", "ada_fp8_e4m3", "b200_fp8_e4m3",
                              "b200_fp8_e5m2"}) {
     const int n = altered_differences(preset, [](MatrixUnit& u) {
@@ -183,7 +183,7 @@ TEST(MatrixUnitHardware, OtherRoundingDiffers) {
   }
 }
 
-TEST(MatrixUnitHardware, V100HandCase) {
+TEST(TensorCoreOutputs, V100HandCase) {
   // c = 2^-23, 1.5 * 1.5 + 2^-12 * 2^-11: the product 2.25 has exponent sum 0, so the grid is
   // 2^-23 and c and 2^-23 are both kept: 2.25 + 2^-22 exactly (0x1.200002p+1). Aligned on
   // 2.25's leading bit (2^1), the grid is 2^-22 and both small terms are lost.

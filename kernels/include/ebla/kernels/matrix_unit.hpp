@@ -28,7 +28,8 @@
 //    normalised), or (alignment exponent_sum, as the GPU tensor cores measured by Khattak &
 //    Mikaitis 2025 do) e_a + e_b for a product a b, e_x = max(floor(log2 |x|), emin of the
 //    input format), so the product's significand lies in [2^-2(t_in-1), 4) and its bits may
-//    reach 2^(E + 1), and c's own exponent max(floor(log2 |c|), emin of the accumulation);
+//    reach 2^(E + 1) (a rounded product: the same e_a + e_b), and c's own exponent
+//    max(floor(log2 |c|), emin of the accumulation); each_addition units ignore alignment;
 //  - normalisation each_addition (FMA chains, the AVX-512 BF16 and AMX-BF16 instructions): the
 //    products are added one at a time (forward or backward), round-robin into `chains` partial
 //    sums, each addition a two-term version of the above (so with unbounded extra bits each step
@@ -121,8 +122,8 @@ struct MatrixUnit {
 /// more precision or range than the accumulation format, a rounding other than nearest_even or
 /// toward_zero, extra_bits below 0 (and not `unbounded`), a sum_precision other than 0 or
 /// 2..t (t the accumulation precision), chains outside 1..block,
-/// several chains with at_end normalisation, or exponent_sum alignment with rounded products
-/// or each_addition normalisation.
+/// or several chains with at_end normalisation. (alignment and alignment_floor apply to
+/// at_end units; each_addition ignores them.)
 void validate(const MatrixUnit& unit, const char* function = "ebla::validate");
 
 /// c + sum_{i<k} a_i b_i through the unit, b products per unit operation, in index order
