@@ -326,6 +326,7 @@ struct Wide {
 
   /// Turns the two's complement value into its magnitude; returns whether it was negative.
   KOKKOS_INLINE_FUNCTION bool take_sign() {
+    if (n == 0) return false;
     const bool negative = (limb[n - 1] >> 63) != 0;
     if (!negative) return false;
     std::uint64_t carry = 1;
