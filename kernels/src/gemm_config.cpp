@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -172,15 +173,26 @@ AccumulationModel accumulation_model(const GemmConfig& config, std::int64_t k) {
   }
   const MatrixUnit& u = s.unit;
   const bool nearest = u.rounding == Rounding::nearest_even;
-  const double Ur = nearest ? U : 2 * U;  // one rounding of a sum: u, or 2u toward zero
+  // the sums' precision T_s: the accumulation format's, or the unit's narrower sum_precision
+  const int Ts = u.sum_precision != 0 ? u.sum_precision : acc.t;
+  const double Us = std::ldexp(1.0, -Ts);
+  const double Ur = nearest ? Us : 2 * Us;  // one rounding of a sum: u, or 2u toward zero
   const bool after = u.addend == AddendJoin::after_products;
   const double b = u.block, h = u.chains;
   const double q = std::ceil(K / b);  // unit operations per entry (seed 000 Algorithm 1)
   // operands of one multi-operand addition, and what alignment truncation loses of their sum
   // (b + 1 also covers the two-term addition of c after the products)
   const double operands = u.normalisation == Normalisation::at_end ? b + 1 : 2;
+  // Aligned on exponent sums (docs/matrix-units.md), a product with one subnormal input x
+  // has e_x = emin above log2 |x|, by up to t - 1 bits of the input format: the grid 2^(E - T_s
+  // + 1 - extra_bits) is then up to 2^(t - 1) |a b| / 2^E coarser relative to the largest
+  // product; two subnormal inputs and the alignment floor give absolute grids (below, in G).
+  const bool sums = u.normalisation == Normalisation::at_end &&
+                    u.alignment == Alignment::exponent_sum && u.input_subnormals;
+  const int deficit = sums ? u.input.t - 1 : 0;
+  const bool bounded = u.extra_bits != MatrixUnit::unbounded;
   const double truncation =
-      u.extra_bits == MatrixUnit::unbounded ? 0 : operands * std::ldexp(1.0, 1 - acc.t - u.extra_bits);
+      !bounded ? 0 : operands * std::ldexp(1.0, 1 - Ts - u.extra_bits + deficit);
   // Seed 000's (7) gives every addition of a block its own (1 + delta) with delta <= U; a
   // unit that normalises at the end rounds once per block but truncates its operands first,
   // and a V100-like unit rounds toward zero: delta must cover both (docs/gemm.md).
@@ -198,6 +210,16 @@ AccumulationModel accumulation_model(const GemmConfig& config, std::int64_t k) {
   m.depth = q * depth_op;
   m.steps = q * steps_op;
   m.G = u.output_subnormals ? Ur * acc.fmin() : acc.fmin();  // FTZ: anything below fmin
+  if (bounded && u.normalisation == Normalisation::at_end) {
+    // absolute alignment losses per operation: E raised to the floor, or E = 2 emin of the
+    // input format (both inputs subnormal): each operand loses < 2^(E - T_s + 1 - extra_bits)
+    int E = std::numeric_limits<int>::min();
+    if (u.alignment_floor != MatrixUnit::no_floor) E = u.alignment_floor;
+    if (sums) E = std::max(E, 2 * u.input.emin);
+    if (E != std::numeric_limits<int>::min())
+      m.G += operands * std::ldexp(1.0, E - Ts + 1 - u.extra_bits);
+  }
+  if (Ts < acc.t) m.G += Ur * std::ldexp(1.0, acc.emin);  // a subnormal sum of T_s bits
   if (!u.exact_products) {  // one more rounding (nearest, gradual underflow) per product
     m.delta = std::max(m.delta, u.product.u());
     m.depth += 1;

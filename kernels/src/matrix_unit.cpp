@@ -31,6 +31,10 @@ void validate_adder(const MatrixUnit& u, const char* function) {
   if (u.extra_bits < 0 && u.extra_bits != MatrixUnit::unbounded)
     throw_invalid(function, "extra_bits = " + std::to_string(u.extra_bits) +
                                 " must be >= 0 or MatrixUnit::unbounded (-1)");
+  if (u.sum_precision != 0 && (u.sum_precision < 2 || u.sum_precision > u.accumulation.t))
+    throw_invalid(function, "sum_precision = " + std::to_string(u.sum_precision) +
+                                " is not 0 (the accumulation's) or in 2..t = " +
+                                std::to_string(u.accumulation.t));
   if (u.chains < 1 || u.chains > u.block)
     throw_invalid(function, "chains = " + std::to_string(u.chains) +
                                 " is outside 1..block = " + std::to_string(u.block));
@@ -100,6 +104,44 @@ MatrixUnit tensor_core(int block, const Format& input, int extra_bits) {
   return u;
 }
 
+/// An NVIDIA tensor core as measured by Khattak & Mikaitis (2025): tensor_core's adder with
+/// the products unnormalised and aligned on their exponent sums, E at least `floor`.
+MatrixUnit nvidia(int block, const Format& input, int extra_bits, int floor) {
+  MatrixUnit u = tensor_core(block, input, extra_bits);
+  u.alignment = Alignment::exponent_sum;
+  u.alignment_floor = floor;
+  return u;
+}
+
+/// The generations: products per unit operation for 16-bit, tf32 and fp8 inputs, extra bits,
+/// the precision of the sums for fp8 inputs (0: binary32's 24 bits) and the floor of the
+/// alignment exponent.
+struct Generation {
+  int block16, block_tf32, block_fp8;
+  int extra, extra_fp8, precision_fp8;
+  Rounding rounding_fp8;
+  int floor;
+};
+constexpr Rounding rz = Rounding::toward_zero;
+constexpr Rounding rn = Rounding::nearest_even;
+// A100, A2, Ada, L40S (fp8: Ada, L40S)
+constexpr Generation ampere{8, 4, 16, 1, 0, 14, rz, -132};
+constexpr Generation hopper{16, 8, 32, 2, 0, 14, rz, -133};     // H100, H200
+constexpr Generation blackwell{16, 8, 32, 2, 7, 0, rn, -133};  // B200
+
+MatrixUnit sixteen(const Generation& g, const Format& input) {
+  return nvidia(g.block16, input, g.extra, g.floor);
+}
+MatrixUnit tf32_unit(const Generation& g) {
+  return nvidia(g.block_tf32, formats::tf32(), g.extra, g.floor);
+}
+MatrixUnit fp8(const Generation& g, const Format& input) {
+  MatrixUnit u = nvidia(g.block_fp8, input, g.extra_fp8, g.floor);
+  u.sum_precision = g.precision_fp8;
+  u.rounding = g.rounding_fp8;
+  return u;
+}
+
 /// An IEEE fused multiply-add chain in one format.
 MatrixUnit fma_chain(const Format& f) {
   MatrixUnit u;
@@ -125,12 +167,25 @@ MatrixUnit x86_bf16(int block) {
 MatrixUnit fma_binary64() { return fma_chain(formats::binary64()); }
 MatrixUnit fma_binary32() { return fma_chain(formats::binary32()); }
 MatrixUnit fma_in(const Format& format) { return fma_chain(format); }
-MatrixUnit v100_fp16() { return tensor_core(4, formats::binary16(), 0); }
-MatrixUnit a100_fp16() { return tensor_core(8, formats::binary16(), 3); }
-MatrixUnit a100_bf16() { return tensor_core(8, formats::bfloat16(), 3); }
-MatrixUnit a100_tf32() { return tensor_core(4, formats::tf32(), 3); }
-MatrixUnit h100_fp16() { return tensor_core(16, formats::binary16(), 3); }
-MatrixUnit h100_bf16() { return tensor_core(16, formats::bfloat16(), 3); }
+MatrixUnit v100_fp16() { return nvidia(4, formats::binary16(), 0, MatrixUnit::no_floor); }
+MatrixUnit a100_fp16() { return sixteen(ampere, formats::binary16()); }
+MatrixUnit a100_bf16() { return sixteen(ampere, formats::bfloat16()); }
+MatrixUnit a100_tf32() { return tf32_unit(ampere); }
+MatrixUnit h100_fp16() { return sixteen(hopper, formats::binary16()); }
+MatrixUnit h100_bf16() { return sixteen(hopper, formats::bfloat16()); }
+MatrixUnit h100_tf32() { return tf32_unit(hopper); }
+MatrixUnit h100_fp8_e4m3() { return fp8(hopper, formats::fp8_e4m3()); }
+MatrixUnit h100_fp8_e5m2() { return fp8(hopper, formats::fp8_e5m2()); }
+MatrixUnit ada_fp16() { return sixteen(ampere, formats::binary16()); }
+MatrixUnit ada_bf16() { return sixteen(ampere, formats::bfloat16()); }
+MatrixUnit ada_tf32() { return tf32_unit(ampere); }
+MatrixUnit ada_fp8_e4m3() { return fp8(ampere, formats::fp8_e4m3()); }
+MatrixUnit ada_fp8_e5m2() { return fp8(ampere, formats::fp8_e5m2()); }
+MatrixUnit b200_fp16() { return sixteen(blackwell, formats::binary16()); }
+MatrixUnit b200_bf16() { return sixteen(blackwell, formats::bfloat16()); }
+MatrixUnit b200_tf32() { return tf32_unit(blackwell); }
+MatrixUnit b200_fp8_e4m3() { return fp8(blackwell, formats::fp8_e4m3()); }
+MatrixUnit b200_fp8_e5m2() { return fp8(blackwell, formats::fp8_e5m2()); }
 
 MatrixUnit avx512_bf16_dot() {
   // VDPBF16PS, lane i: srcdest += a[2i+1] b[2i+1]; srcdest += a[2i] b[2i] (the odd element
@@ -157,23 +212,59 @@ MatrixUnit amx_bf16() {
 }  // namespace units
 
 const std::vector<NamedMatrixUnit>& matrix_unit_catalogue() {
+#define KM "Khattak & Mikaitis 2025, MATLAB tensor & matrix core models (BSD-2-Clause): "
   static const std::vector<NamedMatrixUnit> catalogue = {
       {"fma_binary64", units::fma_binary64(), "IEEE 754 fusedMultiplyAdd in binary64"},
       {"fma_binary32", units::fma_binary32(), "IEEE 754 fusedMultiplyAdd in binary32"},
       {"v100_fp16", units::v100_fp16(),
-       "seed 003 (Fasi, Higham, Mikaitis, Pranesh): exact products, RZ, no extra bits, "
-       "normalisation at the end; b = 4"},
+       KM "V100 fp16 outputs (data/tensor-cores/v100_fp16_fp32.txt); b = 4, 0 extra bits, "
+          "exponent-sum alignment, RZ"},
       {"a100_fp16", units::a100_fp16(),
-       "Fasi et al., PeerJ CS 7:e330 (the paper of seed 003): V100's adder with 3 extra bits; b = "
-       "8"},
-      {"a100_bf16", units::a100_bf16(), "as a100_fp16, bf16 inputs; b = 8"},
-      {"a100_tf32", units::a100_tf32(), "as a100_fp16, tf32 inputs; b = 4"},
-      {"h100_fp16", units::h100_fp16(), "assumed: A100's adder with b = 16 (not from the seeds)"},
-      {"h100_bf16", units::h100_bf16(), "assumed: A100's adder with b = 16, bf16 inputs"},
+       KM "A100 and A2 fp16 outputs; b = 8, 1 extra bit, exponent-sum alignment, E >= -132, RZ"},
+      {"a100_bf16", units::a100_bf16(), KM "A100 and A2 bf16 outputs; as a100_fp16"},
+      {"a100_tf32", units::a100_tf32(), KM "A100 and A2 tf32 outputs; as a100_fp16 with b = 4"},
+      {"h100_fp16", units::h100_fp16(),
+       KM "H100 and H200 fp16 outputs; b = 16, 2 extra bits, exponent-sum alignment, E >= -133, "
+          "RZ"},
+      {"h100_bf16", units::h100_bf16(), KM "H100 and H200 bf16 outputs; as h100_fp16"},
+      {"h100_tf32", units::h100_tf32(), KM "H100 and H200 tf32 outputs; as h100_fp16 with b = 8"},
+      {"h100_fp8_e4m3", units::h100_fp8_e4m3(),
+       KM "H100 and H200 fp8-E4M3 outputs; b = 32, sums and d truncated to 14 bits, 0 extra bits"},
+      {"h100_fp8_e5m2", units::h100_fp8_e5m2(),
+       KM "H100 and H200 fp8-E5M2 outputs; as h100_fp8_e4m3"},
+      {"ada_fp16", units::ada_fp16(), KM "Ada and L40S fp16 outputs; as a100_fp16"},
+      {"ada_bf16", units::ada_bf16(), KM "Ada and L40S bf16 outputs; as a100_fp16"},
+      {"ada_tf32", units::ada_tf32(), KM "Ada and L40S tf32 outputs; as a100_tf32"},
+      {"ada_fp8_e4m3", units::ada_fp8_e4m3(),
+       KM "Ada and L40S fp8-E4M3 outputs; b = 16, sums and d truncated to 14 bits, 0 extra bits, "
+          "E >= -132"},
+      {"ada_fp8_e5m2", units::ada_fp8_e5m2(), KM "Ada and L40S fp8-E5M2 outputs; as ada_fp8_e4m3"},
+      {"b200_fp16", units::b200_fp16(), KM "B200 fp16 outputs; as h100_fp16"},
+      {"b200_bf16", units::b200_bf16(), KM "B200 bf16 outputs; as h100_fp16"},
+      {"b200_tf32", units::b200_tf32(), KM "B200 tf32 outputs; as h100_tf32"},
+      {"b200_fp8_e4m3", units::b200_fp8_e4m3(),
+       KM "B200 fp8-E4M3 outputs; b = 32, rounded to nearest, 7 extra bits (the fewest that "
+          "match all 5000 published E4M3 cases; more, unbounded included, match too), E >= -133"},
+      {"b200_fp8_e5m2", units::b200_fp8_e5m2(), KM "B200 fp8-E5M2 outputs; as b200_fp8_e4m3"},
+      // the same parameters measured on other GPUs of a generation
+      {"a2_fp16", units::a100_fp16(), KM "A2 fp16 outputs; as a100_fp16"},
+      {"a2_bf16", units::a100_bf16(), KM "A2 bf16 outputs; as a100_bf16"},
+      {"a2_tf32", units::a100_tf32(), KM "A2 tf32 outputs; as a100_tf32"},
+      {"l40s_fp16", units::ada_fp16(), KM "L40S fp16 outputs; as ada_fp16"},
+      {"l40s_bf16", units::ada_bf16(), KM "L40S bf16 outputs; as ada_bf16"},
+      {"l40s_tf32", units::ada_tf32(), KM "L40S tf32 outputs; as ada_tf32"},
+      {"l40s_fp8_e4m3", units::ada_fp8_e4m3(), KM "L40S fp8-E4M3 outputs; as ada_fp8_e4m3"},
+      {"l40s_fp8_e5m2", units::ada_fp8_e5m2(), KM "L40S fp8-E5M2 outputs; as ada_fp8_e5m2"},
+      {"h200_fp16", units::h100_fp16(), KM "H200 fp16 outputs; as h100_fp16"},
+      {"h200_bf16", units::h100_bf16(), KM "H200 bf16 outputs; as h100_bf16"},
+      {"h200_tf32", units::h100_tf32(), KM "H200 tf32 outputs; as h100_tf32"},
+      {"h200_fp8_e4m3", units::h100_fp8_e4m3(), KM "H200 fp8-E4M3 outputs; as h100_fp8_e4m3"},
+      {"h200_fp8_e5m2", units::h100_fp8_e5m2(), KM "H200 fp8-E5M2 outputs; as h100_fp8_e5m2"},
       {"avx512_bf16_dot", units::avx512_bf16_dot(),
        "Intel SDM, VDPBF16PS; matches this CPU's instruction bit for bit"},
       {"amx_bf16", units::amx_bf16(), "Intel SDM, TDPBF16PS pseudocode; not verified on hardware"},
   };
+#undef KM
   return catalogue;
 }
 
@@ -192,6 +283,9 @@ const char* to_string(AddendJoin a) {
 const char* to_string(ProductOrder o) {
   return o == ProductOrder::forward ? "forward" : "backward";
 }
+const char* to_string(Alignment a) {
+  return a == Alignment::leading_bit ? "leading_bit" : "exponent_sum";
+}
 
 std::string to_string(const MatrixUnit& u) {
   std::ostringstream s;
@@ -199,10 +293,16 @@ std::string to_string(const MatrixUnit& u) {
     << (u.input_subnormals ? "" : " (subnormals read as zero)") << ", products "
     << (u.exact_products ? std::string("exact") : "rounded to " + format_name(u.product))
     << ", accumulation " << format_name(u.accumulation) << " " << to_string(u.rounding)
-    << (u.output_subnormals ? "" : " (subnormals flushed)") << ", extra bits "
+    << (u.output_subnormals ? "" : " (subnormals flushed)")
+    << (u.sum_precision != 0 ? ", sums of " + std::to_string(u.sum_precision) + " bits" : "")
+    << ", extra bits "
     << (u.extra_bits == MatrixUnit::unbounded ? std::string("unbounded")
                                               : std::to_string(u.extra_bits))
     << ", normalisation " << to_string(u.normalisation) << ", addend " << to_string(u.addend);
+  if (u.normalisation == Normalisation::at_end && u.alignment != Alignment::leading_bit)
+    s << ", alignment " << to_string(u.alignment);
+  if (u.normalisation == Normalisation::at_end && u.alignment_floor != MatrixUnit::no_floor)
+    s << ", alignment exponent >= " << u.alignment_floor;
   if (u.normalisation == Normalisation::each_addition)
     s << ", order " << to_string(u.order) << ", chains " << u.chains;
   return s.str();

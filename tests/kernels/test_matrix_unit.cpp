@@ -375,8 +375,29 @@ struct Oracle {
     return r;
   }
 
-  /// One multi-operand addition of the terms [first, last).
-  quad add(const quad* first, const quad* last) const {
+  /// The sum precision t (sum_precision, or the accumulation format's).
+  int sum_t() const { return u.sum_precision != 0 ? u.sum_precision : u.accumulation.t; }
+
+  /// x (nonzero, finite) rounded to sum_t() bits in the accumulation format's range when the
+  /// unit's sums are narrower than that format; the accumulation rounder then only checks the
+  /// range (under- and overflow).
+  quad narrow(quad x) const {
+    if (sum_t() == u.accumulation.t) return x;
+    int e = ilogbq(x);
+    if (u.output_subnormals) e = std::max(e, u.accumulation.emin);
+    const quad scaled = scalbnq(x, sum_t() - 1 - e);
+    const quad r = u.rounding == Rounding::nearest_even ? rintq(scaled) : truncq(scaled);
+    return scalbnq(r, e - sum_t() + 1);
+  }
+
+  /// The reference exponent of a nonzero term: its leading bit, or for exponent_sum units the
+  /// one given (e_a + e_b of a product, c's exponent clamped to emin).
+  static int clamped_exponent(quad x, int emin) { return std::max(ilogbq(x), emin); }
+
+  /// One multi-operand addition of the terms [first, last), aligned on refs (null: leading
+  /// bits), E at least `floor` (at_end's addition of c and the products only).
+  quad add(const quad* first, const quad* last, const int* refs = nullptr,
+           int floor = MatrixUnit::no_floor) const {
     bool nan = false, plus = false, minus = false, all_zero = true, all_negative = true;
     int top = std::numeric_limits<int>::min();
     for (const quad* x = first; x != last; ++x) {
@@ -386,13 +407,15 @@ struct Oracle {
       all_negative = all_negative && signbitq(*x);
       if (*x != 0 && !isnanq(*x) && !isinfq(*x)) {
         all_zero = false;
-        top = std::max(top, ilogbq(*x));  // the exponent E of the largest term
+        // the exponent E of the largest term (or the largest reference exponent)
+        top = std::max(top, refs != nullptr ? refs[x - first] : ilogbq(*x));
       }
     }
     if (nan || (plus && minus)) return nanq("");
     if (plus || minus) return static_cast<quad>(plus ? inf : -inf);  // (nvcc has no HUGE_VALQ)
     if (all_zero) return all_negative ? -static_cast<quad>(0) : static_cast<quad>(0);
-    const int grid = top - (u.accumulation.t - 1) - u.extra_bits;
+    top = std::max(top, floor);
+    const int grid = top - (sum_t() - 1) - u.extra_bits;
     quad sum = 0;
     for (const quad* t = first; t != last; ++t) {
       const quad x = *t;
@@ -402,7 +425,7 @@ struct Oracle {
       sum = exact_add(sum, y);
     }
     if (sum == 0) return 0;
-    return accumulation(sum, u.rounding == Rounding::nearest_even, u.output_subnormals);
+    return accumulation(narrow(sum), u.rounding == Rounding::nearest_even, u.output_subnormals);
   }
   /// The addition of two terms.
   quad add(quad a, quad b) const {
@@ -424,9 +447,20 @@ struct Oracle {
     quad s;
     if (u.normalisation == Normalisation::at_end) {
       QuadVector terms;
-      if (with) terms.push_back(c);
-      for (quad x : p) terms.push_back(x);
-      s = add(terms.begin(), terms.end());
+      std::vector<int> refs;
+      if (with) {
+        terms.push_back(c);
+        refs.push_back(c != 0 ? clamped_exponent(c, u.accumulation.emin) : 0);
+      }
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        terms.push_back(p[i]);
+        const bool zero = a[i] == 0 || b[i] == 0;
+        refs.push_back(zero ? 0
+                            : clamped_exponent(a[i], u.input.emin) +
+                                  clamped_exponent(b[i], u.input.emin));
+      }
+      const bool sums = u.alignment == ebla::Alignment::exponent_sum;
+      s = add(terms.begin(), terms.end(), sums ? refs.data() : nullptr, u.alignment_floor);
     } else {
       QuadVector chain(u.chains, 0);
       if (with) chain[0] = c;
@@ -548,6 +582,10 @@ MatrixUnit random_unit(std::mt19937_64& rng, MatrixUnit u) {
   u.exact_products = rng() % 3 != 0;
   u.input_subnormals = rng() % 2;
   u.output_subnormals = rng() % 2;
+  u.alignment = rng() % 2 ? ebla::Alignment::exponent_sum : ebla::Alignment::leading_bit;
+  const int floors[] = {MatrixUnit::no_floor, -132, -20, 0};
+  u.alignment_floor = floors[rng() % 4];
+  if (u.accumulation.t == 24) u.sum_precision = rng() % 3 == 0 ? 8 + rng() % 17 : 0;
   return u;
 }
 
@@ -600,6 +638,8 @@ TEST(MatrixUnitOracle, MatchesOnBinary32AccumulationPresetsAndVariants) {
   const std::vector<MatrixUnit> presets = {
       units::v100_fp16(),       units::a100_fp16(), units::a100_bf16(),
       units::a100_tf32(),       units::h100_fp16(), units::h100_bf16(),
+      units::h100_tf32(),       units::b200_fp16(), units::h100_fp8_e5m2(),
+      units::ada_fp8_e5m2(),    units::b200_fp8_e5m2(),
       units::avx512_bf16_dot(), units::amx_bf16(),  units::fma_binary32()};
   const TableRounder bf16_products(ebla::formats::bfloat16());
   std::mt19937_64 rng(11);
@@ -963,6 +1003,8 @@ TEST(MatrixUnitValidation, RejectsBadUnitsNamingFunctionAndValue) {
   expect_invalid(call(with([](MatrixUnit& u) { u.rounding = Rounding::upward; })),
                  {"rounding = upward"});
   expect_invalid(call(with([](MatrixUnit& u) { u.extra_bits = -2; })), {"extra_bits = -2"});
+  expect_invalid(call(with([](MatrixUnit& u) { u.sum_precision = 1; })), {"sum_precision = 1"});
+  expect_invalid(call(with([](MatrixUnit& u) { u.sum_precision = 54; })), {"sum_precision = 54"});
   expect_invalid(call(with([](MatrixUnit& u) { u.chains = 5; })), {"chains = 5"});
   expect_invalid(call(with([](MatrixUnit& u) { u.chains = 2; })), {"chains = 2", "each_addition"});
   expect_invalid(call(with([](MatrixUnit& u) {
@@ -999,13 +1041,17 @@ TEST(MatrixUnitCatalogue, PresetsAreValidNamedData) {
     EXPECT_EQ(ebla::to_string(ebla::matrix_unit_by_name(entry.name)), ebla::to_string(entry.unit));
     names.push_back(entry.name);
   }
-  EXPECT_EQ(names.size(), 10u);
+  EXPECT_EQ(names.size(), 36u);  // 8 + 28 NVIDIA presets (13 of them other GPUs' names)
   std::sort(names.begin(), names.end());
   EXPECT_EQ(std::unique(names.begin(), names.end()), names.end()) << "names must be unique";
   expect_invalid([] { ebla::matrix_unit_by_name("tpu"); }, {"ebla::matrix_unit_by_name", "tpu"});
   EXPECT_EQ(ebla::to_string(units::v100_fp16()),
             "block 4, input binary16, products exact, accumulation binary32 toward_zero, "
-            "extra bits 0, normalisation at_end, addend with_products");
+            "extra bits 0, normalisation at_end, addend with_products, alignment exponent_sum");
+  EXPECT_EQ(ebla::to_string(units::h100_fp8_e4m3()),
+            "block 32, input fp8_e4m3, products exact, accumulation binary32 toward_zero, sums of "
+            "14 bits, extra bits 0, normalisation at_end, addend with_products, alignment "
+            "exponent_sum, alignment exponent >= -133");
 }
 
 }  // namespace

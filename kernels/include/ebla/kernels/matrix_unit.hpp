@@ -18,11 +18,18 @@
 //    rounded to nearest-even in a product format;
 //  - normalisation at_end (tensor cores, seed 003): c (when it joins with the products) and
 //    the b products are one multi-operand addition: every significand is aligned to the largest
-//    exponent E among the nonzero terms, truncated toward zero to the bits from 2^E down to
-//    2^(E - t + 1 - extra_bits) (t the accumulation precision; unbounded extra bits: nothing is
-//    dropped), the truncated terms are added exactly (the carries above 2^E are kept: seed 003's
-//    "> 24 bits in addition"), and the sum is normalised and rounded once, nearest-even or
-//    toward zero, to the accumulation format;
+//    reference exponent E among the nonzero terms (raised to alignment_floor if below it),
+//    truncated toward zero to the bits from 2^E down to 2^(E - t + 1 - extra_bits) (t the
+//    sum precision: the accumulation format's, or sum_precision if set; unbounded extra bits:
+//    nothing is dropped), the truncated terms are added exactly (the carries above 2^E are
+//    kept: seed 003's "> 24 bits in addition"), and the sum is normalised and rounded once,
+//    nearest-even or toward zero, to t bits in the accumulation format's range;
+//  - the reference exponent of a term: its leading bit (alignment leading_bit: the products
+//    normalised), or (alignment exponent_sum, as the GPU tensor cores measured by Khattak &
+//    Mikaitis 2025 do) e_a + e_b for a product a b, e_x = max(floor(log2 |x|), emin of the
+//    input format), so the product's significand lies in [2^-2(t_in-1), 4) and its bits may
+//    reach 2^(E + 1) (a rounded product: the same e_a + e_b), and c's own exponent
+//    max(floor(log2 |c|), emin of the accumulation); each_addition units ignore alignment;
 //  - normalisation each_addition (FMA chains, the AVX-512 BF16 and AMX-BF16 instructions): the
 //    products are added one at a time (forward or backward), round-robin into `chains` partial
 //    sums, each addition a two-term version of the above (so with unbounded extra bits each step
@@ -76,11 +83,19 @@ enum class ProductOrder : std::uint8_t {
   backward,  ///< a_b b_b first (vdpbf16ps adds the odd element of a pair first)
 };
 
+/// What the multi-operand addition of an at_end unit aligns its terms on.
+enum class Alignment : std::uint8_t {
+  leading_bit,   ///< every term's leading bit (products normalised first)
+  exponent_sum,  ///< e_a + e_b of each product (kept unnormalised in [1, 4)), c's exponent
+};
+
 /// A matrix-multiply unit: plain data (copy it into kernels freely). The default is an IEEE
 /// binary64 fused multiply-add (b = 1, one rounding per operation). validate() checks it.
 struct MatrixUnit {
   /// extra_bits value meaning that alignment drops nothing (the sum is exact before rounding).
   static constexpr int unbounded = -1;
+  /// alignment_floor value meaning that the alignment exponent E is not raised.
+  static constexpr int no_floor = -2147483647 - 1;
 
   int block = 1;                 ///< b: products per unit operation; 1..64
   Format input{};                ///< format of a and b; inside the accumulation format
@@ -90,9 +105,12 @@ struct MatrixUnit {
   Format accumulation{};         ///< format of c, of the partial sums and of d; needs
                                  ///< subnormals = true (output_subnormals decides)
   Rounding rounding = Rounding::nearest_even;  ///< of the sums: nearest_even or toward_zero
-  int extra_bits = unbounded;  ///< alignment bits kept below the accumulation precision
-                               ///< (0 V100, 3 A100, ...), >= 0, or `unbounded`
+  int extra_bits = unbounded;  ///< alignment bits kept below the sum precision
+                               ///< (0 V100, 1 A100, 2 H100), >= 0, or `unbounded`
+  int sum_precision = 0;  ///< t of the sums and of d (14: NVIDIA fp8); 0: the accumulation's
   Normalisation normalisation = Normalisation::at_end;
+  Alignment alignment = Alignment::leading_bit;  ///< at_end: the terms' reference exponents
+  int alignment_floor = no_floor;  ///< at_end: E is at least this (-132 A100, -133 H100)
   AddendJoin addend = AddendJoin::with_products;
   ProductOrder order = ProductOrder::forward;  ///< each_addition only
   int chains = 1;                 ///< each_addition: partial sums, round-robin; 1..block
@@ -102,8 +120,10 @@ struct MatrixUnit {
 /// Checks a unit; throws InvalidArgument naming `function` and the bad field: a block outside
 /// 1..64, an invalid format, an accumulation format without subnormals, an input format with
 /// more precision or range than the accumulation format, a rounding other than nearest_even or
-/// toward_zero, extra_bits below 0 (and not `unbounded`), chains outside 1..block, or several
-/// chains with at_end normalisation.
+/// toward_zero, extra_bits below 0 (and not `unbounded`), a sum_precision other than 0 or
+/// 2..t (t the accumulation precision), chains outside 1..block,
+/// or several chains with at_end normalisation. (alignment and alignment_floor apply to
+/// at_end units; each_addition ignores them.)
 void validate(const MatrixUnit& unit, const char* function = "ebla::validate");
 
 /// c + sum_{i<k} a_i b_i through the unit, b products per unit operation, in index order
@@ -126,12 +146,27 @@ void unit_gemm(const MatrixUnit& unit, const AView& A, const BView& B, const CVi
 namespace units {
 MatrixUnit fma_binary64();     ///< IEEE binary64 FMA chain: b = 1, one rounding per FMA
 MatrixUnit fma_binary32();     ///< IEEE binary32 FMA chain
-MatrixUnit v100_fp16();        ///< V100 tensor core, fp16 in, fp32 accumulation (seed 003)
-MatrixUnit a100_fp16();        ///< A100, fp16: b = 8, 3 extra alignment bits
-MatrixUnit a100_bf16();        ///< A100, bf16: b = 8, 3 extra alignment bits
-MatrixUnit a100_tf32();        ///< A100, tf32: b = 4, 3 extra alignment bits
-MatrixUnit h100_fp16();        ///< H100-like (assumed): A100's adder with b = 16
-MatrixUnit h100_bf16();        ///< H100-like (assumed), bf16
+// NVIDIA tensor cores (Khattak & Mikaitis 2025, validated on their published GPU outputs):
+// binary32 accumulation toward zero (B200 fp8: to nearest), products aligned on exponent sums
+MatrixUnit v100_fp16();      ///< V100: b = 4, 0 extra bits
+MatrixUnit a100_fp16();      ///< A100 (and A2): b = 8, 1 extra bit, E >= -132
+MatrixUnit a100_bf16();      ///< A100, bf16: b = 8, 1 extra bit
+MatrixUnit a100_tf32();      ///< A100, tf32: b = 4, 1 extra bit
+MatrixUnit h100_fp16();      ///< H100 (and H200): b = 16, 2 extra bits, E >= -133
+MatrixUnit h100_bf16();      ///< H100, bf16: b = 16, 2 extra bits
+MatrixUnit h100_tf32();      ///< H100, tf32: b = 8, 2 extra bits
+MatrixUnit h100_fp8_e4m3();  ///< H100, fp8-E4M3: b = 32, sums of 14 bits, 0 extra bits
+MatrixUnit h100_fp8_e5m2();  ///< H100, fp8-E5M2: b = 32, sums of 14 bits, 0 extra bits
+MatrixUnit ada_fp16();       ///< Ada (and L40S): as A100
+MatrixUnit ada_bf16();       ///< Ada, bf16: as A100
+MatrixUnit ada_tf32();       ///< Ada, tf32: as A100
+MatrixUnit ada_fp8_e4m3();   ///< Ada, fp8-E4M3: b = 16, sums of 14 bits, E >= -132
+MatrixUnit ada_fp8_e5m2();   ///< Ada, fp8-E5M2: b = 16, sums of 14 bits
+MatrixUnit b200_fp16();      ///< B200: as H100
+MatrixUnit b200_bf16();      ///< B200, bf16: as H100
+MatrixUnit b200_tf32();      ///< B200, tf32: as H100
+MatrixUnit b200_fp8_e4m3();  ///< B200, fp8-E4M3: b = 32, 7 extra bits, to nearest, E >= -133
+MatrixUnit b200_fp8_e5m2();  ///< B200, fp8-E5M2: as b200_fp8_e4m3
 MatrixUnit avx512_bf16_dot();  ///< x86 VDPBF16PS: bf16 pairs, two FP32 FMAs, DAZ/FTZ, RNE
 MatrixUnit amx_bf16();         ///< x86 TDPBF16PS as documented (not verified on hardware)
 /// IEEE FMA chain in any format (b = 1, exact products, one rounding per step); ebla::gemm
@@ -146,7 +181,8 @@ struct NamedMatrixUnit {
   std::string source;
 };
 
-/// Every preset of `units`, in the order declared there.
+/// Every preset of `units`, in the order declared there, with the GPUs that share a preset's
+/// parameters (a2_*, l40s_*, h200_*) listed under their own names too.
 const std::vector<NamedMatrixUnit>& matrix_unit_catalogue();
 /// A preset by its catalogue name ("v100_fp16", ...); throws InvalidArgument naming the string.
 MatrixUnit matrix_unit_by_name(const std::string& name);
@@ -155,6 +191,7 @@ std::string to_string(const MatrixUnit& unit);
 const char* to_string(Normalisation n);
 const char* to_string(AddendJoin a);
 const char* to_string(ProductOrder o);
+const char* to_string(Alignment a);
 
 namespace detail {
 
@@ -289,6 +326,7 @@ struct Wide {
 
   /// Turns the two's complement value into its magnitude; returns whether it was negative.
   KOKKOS_INLINE_FUNCTION bool take_sign() {
+    if (n == 0) return false;
     const bool negative = (limb[n - 1] >> 63) != 0;
     if (!negative) return false;
     std::uint64_t carry = 1;
@@ -390,28 +428,34 @@ KOKKOS_INLINE_FUNCTION double nonfinite_sum(const Term* terms, int count,
   return round_to(s, rt.format, rt.nearest ? Rounding::nearest_even : Rounding::toward_zero);
 }
 
-/// One multi-operand addition of the unit: the terms aligned to the largest exponent E,
-/// truncated below 2^(E - t + 1 - extra_bits) (nothing dropped if extra_bits is unbounded),
-/// added exactly, then normalised and rounded once.
+/// One multi-operand addition of the unit: the terms aligned to the largest reference exponent
+/// E (refs[i] for term i, or its leading bit if refs is null; at least `floor`), truncated below
+/// 2^(E - t + 1 - extra_bits) (nothing dropped if extra_bits is unbounded), added exactly, then
+/// normalised and rounded once.
 KOKKOS_INLINE_FUNCTION double sum_terms(const Term* terms, int count, int extra_bits,
-                                        const RoundingTarget& rt) {
-  int top = -2147483647, low = 2147483647, nonzero = 0;
+                                        const RoundingTarget& rt, const int* refs = nullptr,
+                                        int floor = MatrixUnit::no_floor) {
+  int top = -2147483647, ref = -2147483647, low = 2147483647, nonzero = 0;
   bool all_negative = true, finite = true;
   for (int i = 0; i < count; ++i) {
     finite = finite && terms[i].finite();
     all_negative = all_negative && terms[i].negative;
     if (!terms[i].finite() || terms[i].zero()) continue;
     ++nonzero;
-    top = terms[i].top() > top ? terms[i].top() : top;
+    const int lead = terms[i].top(), r = refs != nullptr ? refs[i] : lead;
+    top = lead > top ? lead : top;
+    ref = r > ref ? r : ref;
     low = terms[i].exp < low ? terms[i].exp : low;
   }
   if (!finite) return nonfinite_sum(terms, count, rt);
   if (nonzero == 0) return all_negative ? -0.0 : 0.0;  // a sum of zeros: -0 only if all are
-  // the grid: t + extra_bits bits from the leading bit of the largest term down
-  const int grid = top - (rt.t - 1) - extra_bits;
+  ref = ref < floor ? floor : ref;
+  // the grid: t + extra_bits bits from the reference exponent E down
+  const int grid = ref - (rt.t - 1) - extra_bits;
   const int lsb = extra_bits == MatrixUnit::unbounded || grid < low ? low : grid;
-  // room for the carries of `nonzero` terms above 2^top and for a sign bit
-  const int width = top - lsb + 1 + bit_length(static_cast<std::uint64_t>(nonzero)) + 1;
+  // room for the carries of `nonzero` terms above the highest bit and for a sign bit
+  const int high = top > ref ? top : ref;
+  const int width = high - lsb + 1 + bit_length(static_cast<std::uint64_t>(nonzero)) + 1;
   Wide w;
   w.clear((width + 63) / 64, lsb);
   for (int i = 0; i < count; ++i)
@@ -438,6 +482,7 @@ struct PreparedUnit {
 KOKKOS_INLINE_FUNCTION bool is_fma_chain(const MatrixUnit& u) {
   const bool lowered = u.output_subnormals || u.accumulation.emin - 64 >= -1022;
   return u.block == 1 && u.exact_products && u.extra_bits == MatrixUnit::unbounded &&
+         u.sum_precision == 0 &&
          u.addend == AddendJoin::with_products && u.input.t <= 26 && u.accumulation.t <= 51 &&
          lowered;
 }
@@ -446,6 +491,7 @@ KOKKOS_INLINE_FUNCTION PreparedUnit prepare(const MatrixUnit& u) {
   PreparedUnit p;
   p.unit = u;
   p.accumulation = rounding_target(u.accumulation, u.rounding, u.output_subnormals);
+  if (u.sum_precision != 0) p.accumulation.t = u.sum_precision;  // range stays the format's
   p.product = rounding_target(u.product, Rounding::nearest_even, true);
   p.input_rc = rounding_constants(u.input);
   p.addend_rc = rounding_constants(u.accumulation);
@@ -517,15 +563,33 @@ KOKKOS_INLINE_FUNCTION double add_two(const PreparedUnit& p, const Term& x, cons
   return sum_terms(terms, 2, p.unit.extra_bits, p.accumulation);
 }
 
-/// at_end: c (if it joins) and the products in one multi-operand addition.
+/// The exponent of a nonzero x as a format with minimum exponent emin holds it: floor(log2 |x|),
+/// or emin for a subnormal.
+KOKKOS_INLINE_FUNCTION int format_exponent(double x, int emin) {
+  const int e = term_of(x).top();
+  return e < emin ? emin : e;
+}
+
+/// at_end: c (if it joins) and the products in one multi-operand addition, aligned on the
+/// unit's reference exponents (the products of a[i] b[i]).
 KOKKOS_INLINE_FUNCTION double operation_at_end(const PreparedUnit& p, const Term* products,
-                                               double c) {
+                                               const double* a, const double* b, double c) {
   const MatrixUnit& u = p.unit;
+  const bool sums = u.alignment == Alignment::exponent_sum;
   Term terms[max_unit_block + 1];
+  int refs[max_unit_block + 1];
   int n = 0;
-  if (u.addend == AddendJoin::with_products) terms[n++] = term_of(c);
-  for (int i = 0; i < u.block; ++i) terms[n++] = products[i];
-  const double s = sum_terms(terms, n, u.extra_bits, p.accumulation);
+  if (u.addend == AddendJoin::with_products) {
+    refs[n] = c != 0 ? format_exponent(c, u.accumulation.emin) : 0;
+    terms[n++] = term_of(c);
+  }
+  for (int i = 0; i < u.block; ++i) {  // e_a + e_b (zero products are skipped by sum_terms)
+    const bool zero = a[i] == 0 || b[i] == 0;
+    refs[n] = zero ? 0 : format_exponent(a[i], u.input.emin) + format_exponent(b[i], u.input.emin);
+    terms[n++] = products[i];
+  }
+  const double s =
+      sum_terms(terms, n, u.extra_bits, p.accumulation, sums ? refs : nullptr, u.alignment_floor);
   return u.addend == AddendJoin::after_products ? add_two(p, term_of(c), term_of(s)) : s;
 }
 
@@ -552,7 +616,7 @@ KOKKOS_INLINE_FUNCTION double unit_operation(const PreparedUnit& p, const double
                                              const double* b, double c) {
   Term products[max_unit_block];
   for (int i = 0; i < p.unit.block; ++i) products[i] = unit_product(p, a[i], b[i]);
-  return p.unit.normalisation == Normalisation::at_end ? operation_at_end(p, products, c)
+  return p.unit.normalisation == Normalisation::at_end ? operation_at_end(p, products, a, b, c)
                                                        : operation_each_addition(p, products, c);
 }
 
