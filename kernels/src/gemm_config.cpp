@@ -211,11 +211,15 @@ AccumulationModel accumulation_model(const GemmConfig& config, std::int64_t k) {
   m.steps = q * steps_op;
   m.G = u.output_subnormals ? Ur * acc.fmin() : acc.fmin();  // FTZ: anything below fmin
   if (bounded && u.normalisation == Normalisation::at_end) {
-    // absolute alignment losses per operation: E raised to the floor, or E = 2 emin of the
-    // input format (both inputs subnormal): each operand loses < 2^(E - T_s + 1 - extra_bits)
+    // absolute alignment losses per operation: E raised to the floor, E = 2 emin of the
+    // input format (both inputs subnormal), or E = emin of the accumulation format (a
+    // subnormal c, aligned on emin above its leading bit): each operand loses
+    // < 2^(E - T_s + 1 - extra_bits)
     int E = std::numeric_limits<int>::min();
     if (u.alignment_floor != MatrixUnit::no_floor) E = u.alignment_floor;
     if (sums) E = std::max(E, 2 * u.input.emin);
+    if (u.alignment == Alignment::exponent_sum && u.addend == AddendJoin::with_products)
+      E = std::max(E, acc.emin);
     if (E != std::numeric_limits<int>::min())
       m.G += operands * std::ldexp(1.0, E - Ts + 1 - u.extra_bits);
   }
