@@ -183,16 +183,16 @@ AccumulationModel accumulation_model(const GemmConfig& config, std::int64_t k) {
   // operands of one multi-operand addition, and what alignment truncation loses of their sum
   // (b + 1 also covers the two-term addition of c after the products)
   const double operands = u.normalisation == Normalisation::at_end ? b + 1 : 2;
-  // Aligned on exponent sums (docs/matrix-units.md), a product with one subnormal input x
-  // has e_x = emin above log2 |x|, by up to t - 1 bits of the input format: the grid 2^(E - T_s
-  // + 1 - extra_bits) is then up to 2^(t - 1) |a b| / 2^E coarser relative to the largest
-  // product; two subnormal inputs and the alignment floor give absolute grids (below, in G).
+  // Aligned on exponent sums (docs/matrix-units.md), a product with a subnormal input x has
+  // e_x = emin above log2 |x|. Where such a product sets the alignment exponent E, the other
+  // input y gives 2^E = 2^(emin + e_y) <= 2^(emin + emax) (|y| < 2^(emax + 1)), and every operand
+  // loses less than 2^(E - T_s + 1 - extra_bits): an absolute loss per operation (in G below),
+  // not one relative to the largest term. Otherwise E is at most the largest term's leading
+  // exponent, and the relative truncation term holds as for leading-bit alignment.
   const bool sums = u.normalisation == Normalisation::at_end &&
                     u.alignment == Alignment::exponent_sum && u.input_subnormals;
-  const int deficit = sums ? u.input.t - 1 : 0;
   const bool bounded = u.extra_bits != MatrixUnit::unbounded;
-  const double truncation =
-      !bounded ? 0 : operands * std::ldexp(1.0, 1 - Ts - u.extra_bits + deficit);
+  const double truncation = !bounded ? 0 : operands * std::ldexp(1.0, 1 - Ts - u.extra_bits);
   // Seed 000's (7) gives every addition of a block its own (1 + delta) with delta <= U; a
   // unit that normalises at the end rounds once per block but truncates its operands first,
   // and a V100-like unit rounds toward zero: delta must cover both (docs/gemm.md).
@@ -211,13 +211,13 @@ AccumulationModel accumulation_model(const GemmConfig& config, std::int64_t k) {
   m.steps = q * steps_op;
   m.G = u.output_subnormals ? Ur * acc.fmin() : acc.fmin();  // FTZ: anything below fmin
   if (bounded && u.normalisation == Normalisation::at_end) {
-    // absolute alignment losses per operation: E raised to the floor, E = 2 emin of the
-    // input format (both inputs subnormal), or E = emin of the accumulation format (a
-    // subnormal c, aligned on emin above its leading bit): each operand loses
-    // < 2^(E - T_s + 1 - extra_bits)
+    // absolute alignment losses per operation, where E is not a leading exponent of a term:
+    // E raised to the floor, E <= emin + emax of the input format (a subnormal input, above),
+    // or E = emin of the accumulation format (a subnormal c, aligned on emin above its leading
+    // bit): each operand loses < 2^(E - T_s + 1 - extra_bits), for the largest such E
     int E = std::numeric_limits<int>::min();
     if (u.alignment_floor != MatrixUnit::no_floor) E = u.alignment_floor;
-    if (sums) E = std::max(E, 2 * u.input.emin);
+    if (sums) E = std::max(E, u.input.emin + u.input.emax);
     if (u.alignment == Alignment::exponent_sum && u.addend == AddendJoin::with_products)
       E = std::max(E, acc.emin);
     if (E != std::numeric_limits<int>::min())

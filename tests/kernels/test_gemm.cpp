@@ -836,6 +836,27 @@ TEST(GemmBounds, HoldOnEveryCatalogueUnit) {
             << seconds_since(start) << " s\n";
 }
 
+TEST(GemmBounds, ASubnormalInputThatSetsTheAlignmentIsCovered) {
+  // V100 (exponent sums, no extra bit, toward zero), binary16 words as given: a = 2^-24
+  // (subnormal) times b = 2^15 is 2^-9, but its exponent sum is emin + 15 = 1, so the grid is
+  // 2^-22; the three products 2^-3 (1 + 2^-10)^2 = 2^-3 + 2^-12 + 2^-23 each lose 2^-23. The
+  // error 3 2^-23 exceeds what the truncation relative to the largest term allows
+  // (delta sum |a b|, as for leading-bit alignment); the bound's absolute term covers it.
+  const double s = 1 + std::ldexp(1.0, -10);
+  const HostMatrix A = matrix({{std::ldexp(1.0, -24), s, s, s}});
+  const HostMatrix B = matrix({{std::ldexp(1.0, 15)}, {std::ldexp(s, -3)}, {std::ldexp(s, -3)}, {std::ldexp(s, -3)}});
+  const GemmConfig c = emulated(units::v100_fp16(), formats::binary16(), 1, false);
+  const GemmResult r = ebla::gemm(A, B, c);
+  const Reference ref = reference(A, B);
+  const double err = static_cast<double>(qabs(static_cast<quad>(r.C(0, 0)) - ref.at(0, 0)));
+  EXPECT_EQ(err, 3 * std::ldexp(1.0, -23));
+  double abs_ab = 0;
+  for (std::size_t l = 0; l < 4; ++l) abs_ab += std::fabs(A(0, l) * B(l, 0));
+  const ebla::AccumulationModel m = ebla::accumulation_model(c, 4);
+  EXPECT_GT(err, m.delta * abs_ab) << "the relative truncation term alone would not hold";
+  EXPECT_LE(err, r.bound(0, 0));
+}
+
 TEST(GemmBounds, HoldOnUnitVariants) {
   const auto start = std::chrono::steady_clock::now();
   std::mt19937_64 rng(202);
@@ -1058,20 +1079,20 @@ TEST(GemmNormwise, AccumulationModelFollowsTheTableOfDocsGemm) {
         ebla::accumulation_model(emulated(units::v100_fp16(), formats::binary16(), 1), k);
     const double q = std::ceil(k / 4.0);
     EXPECT_EQ(a.T, 24);
-    // aligned on exponent sums: a subnormal binary16 input coarsens the grid by up to 2^10
-    // relative to the largest product, and two subnormal inputs give E = -28 (absolute)
-    EXPECT_TRUE(near(a.delta, u23 + 5 * std::ldexp(1.0, 1 - 24 + 10) * (1 + u23))) << a.delta;
+    // aligned on exponent sums: where a product with a subnormal binary16 input sets E, E <=
+    // emin + emax = 1 and each of the 5 operands loses < 2^(1 - 24 + 1) (absolute, in G)
+    EXPECT_TRUE(near(a.delta, u23 + 5 * std::ldexp(1.0, 1 - 24) * (1 + u23))) << a.delta;
     EXPECT_EQ(a.depth, q);
     EXPECT_EQ(a.steps, q);
-    EXPECT_TRUE(near(a.G, u23 * std::ldexp(1.0, -126) + 5 * std::ldexp(1.0, -28 - 23))) << a.G;
+    EXPECT_TRUE(near(a.G, u23 * std::ldexp(1.0, -126) + 5 * std::ldexp(1.0, 1 - 24 + 1))) << a.G;
     EXPECT_FALSE(a.unbiased);
     EXPECT_EQ(a.Fmax, formats::binary32().fmax());
   }
-  {  // A100: b = 8, 1 extra bit, exponent sums (2^10 for a subnormal input), E >= -132
+  {  // A100: b = 8, 1 extra bit, exponent sums (E <= 1 for a subnormal input), E >= -132
     const ebla::AccumulationModel a =
         ebla::accumulation_model(emulated(units::a100_fp16(), formats::binary16(), 1), k);
-    EXPECT_TRUE(near(a.delta, u23 + 9 * std::ldexp(1.0, -24 + 10) * (1 + u23))) << a.delta;
-    EXPECT_TRUE(near(a.G, u23 * std::ldexp(1.0, -126) + 9 * std::ldexp(1.0, -28 - 24))) << a.G;
+    EXPECT_TRUE(near(a.delta, u23 + 9 * std::ldexp(1.0, -24) * (1 + u23))) << a.delta;
+    EXPECT_TRUE(near(a.G, u23 * std::ldexp(1.0, -126) + 9 * std::ldexp(1.0, 1 - 24 + 1 - 1))) << a.G;
     EXPECT_EQ(a.depth, std::ceil(k / 8.0));
     EXPECT_FALSE(a.unbiased);
   }
