@@ -392,7 +392,11 @@ struct Oracle {
 
   /// The reference exponent of a nonzero term: its leading bit, or for exponent_sum units the
   /// one given (e_a + e_b of a product, c's exponent clamped to emin).
-  static int clamped_exponent(quad x, int emin) { return std::max(ilogbq(x), emin); }
+  /// max(floor(log2 |x|), emin) for a finite nonzero x; 0 for infinities and NaN (whose sums
+  /// are not aligned; ilogbq would give INT_MAX).
+  static int clamped_exponent(quad x, int emin) {
+    return isinfq(x) || isnanq(x) ? 0 : std::max(ilogbq(x), emin);
+  }
 
   /// One multi-operand addition of the terms [first, last), aligned on refs (null: leading
   /// bits), E at least `floor` (at_end's addition of c and the products only).
