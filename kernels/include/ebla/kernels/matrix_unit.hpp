@@ -580,12 +580,13 @@ KOKKOS_INLINE_FUNCTION double operation_at_end(const PreparedUnit& p, const Term
   int refs[max_unit_block + 1];
   int n = 0;
   if (u.addend == AddendJoin::with_products) {
-    refs[n] = c != 0 ? format_exponent(c, u.accumulation.emin) : 0;
+    if (sums) refs[n] = c != 0 ? format_exponent(c, u.accumulation.emin) : 0;
     terms[n++] = term_of(c);
   }
   for (int i = 0; i < u.block; ++i) {  // e_a + e_b (zero products are skipped by sum_terms)
     const bool zero = a[i] == 0 || b[i] == 0;
-    refs[n] = zero ? 0 : format_exponent(a[i], u.input.emin) + format_exponent(b[i], u.input.emin);
+    if (sums)
+      refs[n] = zero ? 0 : format_exponent(a[i], u.input.emin) + format_exponent(b[i], u.input.emin);
     terms[n++] = products[i];
   }
   const double s =
