@@ -4,6 +4,8 @@
 //
 //   ebla mma --unit a100_fp16 --a 1.5,0x1p-12 --b 1.5,0x1p-11 --c 0x1p-23
 //   ebla mma --unit a100_fp16 --bits --a 0x3e00,0x0c00 --b 0x3e00,0x1000 --c 0x34000000
+//   ebla mma --unit-file my_gpu.unit --a 1,2 --b 3,4      a custom unit (unit_spec.hpp)
+//   ebla mma --unit v100_fp16 --spec                      the spec of a unit, to start one from
 #include "commands.hpp"
 
 #include <ebla/core/bits.hpp>
@@ -11,6 +13,7 @@
 #include <ebla/core/format.hpp>
 #include <ebla/core/rounding.hpp>
 #include <ebla/kernels/matrix_unit.hpp>
+#include <ebla/kernels/unit_spec.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ebla::cli {
@@ -25,7 +29,8 @@ namespace ebla::cli {
 namespace {
 
 struct MmaOptions {
-  std::string unit;
+  std::string unit, unit_file;
+  bool spec = false;
   std::vector<std::string> a, b;
   std::string c = "0";
   bool bits = false;
@@ -78,11 +83,24 @@ std::string value_text(double v, const Format& f) {
   return fmt::format("{:a} = {:.17g}{}", v, v, bits.empty() ? "" : " (" + format_name(f) + " " + bits + ")");
 }
 
-int run_mma(const MmaOptions& o) {
+// The unit of --unit (a catalogue name) or --unit-file (a spec), and how to name it.
+std::pair<MatrixUnit, std::string> chosen_unit(const MmaOptions& o) {
+  if (o.unit.empty() == o.unit_file.empty()) throw_invalid("ebla mma", "give one of --unit and --unit-file");
+  if (!o.unit_file.empty())
+    return {under_option("ebla mma --unit-file", [&] { return read_unit_spec_file(o.unit_file); }), o.unit_file};
   std::string names;
   for (const NamedMatrixUnit& u : matrix_unit_catalogue()) names += (names.empty() ? "" : ", ") + u.name;
-  const MatrixUnit unit = under_option("ebla mma --unit (known: " + names + ")",
-                                       [&] { return matrix_unit_by_name(o.unit); });
+  return {under_option("ebla mma --unit (known: " + names + ")", [&] { return matrix_unit_by_name(o.unit); }),
+          o.unit};
+}
+
+int run_mma(const MmaOptions& o) {
+  const auto [unit, unit_name] = chosen_unit(o);
+  if (o.spec) {  // the unit as a spec file would give it
+    std::printf("# ebla mma --spec: %s\n%s", unit_name.c_str(), unit_spec(unit).c_str());
+    return 0;
+  }
+  if (o.a.empty() || o.b.empty()) throw_invalid("ebla mma", "--a and --b are required (or --spec)");
   if (o.a.size() != o.b.size())
     throw_invalid("ebla mma", "--a has " + std::to_string(o.a.size()) + " values, --b " + std::to_string(o.b.size()) +
                                   ": give the same number");
@@ -93,7 +111,7 @@ int run_mma(const MmaOptions& o) {
   ExactSum exact;  // c + sum a_i b_i, exactly
   exact.add(c);
   for (std::size_t i = 0; i < a.size(); ++i) exact.add_product(a[i], b[i]);
-  std::printf("ebla mma: unit %s: %s\n", o.unit.c_str(), to_string(unit).c_str());
+  std::printf("ebla mma: unit %s: %s\n", unit_name.c_str(), to_string(unit).c_str());
   std::printf("  d = c + sum_i a_i b_i, k = %zu\n", a.size());
   for (std::size_t i = 0; i < a.size(); ++i)
     std::printf("  a[%zu] = %s, b[%zu] = %s\n", i, value_text(a[i], unit.input).c_str(), i,
@@ -110,11 +128,15 @@ int run_mma(const MmaOptions& o) {
 
 Command add_mma(CLI::App& app) {
   auto o = std::make_shared<MmaOptions>();
-  app.add_option("--unit,-u", o->unit, "A unit of the catalogue (docs/matrix-units.md; a name that is none gets the list)")->required();
+  auto* unit = app.add_option("--unit,-u", o->unit,
+                              "A unit of the catalogue (docs/matrix-units.md; a name that is none gets the list)");
+  auto* file = app.add_option("--unit-file", o->unit_file,
+                              "A custom unit: a spec file of key = value lines (docs/matrix-units.md, \"Custom units\")");
+  unit->excludes(file);
+  app.add_flag("--spec", o->spec, "Print the unit as a spec file (a start for a custom unit) and nothing else");
   app.add_option("--a", o->a, "a_1, ..., a_k: values, or bit patterns of the unit's input format with --bits")
-      ->required()
       ->delimiter(',');
-  app.add_option("--b", o->b, "b_1, ..., b_k, as --a")->required()->delimiter(',');
+  app.add_option("--b", o->b, "b_1, ..., b_k, as --a")->delimiter(',');
   app.add_option("--c", o->c, "The addend c (a value, or a bit pattern of the accumulation format)")
       ->capture_default_str();
   app.add_flag("--bits", o->bits,
