@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <ebla/core/error.hpp>
 #include <ebla/kernels/matrix_unit.hpp>
+#include <ebla/kernels/unit_spec.hpp>
 #include <ebla/kernels/probe.hpp>
 #include <memory>
 #include <string>
@@ -27,7 +28,7 @@ constexpr const char* avx512_hw = "avx512_bf16_hw";
 constexpr const char* amx_hw = "amx_bf16_hw";
 
 struct ProbeCliOptions {
-  std::string unit;
+  std::string unit, unit_file;
   bool all = false;
 };
 
@@ -61,13 +62,13 @@ void print_table(const ProbeFindings& f) {
 
 /// Prints the comparison with the model; returns whether they agree.
 bool print_comparison(const ProbeFindings& f, const std::string& model_name,
-                      const MatrixUnit& model) {
+                      const MatrixUnit& model, const char* what = "the preset") {
   const std::vector<std::string> d = probe_differences(f, model);
   if (d.empty()) {
-    std::printf("agrees with the preset %s on every property\n", model_name.c_str());
+    std::printf("agrees with %s %s on every property\n", what, model_name.c_str());
     return true;
   }
-  std::printf("differs from the preset %s:\n", model_name.c_str());
+  std::printf("differs from %s %s:\n", what, model_name.c_str());
   for (const auto& line : d) std::printf("  %s\n", line.c_str());
   return false;
 }
@@ -123,11 +124,24 @@ Command add_probe(CLI::App& app) {
                      "A preset of the unit catalogue, avx512_bf16_hw (this CPU's VDPBF16PS) "
                      "or amx_bf16_hw (AMX-BF16)");
   auto* all = app.add_flag("--all", o->all, "Every preset, then the hardware");
+  auto* file = app.add_option("--unit-file", o->unit_file,
+                              "A custom unit: a spec file (docs/matrix-units.md, \"Custom units\"), "
+                              "probed through the emulation and compared with its spec");
   unit->excludes(all);
+  file->excludes(unit);
+  file->excludes(all);
   app.footer(
       "The tests of seed 003 generalised to the unit's precisions (docs/probes.md). Exit code 1 "
       "when a finding contradicts the unit's model.");
   return [o] {
+    if (!o->unit_file.empty()) {  // a custom unit: probed as a preset is
+      const MatrixUnit u = under_option("ebla probe --unit-file", [&] { return read_unit_spec_file(o->unit_file); });
+      const DotDevice d = unit_device(o->unit_file, u);
+      print_header(d, "emulated");
+      const ProbeFindings f = probe(d);
+      print_table(f);
+      return print_comparison(f, o->unit_file, u, "the spec") ? 0 : 1;
+    }
     if (!o->all && o->unit.empty())
       throw_invalid("ebla probe", "give --unit NAME or --all; known: " + joined(known_names()));
     std::vector<std::string> names = o->all ? known_names() : std::vector<std::string>{o->unit};
