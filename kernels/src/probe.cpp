@@ -120,9 +120,9 @@ void probe_products(const DotDevice& d, ProbeFindings& f) {
 }
 
 /// Whether 2^-(T-1+k) next to 1 (the product 1 * 1) changes the result: up (1 + tiny),
-/// toward zero or down (1 - tiny), or to nearest (1 - (half + tiny) against 1 - half).
-bool alignment_keeps(const DotDevice& d, int k) {
-  const int T = d.accumulation.t;
+/// toward zero or down (1 - tiny), or to nearest (1 - (half + tiny) against 1 - half);
+/// T the precision of the sums.
+bool alignment_keeps(const DotDevice& d, int T, int k) {
   const double tiny = p2(-(T - 1 + k));
   const double one = run_two(d, 0, 1);
   if (!same(run_two(d, tiny, 1), one) || !same(run_two(d, -tiny, 1), one)) return true;
@@ -131,11 +131,20 @@ bool alignment_keeps(const DotDevice& d, int k) {
   return !same(run_two(d, -(base + tiny), 1), run_two(d, -base, 1));
 }
 
-void probe_alignment(const DotDevice& d, ProbeFindings& f) {
+void probe_sum_precision(const DotDevice& d, ProbeFindings& f) {
+  // 1 + 2^-j (c next to the product 1 * 1) comes out exact while j < Ts, the precision the
+  // sums and d keep, and not for j = Ts: rounded down, or a tie to nearest-even (Khattak &
+  // Mikaitis 2025: NVIDIA's fp8 units keep sums of 14 bits in binary32)
   const int T = d.accumulation.t;
+  f.sum_precision = 1;
+  for (int j = 1; j < T && same(run_two(d, p2(-j), 1), 1 + p2(-j)); ++j) f.sum_precision = j + 1;
+}
+
+void probe_alignment(const DotDevice& d, ProbeFindings& f) {
+  const int T = f.sum_precision;  // extra bits count below the sums' last bit
   f.extra_bits_tested = std::max(0, std::min(T + 1, -d.accumulation.emin - T + 1));
   f.extra_bits = 0;
-  for (int k = 1; k <= f.extra_bits_tested && alignment_keeps(d, k); ++k) f.extra_bits = k;
+  for (int k = 1; k <= f.extra_bits_tested && alignment_keeps(d, T, k); ++k) f.extra_bits = k;
   if (f.extra_bits_tested > 0 && f.extra_bits == f.extra_bits_tested)
     f.extra_bits = MatrixUnit::unbounded;
 
@@ -159,8 +168,25 @@ void probe_alignment(const DotDevice& d, ProbeFindings& f) {
                         : ProbeAnswer::no;
 }
 
+void probe_alignment_reference(const DotDevice& d, ProbeFindings& f) {
+  // Khattak & Mikaitis 2025: 1.5 * 1.5 - 1.5 * 1.5 + g, g = 2^-(Ts-1+K) the least addend kept
+  // next to 1 * 1. The products' exponent sum is 0 as 1's is, their leading bit 2^1: aligned
+  // on exponent sums, the grid is g and d = g; aligned on leading bits, the grid is 2 g and g
+  // is dropped. Only an adder that drops bits, in one multi-operand addition, can show it.
+  f.exponent_sum_alignment = ProbeAnswer::not_testable;
+  if (d.block < 2 || f.extra_bits == MatrixUnit::unbounded || f.normalised_at_end != ProbeAnswer::yes ||
+      round_to(1.5, d.input, Rounding::nearest_even) != 1.5)
+    return;
+  f.alignment_addend = p2(-(f.sum_precision - 1 + f.extra_bits));
+  std::vector<double> a(d.block, 0.0), b(d.block, 0.0);
+  a[0] = b[0] = b[1] = 1.5;
+  a[1] = -1.5;
+  f.alignment_result = d.run(a.data(), b.data(), f.alignment_addend);
+  f.exponent_sum_alignment = same(f.alignment_result, f.alignment_addend) ? ProbeAnswer::yes : ProbeAnswer::no;
+}
+
 void probe_rounding(const DotDevice& d, ProbeFindings& f) {
-  const int T = d.accumulation.t;
+  const int T = f.sum_precision;  // the last bit of the sums, where they are rounded
   double lo, hi;
   // the paper's test (2 + 0.75 ulp) needs two bits below the last of 2 kept in alignment;
   // else 1 + (1 + 3 2^(1-T)) = 2 + 1.5 ulp, whose bits no adder drops (the carry is kept)
@@ -421,9 +447,11 @@ ProbeFindings probe(const DotDevice& device) {
   f.input = device.input;
   f.accumulation = device.accumulation;
   probe_products(device, f);
+  probe_sum_precision(device, f);
   probe_alignment(device, f);
   probe_rounding(device, f);
   probe_normalisation(device, f);
+  probe_alignment_reference(device, f);
   probe_subnormals(device, f);
   probe_overflow(device, f);
   probe_monotonicity(device, f);
@@ -476,7 +504,7 @@ std::string distinct(const std::vector<double>& v) {
 }  // namespace
 
 std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
-  const int t = f.input.t, T = f.accumulation.t;
+  const int t = f.input.t, T = f.accumulation.t, Ts = f.sum_precision;
   const int emin = f.accumulation.emin, emax = f.accumulation.emax;
   std::vector<ProbeRow> rows;
   rows.push_back({"products", to_string(f.products),
@@ -487,19 +515,30 @@ std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
                                 : std::to_string(f.extra_bits);
   const std::string extra_why =
       f.extra_bits == MatrixUnit::unbounded
-          ? text("1 +- 2^-(%d+k) changes the result for k = 1..%d", T - 1, f.extra_bits_tested)
-      : f.extra_bits == 0 ? text("1 +- 2^-(%d+k) lost already for k = 1", T - 1)
-                          : text("1 +- 2^-(%d+k) kept for k <= %d, lost for k = %d", T - 1,
+          ? text("1 +- 2^-(%d+k) changes the result for k = 1..%d", Ts - 1, f.extra_bits_tested)
+      : f.extra_bits == 0 ? text("1 +- 2^-(%d+k) lost already for k = 1", Ts - 1)
+                          : text("1 +- 2^-(%d+k) kept for k <= %d, lost for k = %d", Ts - 1,
                                  f.extra_bits, f.extra_bits + 1);
+  rows.push_back({"sum precision", text("%d bits", Ts),
+                  Ts < T ? text("1 + 2^-j exact for j < %d, not for j = %d", Ts, Ts)
+                         : text("1 + 2^-j exact for j < %d (all of %s)", Ts, format_name(f.accumulation).c_str())});
   rows.push_back({"extra alignment bits", extra, extra_why});
+  rows.push_back({"alignment reference",
+                  f.exponent_sum_alignment == ProbeAnswer::yes  ? "exponent sums e_a + e_b"
+                  : f.exponent_sum_alignment == ProbeAnswer::no ? "leading bits"
+                                                                : "not testable",
+                  f.exponent_sum_alignment == ProbeAnswer::not_testable
+                      ? std::string("nothing dropped in one multi-operand addition")
+                      : text("1.5 * 1.5 - 1.5 * 1.5 + %s = %s", hexf(f.alignment_addend).c_str(),
+                             hexf(f.alignment_result).c_str())});
   rows.push_back({"largest addend first",
                   f.largest_first == ProbeAnswer::yes  ? "yes (every order the same)"
                   : f.largest_first == ProbeAnswer::no ? "no (depends on the order)"
                                                        : "not testable",
-                  text("1 and %d addends 2^-%d, the 1 in each of %d positions: %s", f.block, T,
+                  text("1 and %d addends 2^-%d, the 1 in each of %d positions: %s", f.block, Ts,
                        f.block + 1, distinct(f.permutation_results).c_str())});
-  const std::string rtest = f.rounding_test == "paper" ? text("+-(2 + (2^-%d + 2^-%d))", T - 1, T)
-                                                       : text("+-(1 + (1 + 3 2^-%d))", T - 1);
+  const std::string rtest = f.rounding_test == "paper" ? text("+-(2 + (2^-%d + 2^-%d))", Ts - 1, Ts)
+                                                       : text("+-(1 + (1 + 3 2^-%d))", Ts - 1);
   rows.push_back({"rounding of the sum", f.rounding_known ? rounding_name(f.rounding) : "unknown",
                   rtest + " = " + hexf(f.rounding_positive) + ", " + hexf(f.rounding_negative) +
                       (f.rounding_test == "carry" ? " (the carry test: < 2 extra bits)" : "")});
@@ -561,20 +600,19 @@ std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixU
                                             : P::other;
   if (f.products != products) differ("products", to_string(f.products), to_string(products));
 
-  // the probes measure against the accumulation format's precision T; a unit whose sums keep
-  // fewer bits (sum_precision) drops every probe addend below 2^-(T-1): 0 extra bits, and
-  // neither rounding test can show a rounding
-  const bool narrow = u.sum_precision != 0 && u.sum_precision < u.accumulation.t;
+  const int sums = u.sum_precision != 0 ? u.sum_precision : u.accumulation.t;
+  if (f.sum_precision != sums)
+    differ("sum precision", std::to_string(f.sum_precision) + " bits", std::to_string(sums) + " bits");
   const bool unbounded =
       u.extra_bits == MatrixUnit::unbounded || u.extra_bits >= f.extra_bits_tested;
-  if (narrow ? f.extra_bits != 0
-      : unbounded ? f.extra_bits != MatrixUnit::unbounded
-                  : f.extra_bits != u.extra_bits)
+  if (unbounded ? f.extra_bits != MatrixUnit::unbounded : f.extra_bits != u.extra_bits)
     differ("extra alignment bits",
            f.extra_bits == MatrixUnit::unbounded ? "unbounded" : std::to_string(f.extra_bits),
-           narrow      ? "0 (sums of " + std::to_string(u.sum_precision) + " bits)"
-           : unbounded ? "unbounded"
-                       : std::to_string(u.extra_bits));
+           unbounded ? "unbounded" : std::to_string(u.extra_bits));
+  const ProbeAnswer on_sums = u.alignment == Alignment::exponent_sum ? ProbeAnswer::yes : ProbeAnswer::no;
+  if (f.exponent_sum_alignment != ProbeAnswer::not_testable && f.exponent_sum_alignment != on_sums)
+    differ("alignment reference", f.exponent_sum_alignment == ProbeAnswer::yes ? "exponent sums" : "leading bits",
+           to_string(u.alignment));
 
   const bool one_addition = u.block == 1 || (u.normalisation == Normalisation::at_end &&
                                              u.addend == AddendJoin::with_products);
@@ -582,11 +620,8 @@ std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixU
       f.largest_first != (one_addition ? ProbeAnswer::yes : ProbeAnswer::no))
     differ("largest addend first", to_string(f.largest_first), one_addition ? "yes" : "no");
 
-  if (narrow ? f.rounding_known : !f.rounding_known || f.rounding != u.rounding)
-    differ("rounding", f.rounding_known ? rounding_name(f.rounding) : "unknown",
-           narrow ? std::string("unknown to the probes (sums of ") +
-                        std::to_string(u.sum_precision) + " bits)"
-                  : std::string(rounding_name(u.rounding)));
+  if (!f.rounding_known || f.rounding != u.rounding)
+    differ("rounding", f.rounding_known ? rounding_name(f.rounding) : "unknown", rounding_name(u.rounding));
 
   const ProbeAnswer at_end = u.block == 1   ? ProbeAnswer::not_testable
                              : one_addition ? ProbeAnswer::yes

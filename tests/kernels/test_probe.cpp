@@ -20,6 +20,7 @@
 #include <ebla/kernels/matrix_unit.hpp>
 #include <ebla/kernels/probe.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -46,21 +47,24 @@ void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const st
   SCOPED_TRACE(name + ": " + ebla::to_string(u));
   EXPECT_EQ(f.products, u.exact_products ? ProbeFindings::Products::exact
                                          : ProbeFindings::Products::rounded_to_input);
-  // sums narrower than the accumulation format (NVIDIA fp8: 14 bits) drop every addend the
-  // probes put below 2^-(T-1), T the accumulation precision: 0 extra bits, rounding unknown
-  const bool narrow = u.sum_precision != 0 && u.sum_precision < u.accumulation.t;
-  EXPECT_EQ(f.extra_bits, narrow ? 0 : u.extra_bits);  // unbounded when nothing is dropped
+  // the sums' precision: the accumulation format's, or fewer (NVIDIA fp8: 14 bits)
+  const int sums = u.sum_precision != 0 ? u.sum_precision : u.accumulation.t;
+  EXPECT_EQ(f.sum_precision, sums);
+  EXPECT_EQ(f.extra_bits, u.extra_bits);  // unbounded when nothing is dropped
   const bool one_addition = u.block == 1 || (u.normalisation == ebla::Normalisation::at_end &&
                                              u.addend == ebla::AddendJoin::with_products);
-  // addends 2^-T next to 1 are no products of fp8-E4M3 inputs (2^-18 is their smallest)
-  const bool tiny_products = 2 * (u.input.emin - u.input.t + 1) <= -u.accumulation.t;
+  // the addends 2^-Ts must be products of normal inputs (fp8-E4M3's reach 2^-12 only)
+  const bool tiny_products = 2 * u.input.emin <= -sums;
   EXPECT_EQ(f.largest_first, !tiny_products ? ProbeAnswer::not_testable
                              : one_addition ? ProbeAnswer::yes
                                             : ProbeAnswer::no);
-  EXPECT_EQ(f.rounding_known, !narrow);
-  if (!narrow) {
-    EXPECT_EQ(f.rounding, u.rounding);
-  }
+  EXPECT_TRUE(f.rounding_known);
+  EXPECT_EQ(f.rounding, u.rounding);
+  // the alignment reference shows where one multi-operand addition drops bits
+  const bool drops = u.block > 1 && one_addition && u.extra_bits != MatrixUnit::unbounded;
+  EXPECT_EQ(f.exponent_sum_alignment, !drops ? ProbeAnswer::not_testable
+                                      : u.alignment == ebla::Alignment::exponent_sum ? ProbeAnswer::yes
+                                                                                     : ProbeAnswer::no);
   EXPECT_EQ(f.normalised_at_end, u.block == 1   ? ProbeAnswer::not_testable
                                  : one_addition ? ProbeAnswer::yes
                                                 : ProbeAnswer::no);
@@ -142,14 +146,24 @@ TEST(ProbePresets, A100KeepsOneBitAndNeedsTheCarryTest) {
 
 TEST(ProbePresets, TableHasOneRowPerProperty) {
   const auto rows = ebla::probe_table(probe_unit(units::avx512_bf16_dot()));
-  ASSERT_EQ(rows.size(), 10u);
+  ASSERT_EQ(rows.size(), 12u);
   EXPECT_EQ(rows[0].property, "products");
   EXPECT_EQ(rows[0].finding, "exact");
-  EXPECT_EQ(rows[3].finding, "to nearest");
-  EXPECT_EQ(rows[4].finding, "after each addition");
-  EXPECT_EQ(rows[5].finding, "read as zero (DAZ)");
-  EXPECT_EQ(rows[7].finding, "flushed to zero (FTZ)");
-  EXPECT_EQ(rows[8].finding, "infinity");
+  EXPECT_EQ(rows[1].property, "sum precision");
+  EXPECT_EQ(rows[1].finding, "24 bits");
+  EXPECT_EQ(rows[3].property, "alignment reference");
+  EXPECT_EQ(rows[3].finding, "not testable");  // rounded after each addition
+  EXPECT_EQ(rows[5].finding, "to nearest");
+  EXPECT_EQ(rows[6].finding, "after each addition");
+  EXPECT_EQ(rows[7].finding, "read as zero (DAZ)");
+  EXPECT_EQ(rows[9].finding, "flushed to zero (FTZ)");
+  EXPECT_EQ(rows[10].finding, "infinity");
+  const auto v100 = ebla::probe_table(probe_unit(units::v100_fp16()));
+  EXPECT_EQ(v100[3].finding, "exponent sums e_a + e_b");
+  EXPECT_EQ(v100[3].evidence, "1.5 * 1.5 - 1.5 * 1.5 + 0x1p-23 = 0x1p-23");
+  const auto fp8 = ebla::probe_table(probe_unit(units::h100_fp8_e4m3()));
+  EXPECT_EQ(fp8[1].finding, "14 bits");
+  EXPECT_EQ(fp8[1].evidence, "1 + 2^-j exact for j < 14, not for j = 14");
   for (const auto& r : rows) EXPECT_FALSE(r.evidence.empty()) << r.property;
 }
 
@@ -191,6 +205,40 @@ TEST(ProbeVariants, FindingsFollowTheParameters) {
   forward.block = 4;
   variants.push_back({"one bf16 chain of 4", forward});
   for (const auto& [name, u] : variants) expect_findings_match(probe_unit(u, name), u, name);
+}
+
+// Every preset that drops bits in one multi-operand addition, altered in one parameter the
+// hardware data tells apart (Khattak & Mikaitis 2025): the other alignment reference, sums of
+// two bits fewer, one extra bit more. The probes find the altered parameter as a black box,
+// and compared with the preset they name it.
+TEST(ProbeVariants, AlteredPresetsAreFoundAndNamed) {
+  int altered = 0;
+  for (const auto& entry : ebla::matrix_unit_catalogue()) {
+    const MatrixUnit& p = entry.unit;
+    if (p.block < 2 || p.normalisation != ebla::Normalisation::at_end || p.extra_bits == MatrixUnit::unbounded)
+      continue;
+    const int sums = p.sum_precision != 0 ? p.sum_precision : p.accumulation.t;
+    std::vector<std::tuple<std::string, MatrixUnit, std::string>> variants;
+    MatrixUnit other = p;
+    other.alignment = p.alignment == ebla::Alignment::exponent_sum ? ebla::Alignment::leading_bit
+                                                                   : ebla::Alignment::exponent_sum;
+    variants.emplace_back("the other alignment", other, "alignment reference");
+    MatrixUnit narrower = p;
+    narrower.sum_precision = sums - 2;
+    variants.emplace_back("sums of 2 bits fewer", narrower, "sum precision");
+    MatrixUnit wider = p;
+    wider.extra_bits = p.extra_bits + 1;
+    variants.emplace_back("1 extra bit more", wider, "extra alignment bits");
+    for (const auto& [what, u, property] : variants) {
+      const std::string name = entry.name + ", " + what;
+      const ProbeFindings f = probe_unit(u, name);
+      expect_findings_match(f, u, name);
+      const std::string d = joined(ebla::probe_differences(f, p));
+      EXPECT_NE(d.find(property + ": found"), std::string::npos) << name << d;
+      ++altered;
+    }
+  }
+  EXPECT_EQ(altered, 3 * 32);  // the 32 NVIDIA presets
 }
 
 TEST(ProbeVariants, RoundedProductsAreFound) {

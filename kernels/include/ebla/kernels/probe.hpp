@@ -13,9 +13,13 @@
 //
 // What is probed (docs/probes.md has every test and its expected outcomes):
 //  - products: exact, or rounded back to the input format;
-//  - extra alignment bits: the largest k such that an addend 2^-(T-1+k) next to 1 still
+//  - the precision of the sums Ts: the largest such that 1 + 2^(1-Ts) comes out exact (the
+//    accumulation format's T, or fewer: NVIDIA's fp8 units keep 14 bits);
+//  - extra alignment bits: the largest k such that an addend 2^-(Ts-1+k) next to 1 still
 //    changes the result, and whether every position of the largest addend gives the same
 //    result (the permutation test: alignment to the largest addend);
+//  - what the terms are aligned on: each product's exponent sum e_a + e_b, or its leading bit
+//    (1.5 * 1.5 - 1.5 * 1.5 + the least addend kept next to 1; Khattak & Mikaitis 2025);
 //  - the rounding of the sum: to nearest, toward zero, up or down;
 //  - normalisation at the end (one rounding) or after each addition;
 //  - subnormal inputs, subnormal addend c and subnormal results kept or flushed;
@@ -69,8 +73,10 @@ struct ProbeFindings {
   Products products = Products::exact;
   double product_result = 0;  ///< -(1 - 2^(1-t)) + (1 - 2^-t)^2 as the device gives it
 
-  /// Alignment bits kept below the accumulation precision: the last k of 1..extra_bits_tested
-  /// for which 2^-(T-1+k) next to 1 is kept, or MatrixUnit::unbounded if all were kept.
+  /// The precision Ts of the sums and of d: 1 + 2^-j is exact for j < Ts, not for j = Ts.
+  int sum_precision = 0;
+  /// Alignment bits kept below the sum precision: the last k of 1..extra_bits_tested
+  /// for which 2^-(Ts-1+k) next to 1 is kept, or MatrixUnit::unbounded if all were kept.
   int extra_bits = 0;
   int extra_bits_tested = 0;
   /// The permutation test: the same result wherever the largest addend is (yes).
@@ -86,6 +92,12 @@ struct ProbeFindings {
   /// rounding after each addition; not_testable for b = 1.
   ProbeAnswer normalised_at_end = ProbeAnswer::not_testable;
   double normalisation_min = 0, normalisation_max = 0;
+
+  /// yes: terms aligned on exponent sums (1.5 * 1.5 - 1.5 * 1.5 + g gave g, g = 2^-(Ts-1+K));
+  /// no: on leading bits (g dropped); not_testable where nothing is dropped in alignment,
+  /// sums are rounded after each addition, or 1.5 is not an input number.
+  ProbeAnswer exponent_sum_alignment = ProbeAnswer::not_testable;
+  double alignment_addend = 0, alignment_result = 0;
 
   ProbeAnswer input_subnormals = ProbeAnswer::not_testable;   ///< a, b kept (yes) or DAZ
   ProbeAnswer addend_subnormals = ProbeAnswer::not_testable;  ///< c kept (yes) or DAZ
