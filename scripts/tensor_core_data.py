@@ -7,13 +7,16 @@ The source is a git directory of the repository north-numerical-computing/MATLAB
     scripts/tensor_core_data.py GIT_DIR [--cases 500] [--out data/tensor-cores]
 
 For each folder model_validation/<GPU>/<input>/ that has a binary32 result file, one file
-<gpu>_<input>_fp32.txt is written, one case per line:
+<gpu>_<input>_fp32.txt is written, and for fp16 inputs with binary16 results also
+<gpu>_fp16_out16.txt (the preset <gpu>_fp16_out16), one case per line:
 
     a b c d
 
 a and b: the k inputs of the case, each as its bit pattern in the input format (fp8: 2 hex
 digits, binary16 and bfloat16: 4, tf32: 5 = the top 19 bits of its binary32 pattern), written
-one after the other without separators; c and d: binary32 bit patterns, 8 hex digits.
+one after the other without separators; c and d: binary32 bit patterns, 8 hex digits (for
+binary16 results, d is the binary16 value widened, and c the published binary32 c, which the
+unit reads rounded to nearest binary16 as the authors' models do).
 
 H100 and H200 ran their fp8 cases as D = A B + 0 (WGMMA), as the repository's validation
 script says: their c is written as 0, not the c file of the folder.
@@ -107,15 +110,19 @@ def main():
         ["git", "-C", args.git_dir, "ls-tree", "-r", "--name-only", "HEAD", "model_validation"],
         check=True, capture_output=True, text=True).stdout.split()
     os.makedirs(args.out, exist_ok=True)
-    for d_path in sorted(p for p in files if p.endswith("_fp32.txt") and "/d_" in p):
+    results = [p for p in files if "/d_" in p and (p.endswith("_fp32.txt") or "/fp16/d_" in p)]
+    for d_path in sorted(results):
         folder = os.path.dirname(d_path)
         gpu, fmt = folder.split("/")[1:3]
         name, _ = INPUTS[fmt]
+        if d_path.endswith("_fp16.txt"):
+            name = "fp16_out16"
         a = show(args.git_dir, f"{folder}/a_{gpu}_{fmt}.txt")
         b = show(args.git_dir, f"{folder}/b_{gpu}_{fmt}.txt")
         c = show(args.git_dir, f"{folder}/c_{gpu}_fp32.txt")
         d = show(args.git_dir, d_path)
-        out = os.path.join(args.out, f"{gpu.lower()}_{name}_fp32.txt")
+        out = os.path.join(args.out, f"{gpu.lower()}_{name}" +
+                           ("" if name.endswith("out16") else "_fp32") + ".txt")
         with open(out, "w") as f:
             for i in range(args.cases):
                 ra, rb = hex_row(a[i]), hex_row(b[i])

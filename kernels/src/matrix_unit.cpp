@@ -142,6 +142,18 @@ MatrixUnit fp8(const Generation& g, const Format& input) {
   return u;
 }
 
+/// The same tensor core with binary16 results (PTX's .f16 accumulators): the adder aligns to
+/// the width it has for binary32 results, 24 + K bits, and rounds the sum to nearest binary16
+/// once; c is a binary16 value. Khattak & Mikaitis's data (fp16 inputs) fix the rounding; the
+/// width only loosely (docs/matrix-units.md); their models give the alignment floors.
+MatrixUnit half_results(MatrixUnit u, int floor) {
+  u.extra_bits += formats::binary32().t - formats::binary16().t;
+  u.accumulation = formats::binary16();
+  u.rounding = Rounding::nearest_even;
+  u.alignment_floor = floor;
+  return u;
+}
+
 /// An IEEE fused multiply-add chain in one format.
 MatrixUnit fma_chain(const Format& f) {
   MatrixUnit u;
@@ -186,6 +198,11 @@ MatrixUnit b200_bf16() { return sixteen(blackwell, formats::bfloat16()); }
 MatrixUnit b200_tf32() { return tf32_unit(blackwell); }
 MatrixUnit b200_fp8_e4m3() { return fp8(blackwell, formats::fp8_e4m3()); }
 MatrixUnit b200_fp8_e5m2() { return fp8(blackwell, formats::fp8_e5m2()); }
+MatrixUnit v100_fp16_out16() { return half_results(v100_fp16(), -19); }
+MatrixUnit a100_fp16_out16() { return half_results(a100_fp16(), -20); }
+MatrixUnit ada_fp16_out16() { return half_results(ada_fp16(), -20); }
+MatrixUnit h100_fp16_out16() { return half_results(h100_fp16(), -21); }
+MatrixUnit b200_fp16_out16() { return half_results(b200_fp16(), -21); }
 
 MatrixUnit avx512_bf16_dot() {
   // VDPBF16PS, lane i: srcdest += a[2i+1] b[2i+1]; srcdest += a[2i] b[2i] (the odd element
@@ -246,6 +263,17 @@ const std::vector<NamedMatrixUnit>& matrix_unit_catalogue() {
        KM "B200 fp8-E4M3 outputs; b = 32, rounded to nearest, 7 extra bits (the fewest that "
           "match all 5000 published E4M3 cases; more, unbounded included, match too), E >= -133"},
       {"b200_fp8_e5m2", units::b200_fp8_e5m2(), KM "B200 fp8-E5M2 outputs; as b200_fp8_e4m3"},
+      {"v100_fp16_out16", units::v100_fp16_out16(),
+       KM "V100 fp16 inputs, binary16 outputs; v100_fp16's adder (24 bits aligned), the sum "
+          "rounded to nearest binary16, E >= -19"},
+      {"a100_fp16_out16", units::a100_fp16_out16(),
+       KM "A100 and A2 fp16 inputs, binary16 outputs; a100_fp16's adder (25 bits), rounded to "
+          "nearest binary16, E >= -20"},
+      {"ada_fp16_out16", units::ada_fp16_out16(), KM "Ada and L40S binary16 outputs; as a100_fp16_out16"},
+      {"h100_fp16_out16", units::h100_fp16_out16(),
+       KM "H100 and H200 fp16 inputs, binary16 outputs; h100_fp16's adder (26 bits), rounded to "
+          "nearest binary16, E >= -21"},
+      {"b200_fp16_out16", units::b200_fp16_out16(), KM "B200 binary16 outputs; as h100_fp16_out16"},
       // the same parameters measured on other GPUs of a generation
       {"a2_fp16", units::a100_fp16(), KM "A2 fp16 outputs; as a100_fp16"},
       {"a2_bf16", units::a100_bf16(), KM "A2 bf16 outputs; as a100_bf16"},
@@ -260,6 +288,9 @@ const std::vector<NamedMatrixUnit>& matrix_unit_catalogue() {
       {"h200_tf32", units::h100_tf32(), KM "H200 tf32 outputs; as h100_tf32"},
       {"h200_fp8_e4m3", units::h100_fp8_e4m3(), KM "H200 fp8-E4M3 outputs; as h100_fp8_e4m3"},
       {"h200_fp8_e5m2", units::h100_fp8_e5m2(), KM "H200 fp8-E5M2 outputs; as h100_fp8_e5m2"},
+      {"a2_fp16_out16", units::a100_fp16_out16(), KM "A2 binary16 outputs; as a100_fp16_out16"},
+      {"l40s_fp16_out16", units::ada_fp16_out16(), KM "L40S binary16 outputs; as ada_fp16_out16"},
+      {"h200_fp16_out16", units::h100_fp16_out16(), KM "H200 binary16 outputs; as h100_fp16_out16"},
       {"avx512_bf16_dot", units::avx512_bf16_dot(),
        "Intel SDM, VDPBF16PS; matches this CPU's instruction bit for bit"},
       {"amx_bf16", units::amx_bf16(), "Intel SDM, TDPBF16PS pseudocode; not verified on hardware"},

@@ -167,6 +167,13 @@ MatrixUnit b200_bf16();      ///< B200, bf16: as H100
 MatrixUnit b200_tf32();      ///< B200, tf32: as H100
 MatrixUnit b200_fp8_e4m3();  ///< B200, fp8-E4M3: b = 32, 7 extra bits, to nearest, E >= -133
 MatrixUnit b200_fp8_e5m2();  ///< B200, fp8-E5M2: as b200_fp8_e4m3
+// binary16 results (fp16 inputs): the binary32 adder's 24 + K aligned bits, rounded to nearest
+// binary16 (K + 13 extra bits), c in binary16
+MatrixUnit v100_fp16_out16();  ///< V100: b = 4, E >= -19
+MatrixUnit a100_fp16_out16();  ///< A100 (and A2): b = 8, E >= -20
+MatrixUnit ada_fp16_out16();   ///< Ada (and L40S): as A100
+MatrixUnit h100_fp16_out16();  ///< H100 (and H200): b = 16, E >= -21
+MatrixUnit b200_fp16_out16();  ///< B200: as H100
 MatrixUnit avx512_bf16_dot();  ///< x86 VDPBF16PS: bf16 pairs, two FP32 FMAs, DAZ/FTZ, RNE
 MatrixUnit amx_bf16();         ///< x86 TDPBF16PS as documented (not verified on hardware)
 /// IEEE FMA chain in any format (b = 1, exact products, one rounding per step); ebla::gemm
