@@ -154,6 +154,14 @@ MatrixUnit half_results(MatrixUnit u, int floor) {
   return u;
 }
 
+/// AMD CDNA 1 (MI100) matrix cores as Khattak & Mikaitis model them: b products and c summed
+/// exactly, then rounded once to nearest binary32, subnormals kept.
+MatrixUnit cdna1(int block, const Format& input) {
+  MatrixUnit u = tensor_core(block, input, MatrixUnit::unbounded);
+  u.rounding = Rounding::nearest_even;
+  return u;
+}
+
 /// An IEEE fused multiply-add chain in one format.
 MatrixUnit fma_chain(const Format& f) {
   MatrixUnit u;
@@ -198,6 +206,8 @@ MatrixUnit b200_bf16() { return sixteen(blackwell, formats::bfloat16()); }
 MatrixUnit b200_tf32() { return tf32_unit(blackwell); }
 MatrixUnit b200_fp8_e4m3() { return fp8(blackwell, formats::fp8_e4m3()); }
 MatrixUnit b200_fp8_e5m2() { return fp8(blackwell, formats::fp8_e5m2()); }
+MatrixUnit mi100_fp16() { return cdna1(4, formats::binary16()); }
+MatrixUnit mi100_bf16() { return cdna1(2, formats::bfloat16()); }
 MatrixUnit v100_fp16_out16() { return half_results(v100_fp16(), -19); }
 MatrixUnit a100_fp16_out16() { return half_results(a100_fp16(), -20); }
 MatrixUnit ada_fp16_out16() { return half_results(ada_fp16(), -20); }
@@ -274,6 +284,12 @@ const std::vector<NamedMatrixUnit>& matrix_unit_catalogue() {
        KM "H100 and H200 fp16 inputs, binary16 outputs; h100_fp16's adder (26 bits), rounded to "
           "nearest binary16, E >= -21"},
       {"b200_fp16_out16", units::b200_fp16_out16(), KM "B200 binary16 outputs; as h100_fp16_out16"},
+      {"mi100_fp16", units::mi100_fp16(),
+       "Khattak & Mikaitis 2025, models/MI100MC.m (their model of AMD CDNA 1; no hardware outputs "
+       "published): b = 4, exact sum, one rounding to nearest binary32; not verified on hardware"},
+      {"mi100_bf16", units::mi100_bf16(),
+       "Khattak & Mikaitis 2025, models/MI100MC.m: bf16 as mi100_fp16 with b = 2; not verified on "
+       "hardware"},
       // the same parameters measured on other GPUs of a generation
       {"a2_fp16", units::a100_fp16(), KM "A2 fp16 outputs; as a100_fp16"},
       {"a2_bf16", units::a100_bf16(), KM "A2 bf16 outputs; as a100_bf16"},
@@ -289,6 +305,12 @@ const std::vector<NamedMatrixUnit>& matrix_unit_catalogue() {
       {"h200_fp8_e4m3", units::h100_fp8_e4m3(), KM "H200 fp8-E4M3 outputs; as h100_fp8_e4m3"},
       {"h200_fp8_e5m2", units::h100_fp8_e5m2(), KM "H200 fp8-E5M2 outputs; as h100_fp8_e5m2"},
       {"a2_fp16_out16", units::a100_fp16_out16(), KM "A2 binary16 outputs; as a100_fp16_out16"},
+      // A30: the authors' model is A100's (models/A30TC.m); no A30 outputs are published
+      {"a30_fp16", units::a100_fp16(), "Khattak & Mikaitis 2025, models/A30TC.m: as a100_fp16 (no A30 outputs published)"},
+      {"a30_bf16", units::a100_bf16(), "Khattak & Mikaitis 2025, models/A30TC.m: as a100_bf16 (no A30 outputs published)"},
+      {"a30_tf32", units::a100_tf32(), "Khattak & Mikaitis 2025, models/A30TC.m: as a100_tf32 (no A30 outputs published)"},
+      {"a30_fp16_out16", units::a100_fp16_out16(),
+       "Khattak & Mikaitis 2025, models/A30TC.m: as a100_fp16_out16 (no A30 outputs published)"},
       {"l40s_fp16_out16", units::ada_fp16_out16(), KM "L40S binary16 outputs; as ada_fp16_out16"},
       {"h200_fp16_out16", units::h100_fp16_out16(), KM "H200 binary16 outputs; as h100_fp16_out16"},
       {"avx512_bf16_dot", units::avx512_bf16_dot(),

@@ -1045,7 +1045,8 @@ TEST(MatrixUnitCatalogue, PresetsAreValidNamedData) {
     EXPECT_EQ(ebla::to_string(ebla::matrix_unit_by_name(entry.name)), ebla::to_string(entry.unit));
     names.push_back(entry.name);
   }
-  EXPECT_EQ(names.size(), 44u);  // 8 + 28 NVIDIA presets (13 of them other GPUs' names)
+  // 4 FMA/x86 + 2 AMD + 44 NVIDIA (20 of them other GPUs' names) presets
+  EXPECT_EQ(names.size(), 50u);
   std::sort(names.begin(), names.end());
   EXPECT_EQ(std::unique(names.begin(), names.end()), names.end()) << "names must be unique";
   expect_invalid([] { ebla::matrix_unit_by_name("tpu"); }, {"ebla::matrix_unit_by_name", "tpu"});

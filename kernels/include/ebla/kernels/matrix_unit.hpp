@@ -174,6 +174,9 @@ MatrixUnit a100_fp16_out16();  ///< A100 (and A2): b = 8, E >= -20
 MatrixUnit ada_fp16_out16();   ///< Ada (and L40S): as A100
 MatrixUnit h100_fp16_out16();  ///< H100 (and H200): b = 16, E >= -21
 MatrixUnit b200_fp16_out16();  ///< B200: as H100
+// AMD CDNA 1 (MI100), from Khattak & Mikaitis's model (no hardware outputs published)
+MatrixUnit mi100_fp16();  ///< b = 4, exact sum, one rounding to nearest binary32
+MatrixUnit mi100_bf16();  ///< b = 2, as mi100_fp16
 MatrixUnit avx512_bf16_dot();  ///< x86 VDPBF16PS: bf16 pairs, two FP32 FMAs, DAZ/FTZ, RNE
 MatrixUnit amx_bf16();         ///< x86 TDPBF16PS as documented (not verified on hardware)
 /// IEEE FMA chain in any format (b = 1, exact products, one rounding per step); ebla::gemm
