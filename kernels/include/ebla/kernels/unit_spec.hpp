@@ -14,6 +14,9 @@
 // as format_by_name reads them, roundings as rounding_by_name, booleans `true` or `false`.
 // Without `base`, `input` and `accumulation` are required; the other fields keep their
 // defaults (one rounding per operation as a binary64 FMA has, exact products, b = 1).
+//
+// Where it runs: on the host (text in and out); the unit it gives is plain data that kernels on
+// any backend take (matrix_unit.hpp).
 #pragma once
 
 #include <ebla/kernels/matrix_unit.hpp>
