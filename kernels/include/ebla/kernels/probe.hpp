@@ -25,6 +25,9 @@
 //  - subnormal inputs, subnormal addend c and subnormal results kept or flushed;
 //  - overflow: infinity, saturation at fmax, or NaN;
 //  - monotonicity: whether raising c can lower d.
+//
+// Where it runs: on the host. A DotDevice's `run` is a host function (unit_device calls
+// unit_dot on host values; avx512_bf16_device runs this CPU's instruction).
 #pragma once
 
 #include <cstdint>
