@@ -2,6 +2,9 @@
 //
 // Everything here is integer arithmetic on the bit pattern: no libm, no
 // floating-point environment, so results are the same on every backend.
+//
+// Where it runs: anywhere; every function is a KOKKOS_INLINE_FUNCTION, for host code and kernels
+// on any backend.
 #pragma once
 
 #include <Kokkos_Macros.hpp>

@@ -30,6 +30,8 @@
 // All functions are pure; invalid arguments (u outside (0, 1/2], n < 0, lambda < 0,
 // a probability outside (0, 1)) throw ebla::InvalidArgument naming the function and
 // value. A deterministic bound that does not exist (n u >= 1) is +infinity.
+//
+// Where it runs: on the host (scalar constants).
 #pragma once
 
 namespace ebla::bounds {

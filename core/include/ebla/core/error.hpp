@@ -4,6 +4,8 @@
 // ebla::InvalidArgument; its message names the function and the offending value.
 // Numerical outcomes (no convergence, breakdown) are never exceptions: they are
 // reported in result structures.
+//
+// Where it runs: on the host (exceptions are thrown at the API boundary, never inside kernels).
 #pragma once
 
 #include <stdexcept>

@@ -2,6 +2,9 @@
 // building blocks of compensated sums (qdot), double-double residuals (solvers) and exact
 // emulation (mpfma). Code that uses them must be compiled without floating-point
 // contraction (-ffp-contract=off), or a compiler may fuse s - a into an FMA and break them.
+//
+// Where it runs: anywhere; every function is a KOKKOS_INLINE_FUNCTION, for host code and kernels
+// on any backend.
 #pragma once
 
 #include <ebla/core/bits.hpp>

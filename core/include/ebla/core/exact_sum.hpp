@@ -11,6 +11,8 @@
 // (subnormal factors included, products beyond the double range too). It is added into a
 // fixed-point integer of 4352 bits whose lowest bit weighs 2^-2148 ("superaccumulator"), so
 // that no sum of such products, whatever its cancellation, is ever rounded. Host code only.
+//
+// Where it runs: on the host.
 #pragma once
 
 #include <ebla/core/bits.hpp>

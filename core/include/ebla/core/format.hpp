@@ -15,6 +15,9 @@
 //
 // Every format here is a subset of binary64 (t <= 53, -1022 <= emin <= emax <= 1023),
 // so its values are doubles and rounding works on doubles.
+//
+// Where it runs: the Format members marked KOKKOS_INLINE_FUNCTION anywhere (host code and
+// kernels on any backend); the catalogue and name lookups on the host.
 #pragma once
 
 #include <ebla/core/bits.hpp>

@@ -29,6 +29,8 @@
 //    or of the final rename. Each means that nothing was committed.
 // HDF5's own printing of error stacks to stderr is silenced during these calls; the
 // innermost HDF5 message is part of the exception's message instead.
+//
+// Where it runs: on the host (files).
 #pragma once
 
 #include <ebla/core/error.hpp>

@@ -1,5 +1,7 @@
 // Memory before allocation: what a process may still allocate, and a check that names the
 // input whose declared size would need more.
+//
+// Where it runs: on the host (the process's memory).
 #pragma once
 
 #include <cstdint>

@@ -22,6 +22,9 @@
 //
 // `visit(add)` must call add(v) for every value, and give the same values each time: it is
 // called twice.
+//
+// Where it runs: on the host, on values a visitor hands over (copy a device's View to a host
+// mirror first).
 #pragma once
 
 #include <algorithm>

@@ -3,6 +3,8 @@
 // Kokkos::DefaultHostExecutionSpace, and merge the chunks' results in chunk order. A
 // result is then the same bits on 1 or 64 threads, and its error bound needs no term for
 // the thread count: the merge tree is the same for every run.
+//
+// Where it runs: on the host, in its execution space's threads (host kernels only).
 #pragma once
 
 #include <Kokkos_Core.hpp>

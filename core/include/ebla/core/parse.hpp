@@ -1,4 +1,6 @@
 // Numbers from text, for specs given as strings (command lines, configuration files).
+//
+// Where it runs: on the host (text).
 #pragma once
 
 #include <string>

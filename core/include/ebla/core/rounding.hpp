@@ -22,6 +22,9 @@
 //    pattern's 480) is a tie that goes to the even 448, so only x > 464 overflows.
 //  - NaN is returned unchanged; +-0 keeps its sign; +-inf is kept if f has
 //    infinities, else becomes NaN (Overflow::nan) or +-fmax (Overflow::saturate).
+//
+// Where it runs: round_to and the functions marked KOKKOS_INLINE_FUNCTION anywhere (host code
+// and kernels on any backend); the name lookups on the host.
 #pragma once
 
 #include <ebla/core/bits.hpp>

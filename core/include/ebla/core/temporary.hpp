@@ -6,6 +6,8 @@
 // file in a fixed table from creation until commit or removal, and a program's handler of
 // SIGINT, SIGTERM or SIGHUP (the ebla command installs one; under mpirun an abort ends the
 // other ranks with SIGTERM) calls remove_pending_temporaries() before it dies.
+//
+// Where it runs: on the host (files).
 #pragma once
 
 #include <string>

@@ -56,6 +56,9 @@
 // bf16_gemm right after sgemm 11.8 ms instead of 5.2, sgemm right after bf16_gemm 19.8 ms
 // instead of 12.9). OPENBLAS_THREAD_TIMEOUT=4 and OMP_WAIT_POLICY=passive in the
 // environment remove both (5.1 and 11.1 ms); they are read when the libraries load.
+//
+// Where it runs: on the host only (BLAS, oneDNN, host memory); ebla::gemm copies Views of other
+// memory spaces through host memory before it calls them.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,8 @@
 // What the study of --qdot-tol auto reports of one problem (docs/solvers.md, "Choosing the
 // tolerance"): a run with exact dot products, one at each fixed tolerance, one with the
 // automatic policy, and the verdict of judge_automatic (dot_mix.hpp) on them.
+//
+// Where it runs: on the host (tables of results).
 #pragma once
 
 #include <ebla/solvers/cg.hpp>

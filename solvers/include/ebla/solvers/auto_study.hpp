@@ -6,6 +6,9 @@
 //     ebla::AutoReport r(a.name, ...);
 //     ebla::run_auto_sequence(r, dots, ebla::ProblemUse::cg, run, nullptr);
 //   }
+//
+// Where it runs: the solves as cg and power_method run them (their Views in the default memory
+// space); the tables on the host.
 #pragma once
 
 #include <ebla/core/hdf5.hpp>

@@ -9,6 +9,8 @@
 //    format 1), 0 where perforated; a component whose product is zero (it has no bin) counts
 //    at the first rung's width. Summed over the calls and divided by the same calls read in
 //    the first rung: 1 for exact dot products, 0.5 for all binary32.
+//
+// Where it runs: on the host (per-iteration records).
 #pragma once
 
 #include <ebla/solvers/dots.hpp>

@@ -34,6 +34,8 @@
 //    near tie (the next two changes predicted within tie tau of tau).
 // Safeguards in the solvers multiply the rule's answer by a tightening factor (CgResult
 // and PowerResult record when and why).
+//
+// Where it runs: on the host; a rule answers between kernels, once per dot product.
 #pragma once
 
 #include <cstdint>

@@ -19,6 +19,10 @@
 //   /b, /x0     float64         [n]       right-hand side, start vector (optional)
 // Errors throw InvalidArgument naming the file and dataset: missing, wrong rank or
 // type, inconsistent sizes, offsets not nondecreasing, an index out of range, NaN/Inf.
+//
+// Where it runs: the files are read and written on the host; vectors and matrices are returned
+// as Views of the default memory space (copied to a device's memory through host mirrors) and
+// written from host mirrors.
 #pragma once
 
 #include <ebla/solvers/operators.hpp>

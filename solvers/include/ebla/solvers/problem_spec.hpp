@@ -9,6 +9,9 @@
 //   spec.shift = 1e-2;
 //   const ebla::Problem p = ebla::load_problem(spec, ebla::ProblemUse::cg);
 //   const ebla::CgResult r = std::visit([&](const auto& A) { return ebla::cg(A, p.b, p.x0, dots, o); }, p.op);
+//
+// Where it runs: the problems are built on the host and returned as Views of the default memory
+// space (copied to a device's memory through host mirrors).
 #pragma once
 
 #include <ebla/solvers/operators.hpp>

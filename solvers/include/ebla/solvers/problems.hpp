@@ -11,6 +11,9 @@
 // the strictly upper triangle (O(n + edges) time), so the same (n, mean_degree, seed)
 // gives the same matrix on every machine. Symmetric positive semidefinite; its largest
 // eigenvalue is what the power method of seed 002 section 4.3 estimates.
+//
+// Where it runs: the problems are built on the host and returned as Views of the default memory
+// space (copied to a device's memory through host mirrors).
 #pragma once
 
 #include <ebla/solvers/operators.hpp>

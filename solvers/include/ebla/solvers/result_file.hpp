@@ -1,6 +1,8 @@
 // The solvers' results in an HDF5 file (docs/solver-output.md): the problem's and options'
 // attributes, a run's attributes and per-iteration series, a sweep's runs and summary, and
 // the summary of an --experiment auto study. One writer per result type.
+//
+// Where it runs: on the host (files, from the results' host-side records).
 #pragma once
 
 #include <ebla/core/hdf5.hpp>

@@ -2,6 +2,8 @@
 // rung of the ladder, per dot product and iteration (mean over the iterations in tables),
 // the rung of every component (seed 002's Fig. 5 maps), and a run of CG or of the power
 // method with those series.
+//
+// Where it runs: on the host (per-iteration records).
 #pragma once
 
 #include <ebla/solvers/cg.hpp>

@@ -10,6 +10,8 @@
 //   d.given = [](const std::string& field) { return field == "sweep-qdot-tol"; };
 //   const ebla::DotSpec dots = ebla::make_dot_spec(d, ebla::ProblemUse::cg);
 //   // dots.sweep = 1e-12, ..., 1e-3; dots.at(t): the qdot policy of the run at t
+//
+// Where it runs: on the host (option checking); the runs it sets up as cg and power_method run.
 #pragma once
 
 #include <ebla/solvers/dots.hpp>

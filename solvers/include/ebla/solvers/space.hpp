@@ -14,6 +14,9 @@
 // solvers take their decisions (stop, break down) from them, and all processes must take
 // the same ones. LocalSpace<Op> is the one-process space of the operators of
 // operators.hpp; ebla::mpi provides spaces over MPI communicators.
+//
+// Where it runs: apply, dot and the updates in the execution space of the Views (on the device
+// for Views in its memory); the collectives between processes through host memory.
 #pragma once
 
 #include <ebla/solvers/dots.hpp>

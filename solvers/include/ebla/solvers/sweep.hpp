@@ -5,6 +5,8 @@
 //   const auto s = ebla::sweep_qdot_tolerances(ebla::decade_tolerances(-8, 0), at,
 //       [&](const ebla::DotPolicy& dots, double) { return ebla::cg(A, b, x0, dots, options); });
 //   // s.reference, s.runs[i] at s.tolerances[i], s.largest_same
+//
+// Where it runs: the solves as cg and power_method run them; the tables on the host.
 #pragma once
 
 #include <ebla/solvers/dots.hpp>
