@@ -79,6 +79,16 @@ void print_header(const DotDevice& d, const std::string& what) {
               format_name(d.accumulation).c_str());
 }
 
+/// Probes a unit through the emulation and compares the findings with it; `what` names the
+/// model ("the preset", "the spec"). Returns whether they agree.
+bool run_emulated(const std::string& name, const MatrixUnit& unit, const char* what) {
+  const DotDevice d = unit_device(name, unit);
+  print_header(d, "emulated");
+  const ProbeFindings f = probe(d);
+  print_table(f);
+  return print_comparison(f, name, unit, what);
+}
+
 /// Probes one named device; returns whether it agrees with its model.
 bool run_one(const std::string& name) {
   if (name == amx_hw) {
@@ -107,12 +117,7 @@ bool run_one(const std::string& name) {
     print_table(f);
     return print_comparison(f, "avx512_bf16_dot", units::avx512_bf16_dot());
   }
-  const MatrixUnit unit = matrix_unit_by_name(name);
-  const DotDevice d = unit_device(name, unit);
-  print_header(d, "emulated");
-  const ProbeFindings f = probe(d);
-  print_table(f);
-  return print_comparison(f, name, unit);
+  return run_emulated(name, matrix_unit_by_name(name), "the preset");
 }
 
 }  // namespace
@@ -136,11 +141,7 @@ Command add_probe(CLI::App& app) {
   return [o] {
     if (!o->unit_file.empty()) {  // a custom unit: probed as a preset is
       const MatrixUnit u = under_option("ebla probe --unit-file", [&] { return read_unit_spec_file(o->unit_file); });
-      const DotDevice d = unit_device(o->unit_file, u);
-      print_header(d, "emulated");
-      const ProbeFindings f = probe(d);
-      print_table(f);
-      return print_comparison(f, o->unit_file, u, "the spec") ? 0 : 1;
+      return run_emulated(o->unit_file, u, "the spec") ? 0 : 1;
     }
     if (!o->all && o->unit.empty())
       throw_invalid("ebla probe", "give --unit NAME or --all; known: " + joined(known_names()));
