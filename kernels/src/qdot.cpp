@@ -131,36 +131,46 @@ void select_paper(QdotPlan& plan) {
   }
 }
 
-// c'_l: worst relative error of a product computed at level l (a priori).
-long double a_priori_constant(const QdotLevel& l) {
-  if (l.perforate) return 1;
-  const long double u = std::ldexp(1.0L, -l.format.t);
-  return (1 + u) * (1 + u) * (1 + u_double) - 1;
+// A-priori error of one product of bin e at ladder level l, in units of 2^e: the distance
+// between x^ y^, the exact product of the factors as the level rounds them (0 where it
+// perforates), and x y. (Computing x^ y^ in double then rounds it once, as any double dot
+// product rounds x y: that rounding is the input precision's, not the level's.)
+// Write x = mx 2^ex, y = my 2^ey (mx, my in [1, 2), e = ex + ey). Rounding to t bits moves
+// a factor by at most half an ulp, 2^(ex - t), and keeps |x^| <= 2^(ex + 1), so
+//   |x^ y^ - x y| = |x^ (y^ - y) + y (x^ - x)| <= 2^(e - t) (|x^| 2^-ex + my) < 4 u 2^e,
+// u = 2^-t; perforating costs |x y| < 4 2^e. Seed 002's Theorem 3.2 charges a relative
+// (2u + u^2) |x y|, which is up to 8 u 2^e (|x y| < 2^(e+2), see qdot.hpp): the absolute
+// form halves it.
+long double a_priori_error(const QdotLevel& level, int index) {
+  if (level.perforate) return 4;
+  if (index == 0) return 0;  // the input precision: nothing rounded
+  return 4 * std::ldexp(1.0L, -level.format.t);
 }
 
-// Certified budget: sum over approximated bins of c'_l M_e 2^(e+2) <= tol * L, with
+// Certified budget: sum over approximated bins of M_e 2^e a_priori_error <= tol * L, with
 // L = sum_e M_e 2^e <= |x|^T|y|; all in units of 2^e_max to stay in range.
 //
 // The budget is spent on the steps down the ladder (bin e from level l-1 to l) that save
 // the most bits per unit of error: a step saves (t_{l-1} - t_l) M_e bits (t = 0 for
-// perforate) and costs (c'_l - c'_{l-1}) M_e 2^(e+2). Within a bin the ratio falls from one
-// step to the next (each costs about 2^(t_{l-1} - t_l) times the one before), so taking the
-// steps in order of falling ratio takes every bin's steps in ladder order; a step that no
-// longer fits is skipped, and so are the later steps of its bin.
+// perforate) and costs d_l M_e 2^e, d_l the growth of a_priori_error. Within a bin the
+// ratio falls from one step to the next (each costs about 2^(t_{l-1} - t_l) times the one
+// before), so taking the steps in order of falling ratio takes every bin's steps in ladder
+// order; a step that no longer fits is skipped, and so are the later steps of its bin.
 void select_budget(QdotPlan& plan) {
+  auto unit = [&](std::size_t j) { return std::ldexp(1.0L, static_cast<int>(j) + plan.e_min - plan.e_max); };
   long double L = 0;
-  for (std::size_t j = 0; j < plan.count.size(); ++j)
-    L += plan.count[j] * std::ldexp(1.0L, static_cast<int>(j) + plan.e_min - plan.e_max);
+  for (std::size_t j = 0; j < plan.count.size(); ++j) L += plan.count[j] * unit(j);
   long double remaining = plan.tolerance * L * (1 - 0x1p-50L);  // rounded down
   const long double total = remaining;
   const int levels = static_cast<int>(plan.ladder.size());
-  // The ratio of step l at bin e is bits_l / (dc'_l 2^(e+2)): the bin's size cancels, so
-  // for each l the steps fall in ratio as e grows, and the order of all steps is a merge
-  // of one list per l by the key log2(bits_l / dc'_l) - e (no sort needed).
-  std::vector<long double> key0(static_cast<std::size_t>(levels), 0), dc(static_cast<std::size_t>(levels), 0);
+  // The ratio of step l at bin e is bits_l / (d_l 2^e): the bin's size cancels, so for
+  // each l the steps fall in ratio as e grows, and the order of all steps is a merge of
+  // one list per l by the key log2(bits_l / d_l) - e (no sort needed).
+  std::vector<long double> key0(static_cast<std::size_t>(levels), 0), d(static_cast<std::size_t>(levels), 0);
   for (int l = 1; l < levels; ++l) {
-    dc[l] = (a_priori_constant(plan.ladder[l]) - (l > 1 ? a_priori_constant(plan.ladder[l - 1]) : 0)) * (1 + 0x1p-50L);
-    key0[l] = std::log2(static_cast<long double>(plan.ladder[l - 1].bits() - plan.ladder[l].bits()) / dc[l]);
+    const QdotLevel &from = plan.ladder[l - 1], &to = plan.ladder[l];
+    d[l] = (a_priori_error(to, l) - a_priori_error(from, l - 1)) * (1 + 0x1p-50L);  // rounded up
+    key0[l] = std::log2(static_cast<long double>(from.bits() - to.bits()) / d[l]);
   }
   const std::size_t bins = plan.count.size();
   std::vector<std::size_t> next(static_cast<std::size_t>(levels), 0);  // next bin of each list
@@ -178,8 +188,7 @@ void select_budget(QdotPlan& plan) {
     }
     if (best == 0) break;
     const std::size_t j = next[best]++;
-    const long double cost =
-        dc[best] * plan.count[j] * std::ldexp(1.0L, static_cast<int>(j) + plan.e_min - plan.e_max + 2);
+    const long double cost = d[best] * plan.count[j] * unit(j);
     if (plan.level[j] != best - 1 || cost > remaining) continue;  // out of ladder order, or too dear
     plan.level[j] = static_cast<std::uint8_t>(best);
     remaining -= cost;

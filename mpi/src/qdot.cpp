@@ -219,8 +219,9 @@ QdotResult qdot_compute(const DistributedVectorFloat& x, const DistributedVector
 // the global one and the plan that of the serial qdot_select.
 //
 // Why the a-priori tolerance still holds (budget policy): the approximation error is that
-// of the window bins the plan quantized or perforated, sum c'_l M_e 2^(e+2), whose costs the
-// selection computed exactly (true counts, true bins) and kept within tolerance * L <=
+// of the window bins the plan quantized or perforated, below the sum of M_e 2^e times 4 u_l
+// (4 perforated), which the selection computed exactly (true counts, true bins) and kept
+// within tolerance * L <=
 // tolerance * |x|^T|y|; the underflow components are at the input precision, the rounding
 // any double dot product has, so they add no approximation error.
 //

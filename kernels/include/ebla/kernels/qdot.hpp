@@ -46,14 +46,19 @@
 //     is exact, only the compensation terms and the final s + c are rounded).
 //
 // What `tolerance` guarantees depends on the policy:
-//  - QdotPolicy::budget (the default): the error introduced by approximation (quantization
-//    and perforation, i.e. everything but the input-precision rounding that any dot
-//    product has) is at most tolerance * |x|^T |y|:
-//      sum over quantized or perforated bins of c'_l M_e 2^(e + 2) <= tolerance * L,
-//    with M_e the bin's size, c'_l = (1+u)^2 (1+u_d) - 1 (1 for perforate) and
-//    L = sum_e M_e 2^e <= |x|^T |y|. The budget goes to the steps down the ladder (a bin
-//    from one level to the next) that save the most bits per unit of a-priori error.
-//    Hence |value - x^T y| <= tolerance |x|^T|y| + (rounding of a double dot product).
+//  - QdotPolicy::budget (the default): the error introduced by approximation is at most
+//    tolerance * |x|^T |y|: with x^, y^ the factors as their bins' levels round them (a
+//    perforated product is 0),
+//      |x^T y^ - x^T y| <= tolerance |x|^T|y|,
+//    and the value is x^T y^ computed in double (the rounding any double dot product
+//    has, which `bound` certifies). The selection makes sure of it a priori: a product of
+//    bin e whose factors are rounded to t bits errs by less than 4 u 2^e (u = 2^-t), a
+//    perforated one by its size, below 4 2^e, and
+//      sum over quantized or perforated bins of M_e 2^e times those <= tolerance * L,
+//    with M_e the bin's size and L = sum_e M_e 2^e <= |x|^T |y|. The budget goes to the
+//    steps down the ladder (a bin from one level to the next) that save the most bits
+//    per unit of a-priori error. Hence
+//      |value - x^T y| <= tolerance |x|^T|y| + (rounding of a double dot product of x^, y^).
 //    Where no cancellation occurs (x_i y_i of one sign) this is the seed's relative bound.
 //  - QdotPolicy::paper: seed 002's selection exactly: bin scores (3.10) with eps/N_bins
 //    (section 4.1), precision function (3.9) and early termination (Theorem 3.6). Its
@@ -129,8 +134,8 @@ struct QdotOptions {
   /// uses solver_margin for a fixed tolerance (DotPolicy::approximate); 0 under MPI, for
   /// the automatic policy and in the power method.
   int plan_margin = automatic_margin;
-  /// Whether the selection may perforate every nonzero product. A tolerance of about 4 or
-  /// more lets the budget policy do so (every bin's a-priori error M_e 2^(e+2) then fits),
+  /// Whether the selection may perforate every nonzero product. A tolerance of 4 or more
+  /// lets the budget policy do so (every bin's a-priori error, below 4 2^e a product, then fits),
   /// and the value is then exactly 0 with no component computed, whatever x^T y: a solver
   /// that tests convergence on it (seed 002's Algorithm 4.1) stops at once. false: such a
   /// plan computes its top bin at the least precise level of the ladder that is not
@@ -155,7 +160,7 @@ struct QdotPlan {
   bool nonfinite = false;               ///< NaN or Inf seen in the inputs
   bool early_termination = false;       ///< Theorem 3.6 (paper policy): all input precision
   bool kept_top_bin = false;            ///< the policy perforated every product; !perforate_all kept the top bin
-  double budget_used = 0;               ///< budget policy: sum c'_l M_e 2^(e+2) / L spent
+  double budget_used = 0;               ///< budget policy: the a-priori error spent, over L
   double select_seconds = 0;            ///< time of the selection phase
 
   int bins() const;                      ///< number of nonempty bins N_bins

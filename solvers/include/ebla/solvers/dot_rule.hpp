@@ -113,7 +113,7 @@ class PhasedAccuracy final : public DotRule {
 public:
   /// Throws InvalidArgument unless eta, theta, eta_late > 0, settle >= 1 and
   /// 0 < delta_max <= 1 (all finite).
-  explicit PhasedAccuracy(double eta = 1000, double theta = 1e-4, double eta_late = 1e-3, double settle = 1.05,
+  explicit PhasedAccuracy(double eta = 500, double theta = 1e-4, double eta_late = 1e-3, double settle = 1.05,
                           double delta_max = 1e-2);
   double accuracy(const DotRequest& request) const override;
   std::string to_string() const override;
