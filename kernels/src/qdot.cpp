@@ -132,12 +132,12 @@ void select_paper(QdotPlan& plan) {
 }
 
 // A-priori error of one product of bin e at ladder level l, in units of 2^e: the distance
-// between x^ y^, the exact product of the factors as the level rounds them (0 where it
-// perforates), and x y. (Computing x^ y^ in double then rounds it once, as any double dot
+// between x~ y~, the exact product of the factors as the level rounds them (0 where it
+// perforates), and x y. (Computing x~ y~ in double then rounds it once, as any double dot
 // product rounds x y: that rounding is the input precision's, not the level's.)
 // Write x = mx 2^ex, y = my 2^ey (mx, my in [1, 2), e = ex + ey). Rounding to t bits moves
-// a factor by at most half an ulp, 2^(ex - t), and keeps |x^| <= 2^(ex + 1), so
-//   |x^ y^ - x y| = |x^ (y^ - y) + y (x^ - x)| <= 2^(e - t) (|x^| 2^-ex + my) < 4 u 2^e,
+// a factor by at most half an ulp, 2^(ex - t), and keeps |x~| <= 2^(ex + 1), so
+//   |x~ y~ - x y| = |x~ (y~ - y) + y (x~ - x)| <= 2^(e - t) (|x~| 2^-ex + my) < 4 u 2^e,
 // u = 2^-t; perforating costs |x y| < 4 2^e. Seed 002's Theorem 3.2 charges a relative
 // (2u + u^2) |x y|, which is up to 8 u 2^e (|x y| < 2^(e+2), see qdot.hpp): the absolute
 // form halves it.

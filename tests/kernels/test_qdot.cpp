@@ -687,6 +687,31 @@ TEST(QdotAdversarial, AllComponentsInOneBinKeepTheBoundAndTheBudgetContract) {
   expect_clean(tally);
 }
 
+// The budget's a-priori cost of a product whose factors are rounded to t bits is 4 u 2^e
+// (u = 2^-t, qdot.cpp): a dot product whose products all lie in one bin goes to binary32 from
+// a tolerance of 4 u_32 = 2^-22 on, and not below it. Factors 1 + u + 2^-40 round up to
+// 1 + 2u (binary32), so each product errs by about 2 u |x_i y_i|: half the charge, which is
+// what the bound (|x~| 2^-ex + my) < 4 gives away for factors near 1. A charge of 2u or less
+// would select binary32 here at tolerances where the error exceeds tolerance * |x|^T|y|.
+TEST(QdotBudget, OneBinGoesToBinary32FromFourUnitRoundoffsOn) {
+  const double u = 0x1p-24;
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}}) {
+    const std::vector<double> x(n, 1 + u + 0x1p-40), y(n, 1 + u + 0x1p-40);
+    const Reference ref = make_reference(x, y);
+    QdotOptions o;
+    o.tolerance = 4 * u * (1 - 0x1p-30);
+    const QdotResult below = ebla::qdot(x.data(), y.data(), n, o);
+    EXPECT_EQ(below.stats.count_per_level, (std::vector<std::size_t>{n, 0, 0, 0})) << n;
+    o.tolerance = 4 * u * (1 + 0x1p-40);
+    const QdotResult at = ebla::qdot(x.data(), y.data(), n, o);
+    EXPECT_EQ(at.stats.count_per_level, (std::vector<std::size_t>{0, n, 0, 0})) << n;
+    const long double err = abs_error(ref.exact, at.value);
+    EXPECT_TRUE(within(ref.exact, at.value, at.bound)) << n;
+    EXPECT_LE(err, o.tolerance * ref.abs_sum) << n;         // the contract
+    EXPECT_GE(err, 0.45L * o.tolerance * ref.abs_sum) << n;  // and not loose by more than about 2
+  }
+}
+
 TEST(QdotAdversarial, ZerosMixedInAreCountedAndKeepTheBound) {
   Tally& tally = tallies()["zeros"];
   run_cases<double>("zeros double", 40051, adversarial_pairs, with_zeros<double>(), sweep(), tally);

@@ -47,10 +47,10 @@
 //
 // What `tolerance` guarantees depends on the policy:
 //  - QdotPolicy::budget (the default): the error introduced by approximation is at most
-//    tolerance * |x|^T |y|: with x^, y^ the factors as their bins' levels round them (a
+//    tolerance * |x|^T |y|: with x~, y~ the factors as their bins' levels round them (a
 //    perforated product is 0),
-//      |x^T y^ - x^T y| <= tolerance |x|^T|y|,
-//    and the value is x^T y^ computed in double (the rounding any double dot product
+//      |x~^T y~ - x^T y| <= tolerance |x|^T|y|,
+//    and the value is x~^T y~ computed in double (the rounding any double dot product
 //    has, which `bound` certifies). The selection makes sure of it a priori: a product of
 //    bin e whose factors are rounded to t bits errs by less than 4 u 2^e (u = 2^-t), a
 //    perforated one by its size, below 4 2^e, and
@@ -58,7 +58,7 @@
 //    with M_e the bin's size and L = sum_e M_e 2^e <= |x|^T |y|. The budget goes to the
 //    steps down the ladder (a bin from one level to the next) that save the most bits
 //    per unit of a-priori error. Hence
-//      |value - x^T y| <= tolerance |x|^T|y| + (rounding of a double dot product of x^, y^).
+//      |value - x^T y| <= tolerance |x|^T|y| + (rounding of a double dot product of x~, y~).
 //    Where no cancellation occurs (x_i y_i of one sign) this is the seed's relative bound.
 //  - QdotPolicy::paper: seed 002's selection exactly: bin scores (3.10) with eps/N_bins
 //    (section 4.1), precision function (3.9) and early termination (Theorem 3.6). Its
