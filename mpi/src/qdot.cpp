@@ -221,9 +221,8 @@ QdotResult qdot_compute(const DistributedVectorFloat& x, const DistributedVector
 // Why the a-priori tolerance still holds (budget policy): the approximation error is that
 // of the window bins the plan quantized or perforated, below the sum of M_e 2^e times 4 u_l
 // (4 perforated), which the selection computed exactly (true counts, true bins) and kept
-// within tolerance * L <=
-// tolerance * |x|^T|y|; the underflow components are at the input precision, the rounding
-// any double dot product has, so they add no approximation error.
+// within tolerance * L <= tolerance * |x|^T|y|; the underflow components are at the input
+// precision, the rounding any double dot product has, so they add no approximation error.
 //
 // Why the a-posteriori bound of detail::finish_result still holds: the value is a join of
 // accumulators in which every product the plan computes (in the window at its bin's level,
