@@ -30,6 +30,7 @@ constexpr const char* amx_hw = "amx_bf16_hw";
 struct ProbeCliOptions {
   std::string unit, unit_file;
   bool all = false;
+  int length = 0;  // products per call of an emulated unit; 0: two of its operations
 };
 
 std::vector<std::string> known_names() {
@@ -74,15 +75,15 @@ bool print_comparison(const ProbeFindings& f, const std::string& model_name,
 }
 
 void print_header(const DotDevice& d, const std::string& what) {
-  std::printf("ebla probe: %s (%s), b = %d, input %s, accumulation %s\n", d.name.c_str(),
-              what.c_str(), d.block, format_name(d.input).c_str(),
+  std::printf("ebla probe: %s (%s), k = %d products per call, input %s, accumulation %s\n",
+              d.name.c_str(), what.c_str(), d.length, format_name(d.input).c_str(),
               format_name(d.accumulation).c_str());
 }
 
 /// Probes a unit through the emulation and compares the findings with it; `what` names the
 /// model ("the preset", "the spec"). Returns whether they agree.
-bool run_emulated(const std::string& name, const MatrixUnit& unit, const char* what) {
-  const DotDevice d = unit_device(name, unit);
+bool run_emulated(const std::string& name, const MatrixUnit& unit, const char* what, int length) {
+  const DotDevice d = unit_device(name, unit, length);
   print_header(d, "emulated");
   const ProbeFindings f = probe(d);
   print_table(f);
@@ -90,7 +91,7 @@ bool run_emulated(const std::string& name, const MatrixUnit& unit, const char* w
 }
 
 /// Probes one named device; returns whether it agrees with its model.
-bool run_one(const std::string& name) {
+bool run_one(const std::string& name, int length) {
   if (name == amx_hw) {
     if (!amx_bf16_available()) {
       std::printf(
@@ -117,7 +118,7 @@ bool run_one(const std::string& name) {
     print_table(f);
     return print_comparison(f, "avx512_bf16_dot", units::avx512_bf16_dot());
   }
-  return run_emulated(name, matrix_unit_by_name(name), "the preset");
+  return run_emulated(name, matrix_unit_by_name(name), "the preset", length);
 }
 
 }  // namespace
@@ -132,6 +133,9 @@ Command add_probe(CLI::App& app) {
   auto* file = app.add_option("--unit-file", o->unit_file,
                               "A custom unit: a spec file (docs/matrix-units.md, \"Custom units\"), "
                               "probed through the emulation and compared with its spec");
+  app.add_option("--length,-k", o->length,
+                 "Products per call of an emulated unit, 1..64 (default: two of its operations, "
+                 "2 b, so that the probes can find b)");
   unit->excludes(all);
   file->excludes(unit);
   file->excludes(all);
@@ -141,16 +145,18 @@ Command add_probe(CLI::App& app) {
   return [o] {
     if (!o->unit_file.empty()) {  // a custom unit: probed as a preset is
       const MatrixUnit u = under_option("ebla probe --unit-file", [&] { return read_unit_spec_file(o->unit_file); });
-      return run_emulated(o->unit_file, u, "the spec") ? 0 : 1;
+      return run_emulated(o->unit_file, u, "the spec", o->length) ? 0 : 1;
     }
     if (!o->all && o->unit.empty())
       throw_invalid("ebla probe", "give --unit NAME or --all; known: " + joined(known_names()));
     std::vector<std::string> names = o->all ? known_names() : std::vector<std::string>{o->unit};
     if (!o->all) check_name(o->unit);
+    if (o->length != 0 && (o->length < 1 || o->length > 64))
+      throw_invalid("ebla probe --length", std::to_string(o->length) + " is outside 1..64");
     bool agree = true;
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (i > 0) std::printf("\n");
-      agree = run_one(names[i]) && agree;
+      agree = run_one(names[i], o->length) && agree;
     }
     return agree ? 0 : 1;
   };

@@ -65,11 +65,11 @@ bool as_product(const Format& in, double v, double& x, double& y) {
   return true;
 }
 
-/// The device on one block: a term in slot 0 is c, a term in slot i >= 1 is the product
+/// One call of the device: a term in slot 0 is c, a term in slot i >= 1 is the product
 /// a_{i-1} b_{i-1}; empty slots are 0 (c) and 0 * 0.
 class Block {
  public:
-  explicit Block(const DotDevice& d) : dev_(d), a_(d.block, 0.0), b_(d.block, 0.0) {}
+  explicit Block(const DotDevice& d) : dev_(d), a_(d.length, 0.0), b_(d.length, 0.0) {}
 
   /// Places v in a slot; false if v cannot be a product of input numbers.
   bool put(int slot, double v) {
@@ -111,7 +111,7 @@ void probe_products(const DotDevice& d, ProbeFindings& f) {
   // last term shows even when T < 2t
   const int t = d.input.t;
   const double x = 1 - p2(-t);
-  std::vector<double> a(d.block, 0.0);
+  std::vector<double> a(d.length, 0.0);
   a[0] = x;
   f.product_result = d.run(a.data(), a.data(), -(1 - p2(1 - t)));
   f.products = same(f.product_result, p2(-2 * t)) ? ProbeFindings::Products::exact
@@ -147,13 +147,79 @@ void probe_alignment(const DotDevice& d, ProbeFindings& f) {
   for (int k = 1; k <= f.extra_bits_tested && alignment_keeps(d, T, k); ++k) f.extra_bits = k;
   if (f.extra_bits_tested > 0 && f.extra_bits == f.extra_bits_tested)
     f.extra_bits = MatrixUnit::unbounded;
+}
 
+/// Whether position p of a call is added in the same operation as positions 0 and 1 (p >= 2),
+/// or position 1 in that of position 0 and of c (p = 1); `same` is the result of one operation.
+/// Three terms, two of them cancelling: one operation adds them exactly once, a rounding in
+/// between changes the result.
+struct BlockTest {
+  Block blk;
+  bool kept;         // the small term survives one operation (K >= 2 extra bits)
+  double L, small;   // the scale and the small term
+  double same() const { return kept ? small : 0.0; }
+
+  /// kept:    c = s, 1 at 0, -1 at 1 (p = 1);   1 at 0, s at 1, -1 at p (p >= 2)
+  /// dropped: c = L, -L at 0, s at 1 (p = 1);   -L at 0, L at 1, s at p (p >= 2)
+  bool place(int p) {
+    blk.clear();
+    if (p == 1)
+      return kept ? blk.put(0, small) && blk.put(1, L) && blk.put(2, -L)
+                  : blk.put(0, L) && blk.put(1, -L) && blk.put(2, small);
+    return kept ? blk.put(1, L) && blk.put(2, small) && blk.put(p + 1, -L)
+                : blk.put(1, -L) && blk.put(2, L) && blk.put(p + 1, small);
+  }
+};
+
+void probe_block(const DotDevice& d, ProbeFindings& f) {
+  // kept: with K >= 2 extra bits one operation keeps s = 2^-(Ts+1) L of L + s - L exactly,
+  //   while L + s rounded alone loses it (to L, or L + ulp rounding up): not s after -L.
+  // dropped: one operation drops s = 2^-(Ts+K) L next to L and -L (one bit below its grid),
+  //   while after L - L = 0 is rounded, s alone is exact.
+  // Positions 0 and 1 share an operation unless p = 1 already splits them, so p >= 2 needs
+  // no c, wherever the unit adds it. L = 2^e, the least e >= 0 with every term placeable.
+  const int Ts = f.sum_precision;
+  const bool kept = f.extra_bits == MatrixUnit::unbounded || f.extra_bits >= 2;
+  f.block_test = kept ? "kept" : "dropped";
+  f.block = 0;
+  f.block_bounded = false;
+  f.block_results.clear();
+  f.slots = d.length;
+  if (d.length < 2) {  // one product per call: one operation
+    f.block = 1;
+    return;
+  }
+  BlockTest test{Block(d), kept, 0, 0};
+  bool placeable = false;
+  for (int e = 0; e <= d.accumulation.emax && !placeable; ++e) {
+    test.L = p2(e);
+    test.small = p2(e - Ts - (kept ? 1 : f.extra_bits));
+    placeable = true;
+    for (int p = 1; p < d.length && placeable; ++p) placeable = test.place(p);
+  }
+  if (!placeable) return;  // not testable: the other probes use the whole call
+  f.block_scale = test.L;
+  f.block_small = test.small;
+  for (int p = 1; p < d.length; ++p) {
+    test.place(p);
+    f.block_results.push_back(test.blk.run());
+  }
+  const double one = test.same();
+  const auto split = std::find_if(f.block_results.begin(), f.block_results.end(),
+                                  [&](double r) { return r != one; });
+  f.block_bounded = split != f.block_results.end();
+  f.block = f.block_bounded ? 1 + static_cast<int>(split - f.block_results.begin()) : d.length;
+  f.slots = f.block >= 2 ? f.block : d.length;
+}
+
+void probe_permutation(const DotDevice& d, ProbeFindings& f) {
   // seed 003's permutation test: 1 and b addends 2^-T, the 1 in every position
+  const int T = f.sum_precision;
   Block blk(d);
   f.permutation_results.clear();
-  for (int pos = 0; pos <= d.block; ++pos) {
+  for (int pos = 0; pos <= f.slots; ++pos) {
     bool ok = true;
-    for (int slot = 0; slot <= d.block; ++slot) ok = ok && blk.put(slot, slot == pos ? 1 : p2(-T));
+    for (int slot = 0; slot <= f.slots; ++slot) ok = ok && blk.put(slot, slot == pos ? 1 : p2(-T));
     if (!ok) {
       f.largest_first = ProbeAnswer::not_testable;
       f.permutation_results.clear();
@@ -174,11 +240,11 @@ void probe_alignment_reference(const DotDevice& d, ProbeFindings& f) {
   // on exponent sums, the grid is g and d = g; aligned on leading bits, the grid is 2 g and g
   // is dropped. Only an adder that drops bits, in one multi-operand addition, can show it.
   f.exponent_sum_alignment = ProbeAnswer::not_testable;
-  if (d.block < 2 || f.extra_bits == MatrixUnit::unbounded || f.normalised_at_end != ProbeAnswer::yes ||
+  if (f.slots < 2 || f.extra_bits == MatrixUnit::unbounded || f.normalised_at_end != ProbeAnswer::yes ||
       round_to(1.5, d.input, Rounding::nearest_even) != 1.5)
     return;
   f.alignment_addend = p2(-(f.sum_precision - 1 + f.extra_bits));
-  std::vector<double> a(d.block, 0.0), b(d.block, 0.0);
+  std::vector<double> a(d.length, 0.0), b(d.length, 0.0);
   a[0] = b[0] = b[1] = 1.5;
   a[1] = -1.5;
   f.alignment_result = d.run(a.data(), b.data(), f.alignment_addend);
@@ -222,15 +288,15 @@ void probe_normalisation(const DotDevice& d, ProbeFindings& f) {
   // gives one value whatever the order (2^-(T+2), or 0 if alignment drops it); a rounding
   // after each addition gives 2^-(T+2) when 1 - 1 comes first and loses it (0, or 2^(1-T)
   // rounding up) when it is added to 1 before -1
-  if (d.block < 2) {
+  if (f.slots < 2) {
     f.normalised_at_end = ProbeAnswer::not_testable;
     return;
   }
   const int T = d.accumulation.t;
-  std::set<int> slots = {0, 1, 2, 3, 4, d.block - 1, d.block};
+  std::set<int> slots = {0, 1, 2, 3, 4, f.slots - 1, f.slots};
   std::vector<int> s;
   for (int x : slots)
-    if (x >= 0 && x <= d.block) s.push_back(x);
+    if (x >= 0 && x <= f.slots) s.push_back(x);
   const double terms[3] = {1, -1, p2(-(T + 2))};
   Block blk(d);
   bool any = false;
@@ -255,7 +321,7 @@ void probe_subnormals(const DotDevice& d, ProbeFindings& f) {
   const Format &in = d.input, &acc = d.accumulation;
   // inputs: a subnormal a times 4 is a normal product
   if (in.subnormals && in.emax >= 2) {
-    std::vector<double> a(d.block, 0.0), b(d.block, 0.0);
+    std::vector<double> a(d.length, 0.0), b(d.length, 0.0);
     a[0] = p2(in.emin - 1);
     b[0] = 4;
     f.input_subnormal_result = d.run(a.data(), b.data(), 0.0);
@@ -269,10 +335,10 @@ void probe_subnormals(const DotDevice& d, ProbeFindings& f) {
     // every partial sum with a product in it is normal, whatever the order (a flush of an
     // intermediate c + 0 would look like DAZ)
     Block blk(d);
-    for (int slot = 1; slot <= d.block; ++slot) blk.put(slot, p2(acc.emin));
+    for (int slot = 1; slot <= f.slots; ++slot) blk.put(slot, p2(acc.emin));
     blk.put(0, p2(acc.emin - 1));
     f.addend_subnormal_result = blk.run();
-    const double b = d.block;
+    const double b = f.slots;
     f.addend_subnormals =
         same(f.addend_subnormal_result, (b + 0.5) * p2(acc.emin)) ? ProbeAnswer::yes
         : same(f.addend_subnormal_result, b * p2(acc.emin))       ? ProbeAnswer::no
@@ -299,10 +365,13 @@ void probe_overflow(const DotDevice& d, ProbeFindings& f) {
   f.overflow_positive = run_two(d, acc.fmax(), p2(acc.emax));
   f.overflow_negative = run_two(d, -acc.fmax(), -p2(acc.emax));
   using O = ProbeFindings::OverflowResult;
+  // saturation: at fmax, or at the largest number of Ts bits below it, to which a call of
+  // several operations rounds a saturated fmax passing through the next one as its c
+  const double sum_max = std::ldexp(1.0 - p2(-f.sum_precision), acc.emax + 1);
   auto kind = [&](double r, double sign) {
     if (std::isnan(r)) return O::nan;
     if (r == sign * HUGE_VAL) return O::infinity;
-    if (r == sign * acc.fmax()) return O::saturation;
+    if (r == sign * acc.fmax() || r == sign * sum_max) return O::saturation;
     return O::other;
   };
   const O p = kind(f.overflow_positive, 1), n = kind(f.overflow_negative, -1);
@@ -323,7 +392,7 @@ void probe_monotonicity(const DotDevice& d, ProbeFindings& f) {
   f.monotonic_tests = 0;
   for (int j = 0; j <= 8; ++j) {
     bool ok = true;
-    for (int slot = 1; slot <= d.block; ++slot) ok = ok && blk.put(slot, p2(-(T + j)));
+    for (int slot = 1; slot <= f.slots; ++slot) ok = ok && blk.put(slot, p2(-(T + j)));
     if (!ok) continue;
     blk.put(0, 1 - p2(-T));
     const double low = blk.run();
@@ -376,15 +445,18 @@ std::uint16_t bf16_bits(double x) {
 
 }  // namespace
 
-DotDevice unit_device(const std::string& name, const MatrixUnit& unit) {
+DotDevice unit_device(const std::string& name, const MatrixUnit& unit, int length) {
   validate(unit, "ebla::unit_device");
+  if (length == 0) length = std::min(2 * unit.block, 64);  // two operations: b can be seen
+  if (length < 1 || length > 64)
+    throw_invalid("ebla::unit_device", "length = " + std::to_string(length) + " is outside 1..64");
   DotDevice d;
   d.name = name;
-  d.block = unit.block;
+  d.length = length;
   d.input = unit.input;
   d.accumulation = unit.accumulation;
-  d.run = [unit](const double* a, const double* b, double c) {
-    return unit_dot(unit, a, b, static_cast<std::size_t>(unit.block), c);
+  d.run = [unit, length](const double* a, const double* b, double c) {
+    return unit_dot(unit, a, b, static_cast<std::size_t>(length), c);
   };
   return d;
 }
@@ -419,7 +491,7 @@ DotDevice avx512_bf16_device() {
     throw std::runtime_error("ebla::avx512_bf16_device: this CPU has no AVX512_BF16 (VDPBF16PS)");
   DotDevice d;
   d.name = "avx512_bf16_hw";
-  d.block = 2;
+  d.length = 2;
   d.input = formats::bfloat16();
   d.accumulation = formats::binary32();
 #if EBLA_PROBE_X86
@@ -437,18 +509,20 @@ DotDevice avx512_bf16_device() {
 
 ProbeFindings probe(const DotDevice& device) {
   if (!device.run) throw_invalid("ebla::probe", "device '" + device.name + "' has no run function");
-  if (device.block < 1 || device.block > 64)
-    throw_invalid("ebla::probe", "block = " + std::to_string(device.block) + " is outside 1..64");
+  if (device.length < 1 || device.length > 64)
+    throw_invalid("ebla::probe", "length = " + std::to_string(device.length) + " is outside 1..64");
   if (device.input.t < 3 || device.accumulation.t < 3)
     throw_invalid("ebla::probe", "the probes need formats of at least 3 bits of precision");
   ProbeFindings f;
   f.device = device.name;
-  f.block = device.block;
+  f.length = device.length;
   f.input = device.input;
   f.accumulation = device.accumulation;
   probe_products(device, f);
   probe_sum_precision(device, f);
   probe_alignment(device, f);
+  probe_block(device, f);  // needs Ts and K; the probes below place terms in its slots
+  probe_permutation(device, f);
   probe_rounding(device, f);
   probe_normalisation(device, f);
   probe_alignment_reference(device, f);
@@ -501,6 +575,27 @@ std::string distinct(const std::vector<double>& v) {
   return s;
 }
 
+/// The block row: b and the test that shows it (L, -L and s at positions 0, p and 1, or c).
+ProbeRow block_row(const ProbeFindings& f) {
+  if (f.block == 0) return {"block", "not testable", "the test's terms are not input numbers"};
+  if (f.block_results.empty()) return {"block", "1 (one product per call)", "-"};
+  const std::string finding = !f.block_bounded ? text("at least %d (the whole call)", f.length)
+                              : f.block == 1   ? std::string("1 (every addition rounds)")
+                                               : text("%d products", f.block);
+  const bool kept = f.block_test == "kept";
+  const std::string L = f.block_scale == 1 ? "1" : hexf(f.block_scale);
+  const std::string s = hexf(f.block_small);
+  const std::string terms = kept ? L + " at 0, -" + L + " at p, " + s + " as c (p = 1) or at 1"
+                                 : "-" + L + " at 0, " + L + " as c (p = 1) or at 1, " + s + " at p";
+  const std::string one = kept ? s : "0";  // one operation's result
+  std::string outcome;
+  if (f.block >= 2) outcome = text("d = %s for p = 1..%d", one.c_str(), f.block_bounded ? f.block - 1 : f.length - 1);
+  if (f.block_bounded)
+    outcome += (outcome.empty() ? "" : ", ") + text("%s for p = %d", hexf(f.block_results[f.block - 1]).c_str(), f.block);
+  if (f.block == 1) outcome = "d = " + outcome;
+  return {"block", finding, terms + ": " + outcome};
+}
+
 }  // namespace
 
 std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
@@ -510,6 +605,7 @@ std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
   rows.push_back({"products", to_string(f.products),
                   text("-(1 - 2^-%d) + (1 - 2^-%d)^2 = %s (exact: 2^-%d, rounded: 0)", t - 1, t,
                        hexf(f.product_result).c_str(), 2 * t)});
+  rows.push_back(block_row(f));
   const std::string extra = f.extra_bits == MatrixUnit::unbounded
                                 ? text("unbounded (all %d tested kept)", f.extra_bits_tested)
                                 : std::to_string(f.extra_bits);
@@ -535,8 +631,8 @@ std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
                   f.largest_first == ProbeAnswer::yes  ? "yes (every order the same)"
                   : f.largest_first == ProbeAnswer::no ? "no (depends on the order)"
                                                        : "not testable",
-                  text("1 and %d addends 2^-%d, the 1 in each of %d positions: %s", f.block, Ts,
-                       f.block + 1, distinct(f.permutation_results).c_str())});
+                  text("1 and %d addends 2^-%d, the 1 in each of %d positions: %s", f.slots, Ts,
+                       f.slots + 1, distinct(f.permutation_results).c_str())});
   const std::string rtest = f.rounding_test == "paper" ? text("+-(2 + (2^-%d + 2^-%d))", Ts - 1, Ts)
                                                        : text("+-(1 + (1 + 3 2^-%d))", Ts - 1);
   rows.push_back({"rounding of the sum", f.rounding_known ? rounding_name(f.rounding) : "unknown",
@@ -559,7 +655,7 @@ std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
   double x, y;
   if (split_pow2(f.input, emin, x, y)) {
     rows.push_back({"subnormal addend c", kept(f.addend_subnormals, "read as zero (DAZ)"),
-                    text("2^%d + %d products 2^%d = %s", emin - 1, f.block, emin,
+                    text("2^%d + %d products 2^%d = %s", emin - 1, f.slots, emin,
                          hexf(f.addend_subnormal_result).c_str())});
     rows.push_back(
         {"subnormal results", kept(f.output_subnormals, "flushed to zero (FTZ)"),
@@ -588,6 +684,19 @@ std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
   return rows;
 }
 
+bool rounds_each(const MatrixUnit& u) {
+  return u.block == 1 || u.normalisation == Normalisation::each_addition;
+}
+
+int expected_block(const MatrixUnit& u, int length) {
+  if (length < 2) return 1;
+  if (u.chains > 1) return 0;  // partial sums of other chains cancel exactly: not comparable
+  if (!rounds_each(u)) return std::min(u.block, length);
+  // every addition rounds; where c joins after the products, c + round(p_0 + p_1) is what
+  // an operation of two products with a late c gives as well
+  return u.addend == AddendJoin::after_products && u.block >= 2 ? 2 : 1;
+}
+
 std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixUnit& u) {
   std::vector<std::string> d;
   auto differ = [&](const std::string& property, const std::string& found,
@@ -599,6 +708,10 @@ std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixU
                      : u.product == u.input ? P::rounded_to_input
                                             : P::other;
   if (f.products != products) differ("products", to_string(f.products), to_string(products));
+
+  const int b = expected_block(u, f.length);
+  if (b != 0 && f.block != 0 && f.block != b)
+    differ("block", std::to_string(f.block) + " products", std::to_string(b) + " products");
 
   const int sums = u.sum_precision != 0 ? u.sum_precision : u.accumulation.t;
   if (f.sum_precision != sums)
@@ -614,8 +727,8 @@ std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixU
     differ("alignment reference", f.exponent_sum_alignment == ProbeAnswer::yes ? "exponent sums" : "leading bits",
            to_string(u.alignment));
 
-  const bool one_addition = u.block == 1 || (u.normalisation == Normalisation::at_end &&
-                                             u.addend == AddendJoin::with_products);
+  // the probed slots form one addition: one product, or one operation that adds c with them
+  const bool one_addition = f.slots == 1 || (!rounds_each(u) && u.addend == AddendJoin::with_products);
   if (f.largest_first != ProbeAnswer::not_testable &&  // (addends 2^-T not products of fp8)
       f.largest_first != (one_addition ? ProbeAnswer::yes : ProbeAnswer::no))
     differ("largest addend first", to_string(f.largest_first), one_addition ? "yes" : "no");
@@ -623,7 +736,7 @@ std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixU
   if (!f.rounding_known || f.rounding != u.rounding)
     differ("rounding", f.rounding_known ? rounding_name(f.rounding) : "unknown", rounding_name(u.rounding));
 
-  const ProbeAnswer at_end = u.block == 1   ? ProbeAnswer::not_testable
+  const ProbeAnswer at_end = f.slots == 1   ? ProbeAnswer::not_testable
                              : one_addition ? ProbeAnswer::yes
                                             : ProbeAnswer::no;
   if (f.normalised_at_end != at_end)

@@ -6,11 +6,13 @@
 //     DAZ / FTZ), so that every finding is seen to take more than one value.
 //  3. Ideal devices written here in __float128: the exact sum rounded once, or a rounding after
 //     each addition, in all four directions (the emulation has only nearest and toward zero).
-//  4. probe_differences on a wrong model, and bad devices.
-//  5. This CPU's VDPBF16PS against units::avx512_bf16_dot (skipped, saying why, without it).
+//  4. The block found from outside on every call length, kind of test and rounding.
+//  5. probe_differences on a wrong model, and bad devices.
+//  6. This CPU's VDPBF16PS against units::avx512_bf16_dot (skipped, saying why, without it).
 #include <gtest/gtest.h>
 #include <quadmath.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <ebla/core/bits.hpp>
@@ -54,8 +56,18 @@ void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const st
   // probes test (binary16 results keep 13 + K)
   const bool beyond = u.extra_bits == MatrixUnit::unbounded || u.extra_bits >= f.extra_bits_tested;
   EXPECT_EQ(f.extra_bits, beyond ? MatrixUnit::unbounded : u.extra_bits);
-  const bool one_addition = u.block == 1 || (u.normalisation == ebla::Normalisation::at_end &&
-                                             u.addend == ebla::AddendJoin::with_products);
+  // the block: the unit's b (at most the call's k) where it normalises at the end; 1 where
+  // every addition rounds (2 with c joining after the products); not compared for chains
+  const bool each = u.block == 1 || u.normalisation == ebla::Normalisation::each_addition;
+  if (u.chains == 1) {
+    const int b = !each ? std::min(u.block, f.length)
+                  : u.addend == ebla::AddendJoin::after_products && u.block >= 2 ? 2 : 1;
+    EXPECT_EQ(f.block, f.length < 2 ? 1 : b);
+    EXPECT_EQ(f.block_bounded, f.length >= 2 && b < f.length);
+    EXPECT_EQ(f.slots, f.block >= 2 ? f.block : f.length);
+  }
+  // the probed slots are one addition: one product, or one operation that adds c with them
+  const bool one_addition = f.slots == 1 || (!each && u.addend == ebla::AddendJoin::with_products);
   // the addends 2^-Ts must be products of normal inputs (fp8-E4M3's reach 2^-12 only)
   const bool tiny_products = 2 * u.input.emin <= -sums;
   EXPECT_EQ(f.largest_first, !tiny_products ? ProbeAnswer::not_testable
@@ -64,11 +76,11 @@ void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const st
   EXPECT_TRUE(f.rounding_known);
   EXPECT_EQ(f.rounding, u.rounding);
   // the alignment reference shows where one multi-operand addition drops bits
-  const bool drops = u.block > 1 && one_addition && !beyond;
+  const bool drops = f.slots > 1 && one_addition && !beyond;
   EXPECT_EQ(f.exponent_sum_alignment, !drops ? ProbeAnswer::not_testable
                                       : u.alignment == ebla::Alignment::exponent_sum ? ProbeAnswer::yes
                                                                                      : ProbeAnswer::no);
-  EXPECT_EQ(f.normalised_at_end, u.block == 1   ? ProbeAnswer::not_testable
+  EXPECT_EQ(f.normalised_at_end, f.slots == 1   ? ProbeAnswer::not_testable
                                  : one_addition ? ProbeAnswer::yes
                                                 : ProbeAnswer::no);
   const ProbeAnswer in = u.input_subnormals ? ProbeAnswer::yes : ProbeAnswer::no;
@@ -97,8 +109,8 @@ void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const st
   EXPECT_TRUE(ebla::probe_differences(f, u).empty()) << joined(ebla::probe_differences(f, u));
 }
 
-ProbeFindings probe_unit(const MatrixUnit& u, const std::string& name = "unit") {
-  return ebla::probe(ebla::unit_device(name, u));
+ProbeFindings probe_unit(const MatrixUnit& u, const std::string& name = "unit", int length = 0) {
+  return ebla::probe(ebla::unit_device(name, u, length));
 }
 
 // ===========================================================================================
@@ -149,24 +161,30 @@ TEST(ProbePresets, A100KeepsOneBitAndNeedsTheCarryTest) {
 
 TEST(ProbePresets, TableHasOneRowPerProperty) {
   const auto rows = ebla::probe_table(probe_unit(units::avx512_bf16_dot()));
-  ASSERT_EQ(rows.size(), 12u);
+  ASSERT_EQ(rows.size(), 13u);
   EXPECT_EQ(rows[0].property, "products");
   EXPECT_EQ(rows[0].finding, "exact");
-  EXPECT_EQ(rows[1].property, "sum precision");
-  EXPECT_EQ(rows[1].finding, "24 bits");
-  EXPECT_EQ(rows[3].property, "alignment reference");
-  EXPECT_EQ(rows[3].finding, "not testable");  // rounded after each addition
-  EXPECT_EQ(rows[5].finding, "to nearest");
-  EXPECT_EQ(rows[6].finding, "after each addition");
-  EXPECT_EQ(rows[7].finding, "read as zero (DAZ)");
-  EXPECT_EQ(rows[9].finding, "flushed to zero (FTZ)");
-  EXPECT_EQ(rows[10].finding, "infinity");
+  EXPECT_EQ(rows[1].property, "block");
+  EXPECT_EQ(rows[1].finding, "1 (every addition rounds)");
+  EXPECT_EQ(rows[2].property, "sum precision");
+  EXPECT_EQ(rows[2].finding, "24 bits");
+  EXPECT_EQ(rows[4].property, "alignment reference");
+  EXPECT_EQ(rows[4].finding, "not testable");  // rounded after each addition
+  EXPECT_EQ(rows[6].finding, "to nearest");
+  EXPECT_EQ(rows[7].finding, "after each addition");
+  EXPECT_EQ(rows[8].finding, "read as zero (DAZ)");
+  EXPECT_EQ(rows[10].finding, "flushed to zero (FTZ)");
+  EXPECT_EQ(rows[11].finding, "infinity");
   const auto v100 = ebla::probe_table(probe_unit(units::v100_fp16()));
-  EXPECT_EQ(v100[3].finding, "exponent sums e_a + e_b");
-  EXPECT_EQ(v100[3].evidence, "1.5 * 1.5 - 1.5 * 1.5 + 0x1p-23 = 0x1p-23");
+  EXPECT_EQ(v100[1].finding, "4 products");
+  EXPECT_EQ(v100[1].evidence,
+            "-1 at 0, 1 as c (p = 1) or at 1, 0x1p-24 at p: d = 0 for p = 1..3, 0x1p-24 for p = 4");
+  EXPECT_EQ(v100[4].finding, "exponent sums e_a + e_b");
+  EXPECT_EQ(v100[4].evidence, "1.5 * 1.5 - 1.5 * 1.5 + 0x1p-23 = 0x1p-23");
   const auto fp8 = ebla::probe_table(probe_unit(units::h100_fp8_e4m3()));
-  EXPECT_EQ(fp8[1].finding, "14 bits");
-  EXPECT_EQ(fp8[1].evidence, "1 + 2^-j exact for j < 14, not for j = 14");
+  EXPECT_EQ(fp8[1].finding, "32 products");
+  EXPECT_EQ(fp8[2].finding, "14 bits");
+  EXPECT_EQ(fp8[2].evidence, "1 + 2^-j exact for j < 14, not for j = 14");
   for (const auto& r : rows) EXPECT_FALSE(r.evidence.empty()) << r.property;
 }
 
@@ -233,6 +251,9 @@ TEST(ProbeVariants, AlteredPresetsAreFoundAndNamed) {
     MatrixUnit wider = p;
     wider.extra_bits = p.extra_bits + 1;
     variants.emplace_back("1 extra bit more", wider, "extra alignment bits");
+    MatrixUnit half = p;
+    half.block = p.block / 2;
+    variants.emplace_back("half the block", half, "block");
     for (const auto& [what, u, property] : variants) {
       const std::string name = entry.name + ", " + what;
       const ProbeFindings f = probe_unit(u, name);
@@ -242,7 +263,7 @@ TEST(ProbeVariants, AlteredPresetsAreFoundAndNamed) {
       ++altered;
     }
   }
-  EXPECT_EQ(altered, 3 * 35);  // the NVIDIA presets with binary32 results
+  EXPECT_EQ(altered, 4 * 35);  // the NVIDIA presets with binary32 results
 }
 
 TEST(ProbeVariants, RoundedProductsAreFound) {
@@ -272,18 +293,18 @@ double round_quad(quad x, const Format& f, Rounding mode) {
 
 /// b = 4, bfloat16 inputs, binary32 sums in `mode`: the exact sum rounded once (at_end), or
 /// c + p_0, then + p_1, ... each rounded.
-DotDevice ideal_device(Rounding mode, bool at_end) {
+DotDevice ideal_device(Rounding mode, bool at_end, int block = 4, int length = 4) {
   DotDevice d;
   d.name = "ideal";
-  d.block = 4;
+  d.length = length;
   d.input = formats::bfloat16();
   d.accumulation = formats::binary32();
   const Format acc = d.accumulation;
   d.run = [=](const double* a, const double* b, double c) {
     quad s = c;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < length; ++i) {
       s += static_cast<quad>(a[i]) * b[i];
-      if (!at_end) s = round_quad(s, acc, mode);
+      if (!at_end || (i + 1) % block == 0) s = round_quad(s, acc, mode);  // an operation ends
     }
     return round_quad(s, acc, mode);
   };
@@ -327,13 +348,90 @@ TEST(ProbeIdealDevices, FindsNaNOnOverflow) {
 }
 
 // ===========================================================================================
-// 4. Differences and bad devices
+// 4. The block
+
+/// Expects the block probe to find b on a call of k products: min(b, k), bounded if b < k.
+void expect_block(const ProbeFindings& f, int b, const std::string& what) {
+  SCOPED_TRACE(what + ", k = " + std::to_string(f.length));
+  EXPECT_EQ(f.block, std::min(b, f.length));
+  EXPECT_EQ(f.block_bounded, b < f.length);
+  EXPECT_EQ(f.slots, f.block >= 2 ? f.block : f.length);
+}
+
+// Every kind of block test: "dropped" with 0 and 1 extra bits (V100, A100), scaled for fp8
+// (E4M3 products reach only 2^-12), "kept" with 2 and 7 extra bits (H100, B200 fp8) and with
+// all kept (binary16 results); blocks of 3 and 5, which no preset has; every call length.
+TEST(ProbeBlock, FoundOnEveryCallLength) {
+  std::vector<std::pair<std::string, MatrixUnit>> cases = {
+      {"v100_fp16", units::v100_fp16()},         {"a100_bf16", units::a100_bf16()},
+      {"h100_bf16", units::h100_bf16()},         {"h100_fp8_e4m3", units::h100_fp8_e4m3()},
+      {"b200_fp8_e5m2", units::b200_fp8_e5m2()}, {"v100_fp16_out16", ebla::matrix_unit_by_name("v100_fp16_out16")}};
+  for (int b : {3, 5}) {
+    MatrixUnit u = units::h100_bf16();
+    u.block = b;
+    cases.emplace_back("h100_bf16 with b = " + std::to_string(b), u);
+    MatrixUnit v = units::v100_fp16();
+    v.block = b;
+    cases.emplace_back("v100_fp16 with b = " + std::to_string(b), v);
+  }
+  int probed = 0;
+  for (const auto& [name, u] : cases)
+    for (int k = 1; k <= std::min(64, 3 * u.block); ++k) {
+      const ProbeFindings f = probe_unit(u, name, k);
+      expect_block(f, u.block, name);
+      expect_findings_match(f, u, name);
+      ++probed;
+    }
+  EXPECT_GE(probed, 250);
+  EXPECT_EQ(probe_unit(units::h100_fp8_e4m3()).block_scale, 4.0);  // L = 4: 2^-10 = 2^-5 2^-5
+  EXPECT_EQ(probe_unit(units::v100_fp16()).block_test, "dropped");
+  EXPECT_EQ(probe_unit(units::h100_bf16()).block_test, "kept");
+}
+
+// Devices written here: operations of b products, each the exact sum rounded once, in all
+// four directions (the kept test under rounding up gives 2^(1-T), not 0, for a split).
+TEST(ProbeBlock, FoundOnIdealDevicesInEveryDirection) {
+  for (Rounding mode :
+       {Rounding::nearest_even, Rounding::toward_zero, Rounding::upward, Rounding::downward})
+    for (int b : {1, 2, 3, 4, 8})
+      for (int k : {1, 2, 5, 8, 16}) {
+        const ProbeFindings f = ebla::probe(ideal_device(mode, true, b, k));
+        expect_block(f, b, std::string(ebla::to_string(mode)) + ", b = " + std::to_string(b));
+        EXPECT_EQ(f.block_test, "kept");
+        EXPECT_EQ(f.rounding, mode);
+      }
+  const ProbeFindings each = ebla::probe(ideal_device(Rounding::upward, false, 4, 8));
+  EXPECT_EQ(each.block, 1);  // a rounding after each addition: every product its own
+  EXPECT_EQ(each.slots, 8);
+}
+
+// Units whose every addition rounds: b = 1 (an FMA chain, VDPBF16PS with the odd product
+// first), or 2 where c joins after the products (c + round(p_0 + p_1) is also one operation
+// of two with a late c); several chains are not compared.
+TEST(ProbeBlock, EveryAdditionRounding) {
+  for (int k : {2, 3, 8}) {
+    EXPECT_EQ(probe_unit(units::fma_binary32(), "fma", k).block, 1);
+    EXPECT_EQ(probe_unit(units::avx512_bf16_dot(), "vdpbf16ps", k).block, 1);
+  }
+  MatrixUnit late = units::amx_bf16();
+  late.chains = 1;
+  late.block = 4;
+  EXPECT_EQ(probe_unit(late, "one chain, c last").block, 2);
+  EXPECT_EQ(ebla::expected_block(late, 8), 2);
+  EXPECT_EQ(ebla::expected_block(units::amx_bf16(), 64), 0);
+  EXPECT_TRUE(ebla::probe_differences(probe_unit(units::amx_bf16()), units::amx_bf16()).empty());
+  EXPECT_EQ(probe_unit(units::v100_fp16(), "one product", 1).block, 1);
+}
+
+// ===========================================================================================
+// 5. Differences and bad devices
 
 TEST(ProbeDifferences, NameWhatAWrongModelGetsWrong) {
   const ProbeFindings v100 = probe_unit(units::v100_fp16());
   const auto d = ebla::probe_differences(v100, units::a100_fp16());
-  ASSERT_EQ(d.size(), 1u) << joined(d);
-  EXPECT_NE(d[0].find("extra alignment bits: found 0, the unit says 1"), std::string::npos) << d[0];
+  ASSERT_EQ(d.size(), 2u) << joined(d);
+  EXPECT_NE(d[0].find("block: found 4 products, the unit says 8 products"), std::string::npos) << d[0];
+  EXPECT_NE(d[1].find("extra alignment bits: found 0, the unit says 1"), std::string::npos) << d[1];
   const auto hw = ebla::probe_differences(probe_unit(units::avx512_bf16_dot()), units::amx_bf16());
   EXPECT_TRUE(hw.empty()) << "the two x86 models differ only where b = 2 cannot show it";
   const auto tc = ebla::probe_differences(probe_unit(units::avx512_bf16_dot()), units::a100_bf16());
@@ -345,15 +443,17 @@ TEST(ProbeDifferences, RejectsBadDevices) {
   none.name = "none";
   EXPECT_THROW(ebla::probe(none), ebla::InvalidArgument);
   DotDevice big = ideal_device(Rounding::nearest_even, true);
-  big.block = 65;
+  big.length = 65;
   EXPECT_THROW(ebla::probe(big), ebla::InvalidArgument);
   MatrixUnit bad = units::v100_fp16();
   bad.block = 0;
   EXPECT_THROW(ebla::unit_device("bad", bad), ebla::InvalidArgument);
+  EXPECT_THROW(ebla::unit_device("long", units::v100_fp16(), 65), ebla::InvalidArgument);
+  EXPECT_THROW(ebla::unit_device("short", units::v100_fp16(), -1), ebla::InvalidArgument);
 }
 
 // ===========================================================================================
-// 5. The hardware
+// 6. The hardware
 
 TEST(ProbeHardware, Vdpbf16psAgreesWithItsPreset) {
   if (!ebla::avx512_bf16_available()) {

@@ -1,9 +1,11 @@
 // Probes of a dot-product device: the tests of seed 003 (Fasi, Higham, Mikaitis, Pranesh) that
 // find how a matrix-multiply unit computes
 //
-//   d = c + a_1 b_1 + ... + a_b b_b
+//   d = c + a_1 b_1 + ... + a_k b_k
 //
 // from its results alone, generalised to any input precision t and accumulation precision T.
+// A call takes k products (the instruction's inner dimension, known from its interface); the
+// unit computes them in operations of b products each (its block, found by the probes).
 //
 //   DotDevice dev = unit_device("v100_fp16", units::v100_fp16());   // the emulation, or
 //   DotDevice hw = avx512_bf16_device();                             // this CPU's VDPBF16PS
@@ -12,6 +14,9 @@
 //   std::vector<std::string> d = probe_differences(f, units::v100_fp16());  // empty: agree
 //
 // What is probed (docs/probes.md has every test and its expected outcomes):
+//  - the block b: how many products of a call are added in one operation before its result
+//    is rounded (1 where every addition rounds), by cancelling 1 - 1 next to a small term in
+//    one position p after another;
 //  - products: exact, or rounded back to the input format;
 //  - the precision of the sums Ts: the largest such that 1 + 2^(1-Ts) comes out exact (the
 //    accumulation format's T, or fewer: NVIDIA's fp8 units keep 14 bits);
@@ -40,18 +45,22 @@
 
 namespace ebla {
 
-/// A device computing one block d = c + sum_{i<block} a_i b_i. The probes pass a_i, b_i
-/// exactly representable in `input` and c in `accumulation`; `run` returns d as a double.
+/// A device computing d = c + sum_{i<length} a_i b_i in one call, as its interface shows it
+/// (the length is given; how the device splits it into operations is for the probes to find).
+/// The probes pass a_i, b_i exactly representable in `input` and c in `accumulation`; `run`
+/// returns d as a double.
 struct DotDevice {
   std::string name;
-  int block = 1;
+  int length = 1;  ///< k, the products one call takes
   Format input{};
   Format accumulation{};
   std::function<double(const double* a, const double* b, double c)> run;
 };
 
-/// A matrix unit as a device, through ebla::unit_dot with k = block (validates the unit).
-DotDevice unit_device(const std::string& name, const MatrixUnit& unit);
+/// A matrix unit as a device, through ebla::unit_dot with k = length: by default two of the
+/// unit's operations (2 b), so that the probes can find where the first one ends. Validates
+/// the unit; throws InvalidArgument for a length outside 1..64.
+DotDevice unit_device(const std::string& name, const MatrixUnit& unit, int length = 0);
 
 /// Whether this CPU executes VDPBF16PS (AVX512_BF16 with AVX512F).
 bool avx512_bf16_available();
@@ -69,8 +78,20 @@ enum class ProbeAnswer : std::uint8_t { yes, no, not_testable };
 /// What the probes found.
 struct ProbeFindings {
   std::string device;
-  int block = 1;
+  int length = 1;  ///< k: the products of one call
   Format input{}, accumulation{};
+
+  /// The block b: products 0..b-1 of a call are added in one operation, product b after its
+  /// result is rounded; 1 where every addition rounds (an FMA chain). b = length with
+  /// block_bounded false: all k in one operation (b >= k). 0: not testable.
+  int block = 0;
+  bool block_bounded = false;
+  std::string block_test;  ///< "kept" (c = 2^-(Ts+1), 1, -1 at p) or "dropped" (c = L, -L, s at p)
+  double block_scale = 1, block_small = 0;  ///< L and the small term
+  std::vector<double> block_results;        ///< d for p = 1..length-1
+  /// The products the other probes place, in the first operation: b, or the whole call where
+  /// every addition rounds (b = 1) or b was not testable.
+  int slots = 1;
 
   enum class Products : std::uint8_t { exact, rounded_to_input, other };
   Products products = Products::exact;
@@ -118,7 +139,7 @@ struct ProbeFindings {
 };
 
 /// Runs every probe on the device. Throws InvalidArgument for a device without `run`, a
-/// block outside 1..64, or formats of fewer than 3 bits of precision.
+/// length outside 1..64, or formats of fewer than 3 bits of precision.
 ProbeFindings probe(const DotDevice& device);
 
 /// One row of the findings table: a property, what was found, and the test that shows it.
@@ -126,6 +147,14 @@ struct ProbeRow {
   std::string property, finding, evidence;
 };
 std::vector<ProbeRow> probe_table(const ProbeFindings& f);
+
+/// Whether every addition of the unit rounds (b = 1, or normalisation after each addition).
+bool rounds_each(const MatrixUnit& u);
+/// The block the probes find on a unit called with k = length products: min(b, k) for a unit
+/// that normalises at the end; 1 where every addition rounds (2 if c joins after the
+/// products: c + round(p_0 + p_1) is also what one operation of two products gives); 0 for
+/// several chains, whose block the probes cannot tell (their partial sums cancel exactly).
+int expected_block(const MatrixUnit& u, int length);
 
 /// The properties on which the findings contradict a unit's parameters (empty: they agree);
 /// each entry names the property, the finding and what the unit says.
