@@ -5,11 +5,15 @@
 #include <ebla/core/format.hpp>
 #include <ebla/core/parse.hpp>
 #include <ebla/core/rounding.hpp>
+#include <ebla/kernels/matrix_unit.hpp>
+#include <ebla/kernels/unit_spec.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace ebla::experiments {
 
@@ -41,8 +45,68 @@ WeakformDistribution distribution(const WeakformChoice& c) {
                 "unknown distribution '" + name + "' (uniform, positive, cancellation, wide, tiny)");
 }
 
-// The unit of the formats of format, or of input and accumulation.
+// Levenshtein distance of a and b (for the presets close to an unknown name).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// An unknown preset: named, with the presets within two edits of it or starting with it, and
+// all of them.
+[[noreturn]] void unknown_unit(const WeakformChoice& c) {
+  std::string close, names;
+  for (const NamedMatrixUnit& entry : matrix_unit_catalogue()) {
+    names += (names.empty() ? "" : ", ") + entry.name;
+    const bool prefix = !c.unit.empty() && entry.name.compare(0, c.unit.size(), c.unit) == 0;
+    if (prefix || edit_distance(c.unit, entry.name) <= 2) close += (close.empty() ? "" : ", ") + entry.name;
+  }
+  throw_invalid(c.named("--unit"), "unknown unit '" + c.unit + "'" +
+                                       (close.empty() ? "" : " (did you mean " + close + "?)") + "; known: " + names);
+}
+
+// Whether a field was set: away from its default, or given (when `given` says).
+bool given(const WeakformChoice& c, const char* field, bool set) { return set || (c.given && c.given(field)); }
+
+// The options a unit fixes that were given with it ("--format, --rounding"), or empty.
+std::string fixed_by_unit(const WeakformChoice& c) {
+  const std::pair<const char*, bool> fields[] = {{"format", !c.format.empty()},
+                                                 {"input", !c.input.empty()},
+                                                 {"accumulation", !c.accumulation.empty()},
+                                                 {"rounding", c.rounding != "nearest_even"},
+                                                 {"product", !c.product.empty()}};
+  std::string options;
+  for (const auto& [field, set] : fields)
+    if (given(c, field, set)) options += (options.empty() ? "--" : ", --") + std::string(field);
+  return options;
+}
+
+// The unit of --unit (a preset) or --unit-file (a spec), alone.
+MatrixUnit chosen_unit(const WeakformChoice& c, bool preset, bool file) {
+  if (preset && file) throw_invalid(c.named("--unit"), "give --unit or --unit-file, not both");
+  const std::string option = preset ? "--unit" : "--unit-file";
+  const std::string fixed = fixed_by_unit(c);
+  if (!fixed.empty())
+    throw_invalid(c.named(option), "conflicts with " + fixed + " (the unit fixes its formats, rounding and products)");
+  if (file) return under_option(c.named("--unit-file"), [&] { return read_unit_spec_file(c.unit_file); });
+  for (const NamedMatrixUnit& entry : matrix_unit_catalogue())
+    if (entry.name == c.unit) return entry.unit;
+  unknown_unit(c);
+}
+
+// The unit: of --unit or --unit-file, or of the formats of format, or of input and accumulation.
 MatrixUnit unit(const WeakformChoice& c) {
+  const bool preset = given(c, "unit", !c.unit.empty()), file = given(c, "unit-file", !c.unit_file.empty());
+  if (preset || file) return chosen_unit(c, preset, file);
   if (!c.format.empty() && (!c.input.empty() || !c.accumulation.empty()))
     throw_invalid(c.named("--format"), "give --format, or --input and --accumulation, not both");
   const bool both = !c.format.empty();

@@ -229,4 +229,30 @@ TEST(WeakformChoice, ValuesAndBadValues) {
                       "cmd --distribution: unknown distribution 'normal'"));
 }
 
+// A unit of the catalogue instead of the formats: its parameters land in the spec; the options
+// it fixes, an unknown name (with the close ones) and both --unit and --unit-file are refused.
+TEST(WeakformChoice, Units) {
+  WeakformChoice c;
+  c.name = cmd;
+  c.unit = "h100_fp8_e4m3";
+  const WeakformSpec s = make_weakform_spec(c);
+  EXPECT_EQ(s.unit.block, 32);
+  EXPECT_EQ(s.unit.sum_precision, 14);
+  EXPECT_EQ(s.unit.input, ebla::format_by_name("fp8_e4m3"));
+  const auto make = make_weakform_spec;
+  EXPECT_TRUE(refused(c, make, [](WeakformChoice& x) { x.format = "binary16"; },
+                      "cmd --unit: conflicts with --format (the unit fixes"));
+  EXPECT_TRUE(refused(c, make, [](WeakformChoice& x) { x.rounding = "toward_zero", x.product = "bfloat16"; },
+                      "cmd --unit: conflicts with --rounding, --product"));
+  // given at its default value, as a command line says
+  EXPECT_TRUE(refused(c, make, [](WeakformChoice& x) { x.given = [](const std::string& f) { return f == "rounding"; }; },
+                      "cmd --unit: conflicts with --rounding"));
+  EXPECT_TRUE(refused(c, make, [](WeakformChoice& x) { x.unit = "h100_fp8"; },
+                      "cmd --unit: unknown unit 'h100_fp8' (did you mean h100_fp16, h100_fp8_e4m3, h100_fp8_e5m2?); known: "));
+  EXPECT_TRUE(refused(c, make, [](WeakformChoice& x) { x.unit_file = "x.unit"; },
+                      "cmd --unit: give --unit or --unit-file, not both"));
+  EXPECT_TRUE(refused(c, make, [](WeakformChoice& x) { x.unit.clear(), x.unit_file = "/nonexistent/x.unit"; },
+                      "cmd --unit-file: ebla::read_unit_spec: cannot open"));
+}
+
 }  // namespace

@@ -29,9 +29,10 @@
 // given (doubles):
 //   (14')  |A_hat - A|_ij <= kappa_p (|B| |C|^T)_ij + kappa_a |A0|_ij + T_ij
 //   (15')  ||A_hat - A||_p <= kappa ||B'||_p ||C'||_p + ||T||_p,   kappa = max(kappa_p, kappa_a)
-// with r roundings per entry (n for an FMA chain: fl(s + b c) rounds once; ceil(n / b) for a
-// block unit with one rounding per operation), u_s the unit roundoff of the sums (2^-t to nearest,
-// 2^(1-t) toward zero), gamma_r = r u_s / (1 - r u_s), and
+// For a unit whose every operation rounds once (below), with r roundings per entry (n for an
+// FMA chain: fl(s + b c) rounds once; ceil(n / b) for a block unit with one rounding per
+// operation), u_s the unit roundoff of the sums (2^-t to nearest, 2^(1-t) toward zero),
+// gamma_r = r u_s / (1 - r u_s), and
 //   kappa_p = (1 + gamma_r)(1 + u_p)(1 + u_in)^2 - 1  (u_in = 2^-t_in, 0 if B(k) and C are in the
 //                                                   format; u_p = 2^-t_p for products rounded to
 //                                                   a format t_p, else 0)
@@ -45,11 +46,21 @@
 // +infinity where the format's range could be exceeded (inputs that overflow, or
 // (1 + kappa)(|B'| |C'|)_ij + T_ij beyond fmax), or r u_s >= 1.
 //
-// The bounds need a unit whose every addition rounds once, exactly: no bits dropped in
-// alignment (extra_bits unbounded), the addend joining the products, and either at_end
-// normalisation or one chain of each_addition; products exact, or rounded one at a time (b = 1,
-// each_addition: the seed's model, a product rounded before each addition). weakform_bounds
-// throws InvalidArgument for other units. Bad input (mismatched extents, non-finite entries, an invalid unit) throws
+// Which bound a unit gets. Units whose every operation rounds once, exactly, get the bound
+// above: nothing dropped in alignment (extra_bits unbounded), the addend joining the products,
+// one chain, sums in the accumulation format's own precision, and products exact or rounded
+// one at a time (b = 1, each_addition: the seed's model). Every other valid unit (truncated or
+// exponent-sum alignment with its floor, sum_precision below t, after_products, several chains,
+// rounded products in blocks: the tensor-core presets, amx_bf16, ...) gets the general bound:
+// the same formulas with gamma_r replaced by g = (1 + delta)^d - 1 and r eta_s (1 + gamma_r) by
+// N G (1 + g), where delta, d, N and G are ebla::accumulation_model's (gemm.hpp) for the unit
+// with exact products (a rounded product keeps its u_p and eta_p above), and A0's rounded value
+// is one more leaf of its accumulation tree, no deeper than a product. For a unit aligned on
+// exponent sums with subnormal inputs, G is that of the unit reading no subnormal input, and an
+// entry with a subnormal factor among its products adds N (b + 1) 2^(E - T_s + 1 - extra_bits)
+// (1 + g), E the largest exponent sum of such a product (at most N G (1 + g) with the model's G for
+// subnormal inputs). The overflow threshold is the smaller of fmax and the largest value of
+// T_s bits. Bad input (mismatched extents, non-finite entries, an invalid unit) throws
 // ebla::InvalidArgument naming the function and the value.
 #pragma once
 
@@ -90,10 +101,16 @@ struct WeakformLayerBound {
 
 /// weakform_bounds' result: the certified and the printed bounds, per entry and per layer.
 struct WeakformBounds {
-  int roundings = 0;          ///< r: roundings per entry
-  double unit_roundoff = 0;   ///< u_s of the sums
+  int roundings = 0;          ///< r: roundings per entry (general: N)
+  double unit_roundoff = 0;   ///< u_s of the sums (2^-T_s, or 2^(1-T_s) toward zero)
   double product_roundoff = 0;  ///< u_p of the products (0: exact products)
-  double gamma = 0;           ///< gamma_r
+  double gamma = 0;           ///< gamma_r (general: g = (1 + delta)^d - 1)
+  bool general = false;       ///< the general bound (accumulation_model), not r roundings
+  double delta = 0;           ///< relative error of one step (r roundings: u_s)
+  double depth = 0;           ///< d: steps from a product or from A0 to the result (r)
+  double steps = 0;           ///< N: steps with an absolute underflow error (r)
+  double underflow = 0;       ///< G of one step on inputs without subnormals (r roundings: eta_s)
+  double underflow_subnormal = 0;  ///< G of one step at most, subnormal inputs included
   double paper_gamma = 0;     ///< the seed's gamma_{n+1} with u = 2^-t_acc
   double norm_c1 = 0, norm_cinf = 0, norm_cf = 0;  ///< ||C'||_1, _inf, _F
   Kokkos::View<double***, Kokkos::HostSpace> componentwise;  ///< (14'), ni x nj x nk
@@ -102,8 +119,8 @@ struct WeakformBounds {
 };
 
 /// The bounds of weakform(unit, A, B, C) for A holding its initial value A0 (A: ni x nj x nk,
-/// B: ni x n x nk, C: nj x n, host views). Throws InvalidArgument for bad extents, non-finite
-/// entries, an invalid unit or one the bounds do not cover.
+/// B: ni x n x nk, C: nj x n, host views), for any valid unit. Throws InvalidArgument for bad
+/// extents, non-finite entries or an invalid unit.
 WeakformBounds weakform_bounds(const MatrixUnit& unit,
                                const Kokkos::View<const double***, Kokkos::HostSpace>& A,
                                const Kokkos::View<const double***, Kokkos::HostSpace>& B,
