@@ -283,20 +283,14 @@ void probe_rounding(const DotDevice& d, ProbeFindings& f) {
     f.rounding_known = false;
 }
 
-void probe_normalisation(const DotDevice& d, ProbeFindings& f) {
-  // 1 + (-1) + 2^-(T+2) in every order over representative slots: one rounding at the end
-  // gives one value whatever the order (2^-(T+2), or 0 if alignment drops it); a rounding
-  // after each addition gives 2^-(T+2) when 1 - 1 comes first and loses it (0, or 2^(1-T)
-  // rounding up) when it is added to 1 before -1
-  if (f.slots < 2) {
-    f.normalised_at_end = ProbeAnswer::not_testable;
-    return;
-  }
+/// 1, -1 and 2^-(T+2) in every order over slots first..f.slots (representative ones):
+/// the least and largest result, or false if no order could be placed.
+bool order_spread(const DotDevice& d, const ProbeFindings& f, int first, double& lo, double& hi) {
   const int T = d.accumulation.t;
-  std::set<int> slots = {0, 1, 2, 3, 4, f.slots - 1, f.slots};
+  std::set<int> candidates = {first, first + 1, first + 2, first + 3, first + 4, f.slots - 1, f.slots};
   std::vector<int> s;
-  for (int x : slots)
-    if (x >= 0 && x <= f.slots) s.push_back(x);
+  for (int x : candidates)
+    if (x >= first && x <= f.slots) s.push_back(x);
   const double terms[3] = {1, -1, p2(-(T + 2))};
   Block blk(d);
   bool any = false;
@@ -307,14 +301,116 @@ void probe_normalisation(const DotDevice& d, ProbeFindings& f) {
         blk.clear();
         if (!blk.put(i, terms[0]) || !blk.put(j, terms[1]) || !blk.put(k, terms[2])) continue;
         const double r = blk.run();
-        if (!any) f.normalisation_min = f.normalisation_max = r;
+        if (!any) lo = hi = r;
         any = true;
-        f.normalisation_min = std::min(f.normalisation_min, r);
-        f.normalisation_max = std::max(f.normalisation_max, r);
+        lo = std::min(lo, r);
+        hi = std::max(hi, r);
       }
-  f.normalised_at_end = !any                                             ? ProbeAnswer::not_testable
-                        : same(f.normalisation_min, f.normalisation_max) ? ProbeAnswer::yes
-                                                                         : ProbeAnswer::no;
+  return any;
+}
+
+void probe_normalisation(const DotDevice& d, ProbeFindings& f) {
+  // 1 + (-1) + 2^-(T+2) in every order over representative slots: one rounding at the end
+  // gives one value whatever the order (2^-(T+2), or 0 if alignment drops it); a rounding
+  // after each addition gives 2^-(T+2) when 1 - 1 comes first and loses it (0, or 2^(1-T)
+  // rounding up) when it is added to 1 before -1
+  f.normalised_at_end = ProbeAnswer::not_testable;
+  if (f.slots < 2 || !order_spread(d, f, 0, f.normalisation_min, f.normalisation_max)) return;
+  f.normalised_at_end =
+      same(f.normalisation_min, f.normalisation_max) ? ProbeAnswer::yes : ProbeAnswer::no;
+}
+
+void probe_addend_and_order(const DotDevice& d, ProbeFindings& f) {
+  // One rounding of c with the products: c joins them. Otherwise c = 1, then -1 and s =
+  // 2^-(Ts+1) as products 0 and 1 in both orders: a chain that starts from c and takes -1 first
+  // gives 1 - 1 = 0, then s exactly; taking s first, 1 + s rounds s away. Neither order giving
+  // s: c comes after the products (it meets their sum, -1 + s rounded, which loses s too).
+  f.addend_with_products = f.products_at_end = f.forward_order = ProbeAnswer::not_testable;
+  if (f.normalised_at_end == ProbeAnswer::not_testable) return;
+  if (f.normalised_at_end == ProbeAnswer::yes) {
+    f.addend_with_products = f.products_at_end = ProbeAnswer::yes;
+    return;
+  }
+  const double s = p2(-(f.sum_precision + 1));
+  Block blk(d);
+  for (int swap = 0; swap < 2; ++swap) {
+    blk.clear();
+    blk.put(0, 1);
+    blk.put(swap == 0 ? 1 : 2, -1);
+    blk.put(swap == 0 ? 2 : 1, s);
+    f.first_results[swap] = blk.run();
+  }
+  const bool forward = same(f.first_results[0], s), backward = same(f.first_results[1], s);
+  if (forward || backward) {  // c first, then the products one by one
+    f.addend_with_products = ProbeAnswer::yes;
+    f.products_at_end = ProbeAnswer::no;
+    f.forward_order = forward ? ProbeAnswer::yes : ProbeAnswer::no;
+    return;
+  }
+  f.addend_with_products = ProbeAnswer::no;
+  // the products alone (c = 0): one rounding, or one by one
+  if (f.slots < 3 || !order_spread(d, f, 1, f.products_min, f.products_max)) return;
+  f.products_at_end = same(f.products_min, f.products_max) ? ProbeAnswer::yes : ProbeAnswer::no;
+  if (f.products_at_end == ProbeAnswer::yes) return;
+  // their order: 1, -1, s as products 0, 1, 2 gives s first to last, loses s last to first
+  blk.clear();
+  blk.put(1, 1);
+  blk.put(2, -1);
+  blk.put(3, s);
+  f.order_result = blk.run();
+  f.forward_order = same(f.order_result, s) ? ProbeAnswer::yes : ProbeAnswer::no;
+}
+
+void probe_floor(const DotDevice& d, ProbeFindings& f) {
+  // 2^e and the least addend kept on e's grid, g = 2^(e-Ts+1-K), both products: while e is
+  // at least the floor F, E = e and g counts; below it, E = F and g is below the grid. Toward
+  // zero, -g takes 2^e to the number below it; to nearest, h (half the result's spacing at
+  // 2^e) + g turns a tie upward, while without g it rounds to the even 2^e.
+  f.floor_testable = ProbeAnswer::not_testable;
+  const bool nearest = f.rounding_known && f.rounding == Rounding::nearest_even;
+  const bool toward_zero = f.rounding_known && f.rounding == Rounding::toward_zero;
+  if (f.normalised_at_end != ProbeAnswer::yes || f.extra_bits == MatrixUnit::unbounded ||
+      f.products != ProbeFindings::Products::exact ||  // a rounded g would look dropped
+      !(nearest || toward_zero) || f.slots < (nearest ? 3 : 2))
+    return;
+  const Format& acc = d.accumulation;
+  const int Ts = f.sum_precision;
+  Block blk(d);
+  // d for 2^e, +-g (and h): NaN where the terms are not input products
+  auto run_at = [&](int e) {
+    const double x = p2(e), g = p2(e - Ts + 1 - f.extra_bits), h = p2(std::max(e, acc.emin) - Ts);
+    blk.clear();
+    const bool placed = blk.put(1, x) && blk.put(2, nearest ? g : -g) && (!nearest || blk.put(3, h));
+    return placed ? blk.run() : std::nan("");
+  };
+  // from 2^0 down to the least result (to nearest, whose tie has an even neighbour 2^e)
+  f.floor_lowest = acc.emin - Ts + 1 + (nearest ? 1 : 0);
+  bool any = false;
+  for (int e = 0; e >= f.floor_lowest; --e) {
+    const double r = run_at(e);
+    if (std::isnan(r)) {
+      if (any) {  // the products end here: no floor seen above
+        f.floor_lowest = e + 1;
+        break;
+      }
+      continue;
+    }
+    const bool kept = !same(r, p2(e));
+    if (kept) {
+      any = true;
+      f.floor_kept_result = r;
+      continue;
+    }
+    if (!any) continue;  // dropped above every kept e: not what this test reads
+    f.floor_testable = ProbeAnswer::yes;
+    f.alignment_floor = e + 1;
+    f.floor_dropped_result = r;
+    return;
+  }
+  if (any) {
+    f.floor_testable = ProbeAnswer::yes;
+    f.alignment_floor = MatrixUnit::no_floor;
+  }
 }
 
 void probe_subnormals(const DotDevice& d, ProbeFindings& f) {
@@ -525,7 +621,9 @@ ProbeFindings probe(const DotDevice& device) {
   probe_permutation(device, f);
   probe_rounding(device, f);
   probe_normalisation(device, f);
+  probe_addend_and_order(device, f);
   probe_alignment_reference(device, f);
+  probe_floor(device, f);
   probe_subnormals(device, f);
   probe_overflow(device, f);
   probe_monotonicity(device, f);
@@ -596,6 +694,58 @@ ProbeRow block_row(const ProbeFindings& f) {
   return {"block", finding, terms + ": " + outcome};
 }
 
+ProbeRow addend_row(const ProbeFindings& f) {
+  using A = ProbeAnswer;
+  const std::string finding = f.addend_with_products == A::yes  ? "with the products"
+                              : f.addend_with_products == A::no ? "after the products"
+                                                                : "not testable";
+  std::string evidence = "-";
+  const std::string s = hexf(p2(-(f.sum_precision + 1)));
+  if (f.addend_with_products == A::yes && f.normalised_at_end == A::yes)
+    evidence = "one rounding with them (normalisation)";
+  else if (f.addend_with_products != A::not_testable)
+    evidence = text("c = 1, products -1, %s: %s; %s, -1: %s", s.c_str(), hexf(f.first_results[0]).c_str(),
+                    s.c_str(), hexf(f.first_results[1]).c_str()) +
+               (f.addend_with_products == A::yes ? " (c first)" : " (c last: s lost both ways)");
+  if (f.addend_with_products == A::no && f.products_at_end != A::not_testable)
+    evidence += text("; products alone 1, -1, 2^-%d in every order: %s .. %s (%s)", f.accumulation.t + 2,
+                     hexf(f.products_min).c_str(), hexf(f.products_max).c_str(),
+                     f.products_at_end == A::yes ? "one rounding" : "one by one");
+  return {"where c joins", finding, evidence};
+}
+
+ProbeRow order_row(const ProbeFindings& f) {
+  using A = ProbeAnswer;
+  if (f.forward_order == A::not_testable)
+    return {"product order", "not testable",
+            f.products_at_end == A::yes ? "the products are added in one rounding" : "-"};
+  const std::string finding = f.forward_order == A::yes ? "first to last" : "last to first";
+  const std::string s = hexf(p2(-(f.sum_precision + 1)));
+  const std::string evidence =
+      f.addend_with_products == A::yes
+          ? text("c = 1, then -1 and %s: %s when -1 is product 0, %s when it is product 1", s.c_str(),
+                 hexf(f.first_results[0]).c_str(), hexf(f.first_results[1]).c_str())
+          : text("products 1, -1, %s: %s", s.c_str(), hexf(f.order_result).c_str());
+  return {"product order", finding, evidence};
+}
+
+ProbeRow floor_row(const ProbeFindings& f) {
+  if (f.floor_testable != ProbeAnswer::yes)
+    return {"alignment floor", "not testable",
+            "needs one rounding, bits dropped in alignment and products near 2^emin"};
+  const int K = f.extra_bits, drop = f.sum_precision - 1 + K;
+  const bool none = f.alignment_floor == MatrixUnit::no_floor;
+  const std::string finding = none ? text("none down to 2^%d", f.floor_lowest)
+                                   : text("2^%d", f.alignment_floor);
+  const std::string terms = text("2^e and %s2^(e-%d)", f.rounding == Rounding::nearest_even ? "half an ulp + " : "-", drop);
+  const std::string evidence =
+      none ? terms + text(": kept for every e down to %d", f.floor_lowest)
+           : terms + text(": kept at e = %d (%s), dropped at e = %d (%s)", f.alignment_floor,
+                          hexf(f.floor_kept_result).c_str(), f.alignment_floor - 1,
+                          hexf(f.floor_dropped_result).c_str());
+  return {"alignment floor", finding, evidence};
+}
+
 }  // namespace
 
 std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
@@ -647,6 +797,9 @@ std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
            ? std::string("-")
            : text("1 - 1 + 2^-%d in every order: %s .. %s", T + 2,
                   hexf(f.normalisation_min).c_str(), hexf(f.normalisation_max).c_str())});
+  rows.push_back(addend_row(f));
+  rows.push_back(order_row(f));
+  rows.push_back(floor_row(f));
   rows.push_back(
       {"subnormal inputs a, b", kept(f.input_subnormals, "read as zero (DAZ)"),
        f.input_subnormals == ProbeAnswer::not_testable
@@ -741,6 +894,26 @@ std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixU
                                             : ProbeAnswer::no;
   if (f.normalised_at_end != at_end)
     differ("normalised at the end", to_string(f.normalised_at_end), to_string(at_end));
+
+  const auto answer = [](bool b) { return b ? ProbeAnswer::yes : ProbeAnswer::no; };
+  // c with the products: in their operation, or first in a chain of one-product operations
+  const ProbeAnswer with = answer(u.addend == AddendJoin::with_products || u.block == 1);
+  if (f.addend_with_products != ProbeAnswer::not_testable && f.addend_with_products != with)
+    differ("where c joins", f.addend_with_products == ProbeAnswer::yes ? "with the products" : "after them",
+           u.addend == AddendJoin::with_products ? "with_products" : "after_products");
+  if (f.addend_with_products == ProbeAnswer::no && f.products_at_end != ProbeAnswer::not_testable &&
+      f.products_at_end != answer(!rounds_each(u)))
+    differ("products added in one rounding", to_string(f.products_at_end), to_string(answer(!rounds_each(u))));
+  const ProbeAnswer forward = answer(u.block == 1 || u.order == ProductOrder::forward);
+  if (u.chains == 1 && f.forward_order != ProbeAnswer::not_testable && f.forward_order != forward)
+    differ("product order", f.forward_order == ProbeAnswer::yes ? "first to last" : "last to first",
+           u.order == ProductOrder::forward ? "forward" : "backward");
+  if (f.floor_testable == ProbeAnswer::yes) {
+    const bool below = u.alignment_floor < f.floor_lowest;  // no_floor included
+    const bool agree = f.alignment_floor == MatrixUnit::no_floor ? below : f.alignment_floor == u.alignment_floor;
+    const auto name = [](int e) { return e == MatrixUnit::no_floor ? std::string("none") : std::to_string(e); };
+    if (!agree) differ("alignment floor", name(f.alignment_floor), name(u.alignment_floor));
+  }
 
   const ProbeAnswer in = u.input_subnormals ? ProbeAnswer::yes : ProbeAnswer::no;
   const ProbeAnswer out = u.output_subnormals ? ProbeAnswer::yes : ProbeAnswer::no;

@@ -83,6 +83,28 @@ void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const st
   EXPECT_EQ(f.normalised_at_end, f.slots == 1   ? ProbeAnswer::not_testable
                                  : one_addition ? ProbeAnswer::yes
                                                 : ProbeAnswer::no);
+  // where c joins (a late c shows with two products or more), and the order of a chain
+  const bool late = u.addend == ebla::AddendJoin::after_products && u.block > 1;
+  if (f.slots >= 2) {
+    EXPECT_EQ(f.addend_with_products, late ? ProbeAnswer::no : ProbeAnswer::yes);
+  }
+  if (f.slots >= 3 && u.chains == 1) {
+    EXPECT_EQ(f.products_at_end, !each ? ProbeAnswer::yes : ProbeAnswer::no);
+    EXPECT_EQ(f.forward_order, !each ? ProbeAnswer::not_testable
+                               : u.block == 1 || u.order == ebla::ProductOrder::forward ? ProbeAnswer::yes
+                                                                                       : ProbeAnswer::no);
+  }
+  // the alignment floor: where one rounding drops bits and the inputs' products reach 2^-149
+  // next to the least kept addend (bfloat16, tf32: 8 exponent bits)
+  if (f.floor_testable == ProbeAnswer::yes) {
+    EXPECT_EQ(f.alignment_floor, u.alignment_floor >= f.floor_lowest ? u.alignment_floor
+                                                                     : MatrixUnit::no_floor);
+  }
+  const bool wide_inputs = 2 * u.input.emin <= u.accumulation.emin - 2 * sums - 8;
+  if (one_addition && f.slots >= 2 && !beyond && u.exact_products && wide_inputs &&
+      u.rounding == Rounding::toward_zero) {
+    EXPECT_EQ(f.floor_testable, ProbeAnswer::yes);
+  }
   const ProbeAnswer in = u.input_subnormals ? ProbeAnswer::yes : ProbeAnswer::no;
   const ProbeAnswer out = u.output_subnormals ? ProbeAnswer::yes : ProbeAnswer::no;
   EXPECT_EQ(f.input_subnormals, in);
@@ -161,7 +183,7 @@ TEST(ProbePresets, A100KeepsOneBitAndNeedsTheCarryTest) {
 
 TEST(ProbePresets, TableHasOneRowPerProperty) {
   const auto rows = ebla::probe_table(probe_unit(units::avx512_bf16_dot()));
-  ASSERT_EQ(rows.size(), 13u);
+  ASSERT_EQ(rows.size(), 16u);
   EXPECT_EQ(rows[0].property, "products");
   EXPECT_EQ(rows[0].finding, "exact");
   EXPECT_EQ(rows[1].property, "block");
@@ -172,15 +194,25 @@ TEST(ProbePresets, TableHasOneRowPerProperty) {
   EXPECT_EQ(rows[4].finding, "not testable");  // rounded after each addition
   EXPECT_EQ(rows[6].finding, "to nearest");
   EXPECT_EQ(rows[7].finding, "after each addition");
-  EXPECT_EQ(rows[8].finding, "read as zero (DAZ)");
-  EXPECT_EQ(rows[10].finding, "flushed to zero (FTZ)");
-  EXPECT_EQ(rows[11].finding, "infinity");
+  EXPECT_EQ(rows[8].property, "where c joins");
+  EXPECT_EQ(rows[8].finding, "with the products");
+  EXPECT_EQ(rows[9].property, "product order");
+  EXPECT_EQ(rows[9].finding, "last to first");  // VDPBF16PS: the odd element first
+  EXPECT_EQ(rows[10].property, "alignment floor");
+  EXPECT_EQ(rows[10].finding, "not testable");
+  EXPECT_EQ(rows[11].finding, "read as zero (DAZ)");
+  EXPECT_EQ(rows[13].finding, "flushed to zero (FTZ)");
+  EXPECT_EQ(rows[14].finding, "infinity");
   const auto v100 = ebla::probe_table(probe_unit(units::v100_fp16()));
   EXPECT_EQ(v100[1].finding, "4 products");
   EXPECT_EQ(v100[1].evidence,
             "-1 at 0, 1 as c (p = 1) or at 1, 0x1p-24 at p: d = 0 for p = 1..3, 0x1p-24 for p = 4");
   EXPECT_EQ(v100[4].finding, "exponent sums e_a + e_b");
   EXPECT_EQ(v100[4].evidence, "1.5 * 1.5 - 1.5 * 1.5 + 0x1p-23 = 0x1p-23");
+  const auto h100 = ebla::probe_table(probe_unit(units::h100_bf16()));
+  EXPECT_EQ(h100[10].finding, "2^-133");
+  EXPECT_EQ(h100[10].evidence,
+            "2^e and -2^(e-25): kept at e = -133 (0x1.fffep-134), dropped at e = -134 (0x1p-134)");
   const auto fp8 = ebla::probe_table(probe_unit(units::h100_fp8_e4m3()));
   EXPECT_EQ(fp8[1].finding, "32 products");
   EXPECT_EQ(fp8[2].finding, "14 bits");
@@ -264,6 +296,66 @@ TEST(ProbeVariants, AlteredPresetsAreFoundAndNamed) {
     }
   }
   EXPECT_EQ(altered, 4 * 35);  // the NVIDIA presets with binary32 results
+}
+
+// The floor of every NVIDIA preset whose products reach it (bfloat16 and tf32 inputs), and
+// presets moved to another floor or to none: found, and named against the preset.
+TEST(ProbeVariants, AlignmentFloorsAreFoundAndNamed) {
+  int found = 0;
+  for (const auto& entry : ebla::matrix_unit_catalogue()) {
+    const MatrixUnit& p = entry.unit;
+    if (p.alignment_floor == MatrixUnit::no_floor || p.input.emin > -100) continue;
+    const ProbeFindings f = probe_unit(p, entry.name);
+    ASSERT_EQ(f.floor_testable, ProbeAnswer::yes) << entry.name;
+    EXPECT_EQ(f.alignment_floor, p.alignment_floor) << entry.name;
+    ++found;
+    for (int floor : {-120, -140, MatrixUnit::no_floor}) {
+      MatrixUnit moved = p;
+      moved.alignment_floor = floor;
+      const ProbeFindings g = probe_unit(moved, entry.name);
+      EXPECT_EQ(g.alignment_floor, floor) << entry.name << " moved to " << floor;
+      const std::string d = joined(ebla::probe_differences(g, p));
+      EXPECT_NE(d.find("alignment floor: found "), std::string::npos) << entry.name << d;
+    }
+  }
+  EXPECT_EQ(found, 16);  // bf16 and tf32 on A100, A2, A30, Ada, L40S, H100, H200, B200
+  MatrixUnit nearest = units::a100_bf16();  // to nearest: half an ulp + g turns a tie
+  nearest.rounding = Rounding::nearest_even;
+  EXPECT_EQ(probe_unit(nearest).alignment_floor, -132);
+  nearest.alignment_floor = -128;
+  EXPECT_EQ(probe_unit(nearest).alignment_floor, -128);
+  // binary16 products reach 2^-28 only: no floor down to 2^-5, where g = 2^-28 still is one
+  const ProbeFindings v100 = probe_unit(units::v100_fp16());
+  EXPECT_EQ(v100.alignment_floor, MatrixUnit::no_floor);
+  EXPECT_EQ(v100.floor_lowest, -5);
+}
+
+// Where c joins and the order of the products, on units that differ in nothing else.
+TEST(ProbeVariants, AddendAndOrderAreFound) {
+  MatrixUnit late = units::h100_bf16();
+  late.addend = ebla::AddendJoin::after_products;
+  const ProbeFindings f = probe_unit(late, "late c");
+  EXPECT_EQ(f.addend_with_products, ProbeAnswer::no);
+  EXPECT_EQ(f.products_at_end, ProbeAnswer::yes);
+  EXPECT_NE(joined(ebla::probe_differences(f, units::h100_bf16())).find("where c joins"), std::string::npos);
+  for (auto join : {ebla::AddendJoin::with_products, ebla::AddendJoin::after_products})
+    for (auto order : {ebla::ProductOrder::forward, ebla::ProductOrder::backward}) {
+      MatrixUnit u = units::avx512_bf16_dot();
+      u.block = 4;
+      u.addend = join;
+      u.order = order;
+      const ProbeFindings g = probe_unit(u, "chain");
+      expect_findings_match(g, u, "chain");
+      if (join == ebla::AddendJoin::with_products) {  // c first: its chain shows the order
+        EXPECT_EQ(g.addend_with_products, ProbeAnswer::yes);
+        EXPECT_EQ(g.products_at_end, ProbeAnswer::no);
+        EXPECT_EQ(g.forward_order, order == ebla::ProductOrder::forward ? ProbeAnswer::yes : ProbeAnswer::no);
+      } else {  // c last: two products look like one operation (b = 2), order not seen
+        EXPECT_EQ(g.addend_with_products, ProbeAnswer::no);
+        EXPECT_EQ(g.block, 2);
+        EXPECT_EQ(g.forward_order, ProbeAnswer::not_testable);
+      }
+    }
 }
 
 TEST(ProbeVariants, RoundedProductsAreFound) {
@@ -432,8 +524,10 @@ TEST(ProbeDifferences, NameWhatAWrongModelGetsWrong) {
   ASSERT_EQ(d.size(), 2u) << joined(d);
   EXPECT_NE(d[0].find("block: found 4 products, the unit says 8 products"), std::string::npos) << d[0];
   EXPECT_NE(d[1].find("extra alignment bits: found 0, the unit says 1"), std::string::npos) << d[1];
+  // the two x86 models differ, where two products can show it, only in where c joins
   const auto hw = ebla::probe_differences(probe_unit(units::avx512_bf16_dot()), units::amx_bf16());
-  EXPECT_TRUE(hw.empty()) << "the two x86 models differ only where b = 2 cannot show it";
+  ASSERT_EQ(hw.size(), 1u) << joined(hw);
+  EXPECT_EQ(hw[0], "where c joins: found with the products, the unit says after_products");
   const auto tc = ebla::probe_differences(probe_unit(units::avx512_bf16_dot()), units::a100_bf16());
   EXPECT_GE(tc.size(), 5u) << joined(tc);  // rounding, extra bits, order, normalisation, DAZ, ...
 }

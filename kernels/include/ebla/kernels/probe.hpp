@@ -26,7 +26,10 @@
 //  - what the terms are aligned on: each product's exponent sum e_a + e_b, or its leading bit
 //    (1.5 * 1.5 - 1.5 * 1.5 + the least addend kept next to 1; Khattak & Mikaitis 2025);
 //  - the rounding of the sum: to nearest, toward zero, up or down;
-//  - normalisation at the end (one rounding) or after each addition;
+//  - normalisation at the end (one rounding) or after each addition; where c joins (with the
+//    products or after them), and the order in which a unit that rounds each addition takes
+//    the products;
+//  - the alignment floor: the exponent below which the alignment reference is not lowered;
 //  - subnormal inputs, subnormal addend c and subnormal results kept or flushed;
 //  - overflow: infinity, saturation at fmax, or NaN;
 //  - monotonicity: whether raising c can lower d.
@@ -116,6 +119,30 @@ struct ProbeFindings {
   /// rounding after each addition; not_testable for b = 1.
   ProbeAnswer normalised_at_end = ProbeAnswer::not_testable;
   double normalisation_min = 0, normalisation_max = 0;
+
+  /// Where c joins: yes with the products (in their rounding, or first in a chain), no after
+  /// them. not_testable where the normalisation is.
+  ProbeAnswer addend_with_products = ProbeAnswer::not_testable;
+  /// Where normalisation_at_end is no: the products alone (c = 0) added in one rounding (yes:
+  /// an at_end unit whose c comes after them), or one by one (no).
+  ProbeAnswer products_at_end = ProbeAnswer::not_testable;
+  double products_min = 0, products_max = 0;
+  /// Units that round after each addition: the products taken first to last (yes) or last to
+  /// first (no). Results of c = 1, -1 and s = 2^-(Ts+1) (first_results: -1 then s, and s then
+  /// -1) and, with c last, of 1, -1, s as products (order_result).
+  ProbeAnswer forward_order = ProbeAnswer::not_testable;
+  double first_results[2] = {0, 0};
+  double order_result = 0;
+
+  /// The alignment floor F (E raised to at least F): the least e for which 2^e next to
+  /// 2^(e-Ts+1-K), the least addend kept on e's own grid, keeps it; MatrixUnit::no_floor if kept
+  /// down to floor_lowest (the smallest e with both terms input products and 2^e a result).
+  /// not_testable for units whose sum is not one rounding, that drop nothing in alignment, or
+  /// whose inputs cannot form those products (binary16, fp8: their products stay far above).
+  ProbeAnswer floor_testable = ProbeAnswer::not_testable;
+  int alignment_floor = MatrixUnit::no_floor;
+  int floor_lowest = 0;
+  double floor_kept_result = 0, floor_dropped_result = 0;  ///< d at e = F and at e = F - 1
 
   /// yes: terms aligned on exponent sums (1.5 * 1.5 - 1.5 * 1.5 + g gave g, g = 2^-(Ts-1+K));
   /// no: on leading bits (g dropped); not_testable where nothing is dropped in alignment,
