@@ -320,6 +320,43 @@ void probe_normalisation(const DotDevice& d, ProbeFindings& f) {
       same(f.normalisation_min, f.normalisation_max) ? ProbeAnswer::yes : ProbeAnswer::no;
 }
 
+/// Units that round each addition: the number h of partial sums (chains, taking the products
+/// round-robin), and for h >= 2 the block, where the chains are added up.
+void probe_chains(const DotDevice& d, ProbeFindings& f) {
+  // 1 at 0, s at 1, -1 at p (c = 0): in one chain 1 + s loses s before -1 comes; with h chains
+  // -1 at p = h meets 1 alone in chain 0 (exactly 0) while s waits in chain 1
+  const double s = p2(-(f.sum_precision + 1));
+  Block blk(d);
+  f.chains = 1;
+  for (int p = 2; p < d.length && f.chains == 1; ++p) {
+    blk.clear();
+    blk.put(1, 1);
+    blk.put(2, s);
+    blk.put(p + 1, -1);
+    f.chain_result = blk.run();
+    if (same(f.chain_result, s)) f.chains = p;
+  }
+  if (f.chains == 1) return;
+  // the block: s at p >= h, 1 at p mod h (s's chain, if p is in the first operation) and -1
+  // at (p + 1) mod h (another chain; the chains are added at the operation's end: 0). In the
+  // first operation s meets 1 in its chain and is lost; in the next one it is alone.
+  const int h = f.chains;
+  f.block_test = "chains";
+  f.block_small = s;
+  f.block_results.clear();
+  for (int p = h; p < d.length; ++p) {
+    blk.clear();
+    blk.put(1 + p % h, 1);
+    blk.put(1 + (p + 1) % h, -1);
+    blk.put(p + 1, s);
+    f.block_results.push_back(blk.run());
+  }
+  const auto split = std::find_if(f.block_results.begin(), f.block_results.end(),
+                                  [&](double r) { return same(r, s); });
+  f.block_bounded = split != f.block_results.end();
+  f.block = f.block_bounded ? h + static_cast<int>(split - f.block_results.begin()) : d.length;
+}
+
 void probe_addend_and_order(const DotDevice& d, ProbeFindings& f) {
   // One rounding of c with the products: c joins them. Otherwise c = 1, then -1 and s =
   // 2^-(Ts+1) as products 0 and 1 in both orders: a chain that starts from c and takes -1 first
@@ -345,18 +382,32 @@ void probe_addend_and_order(const DotDevice& d, ProbeFindings& f) {
     f.addend_with_products = ProbeAnswer::yes;
     f.products_at_end = ProbeAnswer::no;
     f.forward_order = forward ? ProbeAnswer::yes : ProbeAnswer::no;
+    probe_chains(d, f);
     return;
   }
   f.addend_with_products = ProbeAnswer::no;
-  // the products alone (c = 0): one rounding, or one by one
-  if (f.slots < 3 || !order_spread(d, f, 1, f.products_min, f.products_max)) return;
-  f.products_at_end = same(f.products_min, f.products_max) ? ProbeAnswer::yes : ProbeAnswer::no;
-  if (f.products_at_end == ProbeAnswer::yes) return;
-  // their order: 1, -1, s as products 0, 1, 2 gives s first to last, loses s last to first
+  // the products alone (c = 0) in every order tell one rounding from one by one; with two
+  // slots only, several chains still show on the whole call
+  if (f.slots >= 3 && order_spread(d, f, 1, f.products_min, f.products_max)) {
+    f.products_at_end = same(f.products_min, f.products_max) ? ProbeAnswer::yes : ProbeAnswer::no;
+    if (f.products_at_end == ProbeAnswer::yes) return;
+    probe_chains(d, f);
+  } else {  // two slots: only several chains tell (one rounding of two, or a chain, lose s)
+    probe_chains(d, f);
+    if (f.chains < 2) {
+      f.chains = 0;
+      return;
+    }
+    f.products_at_end = ProbeAnswer::no;
+  }
+  // their order within a chain: 1, -1, s as products 0, h, 2h gives s first to last, loses s
+  // last to first
+  const int h = f.chains;
+  if (2 * h >= d.length) return;
   blk.clear();
   blk.put(1, 1);
-  blk.put(2, -1);
-  blk.put(3, s);
+  blk.put(1 + h, -1);
+  blk.put(1 + 2 * h, s);
   f.order_result = blk.run();
   f.forward_order = same(f.order_result, s) ? ProbeAnswer::yes : ProbeAnswer::no;
 }
@@ -680,6 +731,14 @@ ProbeRow block_row(const ProbeFindings& f) {
   const std::string finding = !f.block_bounded ? text("at least %d (the whole call)", f.length)
                               : f.block == 1   ? std::string("1 (every addition rounds)")
                                                : text("%d products", f.block);
+  if (f.block_test == "chains") {
+    const std::string s = hexf(f.block_small);
+    std::string evidence = text("%s at p, 1 at p mod %d, -1 at (p + 1) mod %d: d = 0 for p = %d..%d", s.c_str(),
+                                f.chains, f.chains, f.chains, f.block_bounded ? f.block - 1 : f.length - 1);
+    if (f.block_bounded) evidence += text(", %s for p = %d", s.c_str(), f.block);
+    return {"block", f.block_bounded ? text("%d products", f.block) : text("at least %d (the whole call)", f.length),
+            evidence};
+  }
   const bool kept = f.block_test == "kept";
   const std::string L = f.block_scale == 1 ? "1" : hexf(f.block_scale);
   const std::string s = hexf(f.block_small);
@@ -727,6 +786,15 @@ ProbeRow order_row(const ProbeFindings& f) {
                  hexf(f.first_results[0]).c_str(), hexf(f.first_results[1]).c_str())
           : text("products 1, -1, %s: %s", s.c_str(), hexf(f.order_result).c_str());
   return {"product order", finding, evidence};
+}
+
+ProbeRow chains_row(const ProbeFindings& f) {
+  if (f.chains == 0) return {"chains", "not testable", "the products are added in one rounding"};
+  const std::string s = hexf(p2(-(f.sum_precision + 1)));
+  return {"chains", f.chains == 1 ? std::string("1") : text("%d (round-robin)", f.chains),
+          f.chains == 1 ? text("1 at 0, %s at 1, -1 at p: s lost for every p", s.c_str())
+                        : text("1 at 0, %s at 1, -1 at p: %s first for p = %d", s.c_str(),
+                               hexf(f.chain_result).c_str(), f.chains)};
 }
 
 ProbeRow floor_row(const ProbeFindings& f) {
@@ -799,6 +867,7 @@ std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
                   hexf(f.normalisation_min).c_str(), hexf(f.normalisation_max).c_str())});
   rows.push_back(addend_row(f));
   rows.push_back(order_row(f));
+  rows.push_back(chains_row(f));
   rows.push_back(floor_row(f));
   rows.push_back(
       {"subnormal inputs a, b", kept(f.input_subnormals, "read as zero (DAZ)"),
@@ -843,8 +912,7 @@ bool rounds_each(const MatrixUnit& u) {
 
 int expected_block(const MatrixUnit& u, int length) {
   if (length < 2) return 1;
-  if (u.chains > 1) return 0;  // partial sums of other chains cancel exactly: not comparable
-  if (!rounds_each(u)) return std::min(u.block, length);
+  if (!rounds_each(u) || u.chains > 1) return std::min(u.block, length);
   // every addition rounds; where c joins after the products, c + round(p_0 + p_1) is what
   // an operation of two products with a late c gives as well
   return u.addend == AddendJoin::after_products && u.block >= 2 ? 2 : 1;
@@ -904,8 +972,10 @@ std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixU
   if (f.addend_with_products == ProbeAnswer::no && f.products_at_end != ProbeAnswer::not_testable &&
       f.products_at_end != answer(!rounds_each(u)))
     differ("products added in one rounding", to_string(f.products_at_end), to_string(answer(!rounds_each(u))));
+  if (f.chains != 0 && rounds_each(u) && f.chains != u.chains)
+    differ("chains", std::to_string(f.chains), std::to_string(u.chains));
   const ProbeAnswer forward = answer(u.block == 1 || u.order == ProductOrder::forward);
-  if (u.chains == 1 && f.forward_order != ProbeAnswer::not_testable && f.forward_order != forward)
+  if (f.forward_order != ProbeAnswer::not_testable && f.forward_order != forward)
     differ("product order", f.forward_order == ProbeAnswer::yes ? "first to last" : "last to first",
            u.order == ProductOrder::forward ? "forward" : "backward");
   if (f.floor_testable == ProbeAnswer::yes) {

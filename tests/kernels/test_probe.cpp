@@ -59,12 +59,14 @@ void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const st
   // the block: the unit's b (at most the call's k) where it normalises at the end; 1 where
   // every addition rounds (2 with c joining after the products); not compared for chains
   const bool each = u.block == 1 || u.normalisation == ebla::Normalisation::each_addition;
-  if (u.chains == 1) {
-    const int b = !each ? std::min(u.block, f.length)
+  {
+    const int b = !each || u.chains > 1 ? std::min(u.block, f.length)
                   : u.addend == ebla::AddendJoin::after_products && u.block >= 2 ? 2 : 1;
     EXPECT_EQ(f.block, f.length < 2 ? 1 : b);
     EXPECT_EQ(f.block_bounded, f.length >= 2 && b < f.length);
-    EXPECT_EQ(f.slots, f.block >= 2 ? f.block : f.length);
+    if (u.chains == 1) {  // (with chains the other probes keep the slots of the first test)
+      EXPECT_EQ(f.slots, f.block >= 2 ? f.block : f.length);
+    }
   }
   // the probed slots are one addition: one product, or one operation that adds c with them
   const bool one_addition = f.slots == 1 || (!each && u.addend == ebla::AddendJoin::with_products);
@@ -88,11 +90,12 @@ void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const st
   if (f.slots >= 2) {
     EXPECT_EQ(f.addend_with_products, late ? ProbeAnswer::no : ProbeAnswer::yes);
   }
-  if (f.slots >= 3 && u.chains == 1) {
+  if (f.slots >= 3) {
     EXPECT_EQ(f.products_at_end, !each ? ProbeAnswer::yes : ProbeAnswer::no);
     EXPECT_EQ(f.forward_order, !each ? ProbeAnswer::not_testable
                                : u.block == 1 || u.order == ebla::ProductOrder::forward ? ProbeAnswer::yes
                                                                                        : ProbeAnswer::no);
+    EXPECT_EQ(f.chains, !each ? 0 : u.chains);
   }
   // the alignment floor: where one rounding drops bits and the inputs' products reach 2^-149
   // next to the least kept addend (bfloat16, tf32: 8 exponent bits)
@@ -183,7 +186,7 @@ TEST(ProbePresets, A100KeepsOneBitAndNeedsTheCarryTest) {
 
 TEST(ProbePresets, TableHasOneRowPerProperty) {
   const auto rows = ebla::probe_table(probe_unit(units::avx512_bf16_dot()));
-  ASSERT_EQ(rows.size(), 16u);
+  ASSERT_EQ(rows.size(), 17u);
   EXPECT_EQ(rows[0].property, "products");
   EXPECT_EQ(rows[0].finding, "exact");
   EXPECT_EQ(rows[1].property, "block");
@@ -198,11 +201,13 @@ TEST(ProbePresets, TableHasOneRowPerProperty) {
   EXPECT_EQ(rows[8].finding, "with the products");
   EXPECT_EQ(rows[9].property, "product order");
   EXPECT_EQ(rows[9].finding, "last to first");  // VDPBF16PS: the odd element first
-  EXPECT_EQ(rows[10].property, "alignment floor");
-  EXPECT_EQ(rows[10].finding, "not testable");
-  EXPECT_EQ(rows[11].finding, "read as zero (DAZ)");
-  EXPECT_EQ(rows[13].finding, "flushed to zero (FTZ)");
-  EXPECT_EQ(rows[14].finding, "infinity");
+  EXPECT_EQ(rows[10].property, "chains");
+  EXPECT_EQ(rows[10].finding, "1");
+  EXPECT_EQ(rows[11].property, "alignment floor");
+  EXPECT_EQ(rows[11].finding, "not testable");
+  EXPECT_EQ(rows[12].finding, "read as zero (DAZ)");
+  EXPECT_EQ(rows[14].finding, "flushed to zero (FTZ)");
+  EXPECT_EQ(rows[15].finding, "infinity");
   const auto v100 = ebla::probe_table(probe_unit(units::v100_fp16()));
   EXPECT_EQ(v100[1].finding, "4 products");
   EXPECT_EQ(v100[1].evidence,
@@ -210,8 +215,8 @@ TEST(ProbePresets, TableHasOneRowPerProperty) {
   EXPECT_EQ(v100[4].finding, "exponent sums e_a + e_b");
   EXPECT_EQ(v100[4].evidence, "1.5 * 1.5 - 1.5 * 1.5 + 0x1p-23 = 0x1p-23");
   const auto h100 = ebla::probe_table(probe_unit(units::h100_bf16()));
-  EXPECT_EQ(h100[10].finding, "2^-133");
-  EXPECT_EQ(h100[10].evidence,
+  EXPECT_EQ(h100[11].finding, "2^-133");
+  EXPECT_EQ(h100[11].evidence,
             "2^e and -2^(e-25): kept at e = -133 (0x1.fffep-134), dropped at e = -134 (0x1p-134)");
   const auto fp8 = ebla::probe_table(probe_unit(units::h100_fp8_e4m3()));
   EXPECT_EQ(fp8[1].finding, "32 products");
@@ -510,8 +515,25 @@ TEST(ProbeBlock, EveryAdditionRounding) {
   late.block = 4;
   EXPECT_EQ(probe_unit(late, "one chain, c last").block, 2);
   EXPECT_EQ(ebla::expected_block(late, 8), 2);
-  EXPECT_EQ(ebla::expected_block(units::amx_bf16(), 64), 0);
-  EXPECT_TRUE(ebla::probe_differences(probe_unit(units::amx_bf16()), units::amx_bf16()).empty());
+  // AMX: two chains, added at the end of an operation of 32 products, then c
+  const ProbeFindings amx = probe_unit(units::amx_bf16());
+  EXPECT_EQ(ebla::expected_block(units::amx_bf16(), 64), 32);
+  EXPECT_EQ(amx.chains, 2);
+  EXPECT_EQ(amx.block, 32);
+  EXPECT_EQ(amx.block_test, "chains");
+  EXPECT_EQ(amx.forward_order, ProbeAnswer::yes);
+  EXPECT_EQ(amx.addend_with_products, ProbeAnswer::no);
+  EXPECT_TRUE(ebla::probe_differences(amx, units::amx_bf16()).empty());
+  for (int chains : {3, 4}) {  // other chain counts and blocks, found and named
+    MatrixUnit u = units::amx_bf16();
+    u.chains = chains;
+    u.block = 8 * chains;
+    const ProbeFindings g = probe_unit(u, "chains");
+    EXPECT_EQ(g.chains, chains);
+    EXPECT_EQ(g.block, 8 * chains);
+    EXPECT_NE(joined(ebla::probe_differences(g, units::amx_bf16())).find("chains: found " + std::to_string(chains)),
+              std::string::npos);
+  }
   EXPECT_EQ(probe_unit(units::v100_fp16(), "one product", 1).block, 1);
 }
 
@@ -524,10 +546,14 @@ TEST(ProbeDifferences, NameWhatAWrongModelGetsWrong) {
   ASSERT_EQ(d.size(), 2u) << joined(d);
   EXPECT_NE(d[0].find("block: found 4 products, the unit says 8 products"), std::string::npos) << d[0];
   EXPECT_NE(d[1].find("extra alignment bits: found 0, the unit says 1"), std::string::npos) << d[1];
-  // the two x86 models differ, where two products can show it, only in where c joins
+  // the two x86 models: VDPBF16PS's chain from c, the odd product first, against AMX's two
+  // chains of 32 products followed by c
   const auto hw = ebla::probe_differences(probe_unit(units::avx512_bf16_dot()), units::amx_bf16());
-  ASSERT_EQ(hw.size(), 1u) << joined(hw);
-  EXPECT_EQ(hw[0], "where c joins: found with the products, the unit says after_products");
+  ASSERT_EQ(hw.size(), 4u) << joined(hw);
+  EXPECT_EQ(hw[0], "block: found 1 products, the unit says 4 products");
+  EXPECT_EQ(hw[1], "where c joins: found with the products, the unit says after_products");
+  EXPECT_EQ(hw[2], "chains: found 1, the unit says 2");
+  EXPECT_EQ(hw[3], "product order: found last to first, the unit says forward");
   const auto tc = ebla::probe_differences(probe_unit(units::avx512_bf16_dot()), units::a100_bf16());
   EXPECT_GE(tc.size(), 5u) << joined(tc);  // rounding, extra bits, order, normalisation, DAZ, ...
 }

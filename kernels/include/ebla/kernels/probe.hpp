@@ -89,7 +89,8 @@ struct ProbeFindings {
   /// block_bounded false: all k in one operation (b >= k). 0: not testable.
   int block = 0;
   bool block_bounded = false;
-  std::string block_test;  ///< "kept" (c = 2^-(Ts+1), 1, -1 at p) or "dropped" (c = L, -L, s at p)
+  std::string block_test;  ///< "kept" (c = 2^-(Ts+1), 1, -1 at p), "dropped" (c = L, -L, s at
+                           ///< p) or "chains" (1, -1 at 0, 1 and s at p: chains added at the end)
   double block_scale = 1, block_small = 0;  ///< L and the small term
   std::vector<double> block_results;        ///< d for p = 1..length-1
   /// The products the other probes place, in the first operation: b, or the whole call where
@@ -133,6 +134,11 @@ struct ProbeFindings {
   ProbeAnswer forward_order = ProbeAnswer::not_testable;
   double first_results[2] = {0, 0};
   double order_result = 0;
+  /// Units that round each addition: the partial sums h that take the products round-robin
+  /// (AMX: 2), from 1 at 0, s at 1, -1 at p (s kept first for p = h); 0: not testable. With
+  /// h >= 2 the block is found by its own test (block_test "chains").
+  int chains = 0;
+  double chain_result = 0;
 
   /// The alignment floor F (E raised to at least F): the least e for which 2^e next to
   /// 2^(e-Ts+1-K), the least addend kept on e's own grid, keeps it; MatrixUnit::no_floor if kept
@@ -178,9 +184,9 @@ std::vector<ProbeRow> probe_table(const ProbeFindings& f);
 /// Whether every addition of the unit rounds (b = 1, or normalisation after each addition).
 bool rounds_each(const MatrixUnit& u);
 /// The block the probes find on a unit called with k = length products: min(b, k) for a unit
-/// that normalises at the end; 1 where every addition rounds (2 if c joins after the
-/// products: c + round(p_0 + p_1) is also what one operation of two products gives); 0 for
-/// several chains, whose block the probes cannot tell (their partial sums cancel exactly).
+/// that normalises at the end or has several chains; 1 where every addition rounds in one
+/// chain (2 if c joins after the products: c + round(p_0 + p_1) is also what one operation
+/// of two products gives).
 int expected_block(const MatrixUnit& u, int length);
 
 /// The properties on which the findings contradict a unit's parameters (empty: they agree);
