@@ -209,6 +209,16 @@ AccumulationModel accumulation_model(const GemmConfig& config, std::int64_t k) {
   }
   m.depth = q * depth_op;
   m.steps = q * steps_op;
+  if (u.normalisation == Normalisation::each_addition && u.pairwise) {
+    // a product passes the log2(b) additions of its tree, then the addition of c in its own
+    // operation and in every later one (c, after the products, passes only those): the
+    // longest path has log2(b) + q additions; b - 1 tree additions and c's per operation
+    m.depth = std::log2(b) + q;
+    m.steps = q * b;
+    // without subnormal outputs, a product below fmin enters the tree as +-0: one more step
+    // that may underflow (error < fmin = G, no relative error: not on d)
+    if (!u.output_subnormals) m.steps += q * b;
+  }
   m.G = u.output_subnormals ? Ur * acc.fmin() : acc.fmin();  // FTZ: anything below fmin
   if (bounded && u.normalisation == Normalisation::at_end) {
     // absolute alignment losses per operation, where E is not a leading exponent of a term:
@@ -225,8 +235,12 @@ AccumulationModel accumulation_model(const GemmConfig& config, std::int64_t k) {
   }
   if (Ts < acc.t) m.G += Ur * std::ldexp(1.0, acc.emin);  // a subnormal sum of T_s bits
   if (!u.exact_products) {  // one more rounding (nearest, gradual underflow) per product
-    m.delta = std::max(m.delta, u.product.u());
-    m.depth += 1;
+    // where the product format holds every product of two inputs (2 t_in <= t_p), the rounding
+    // is exact but for underflow (G below) and overflow (Fmax below): no relative error
+    if (2 * u.input.t > u.product.t) {
+      m.delta = std::max(m.delta, u.product.u());
+      m.depth += 1;
+    }
     m.steps += q * b;
     m.G = std::max(m.G, u.product.u() * u.product.fmin());
     m.Fmax = std::min(m.Fmax, u.product.fmax());  // a product beyond it would saturate or overflow

@@ -41,6 +41,20 @@ void validate_adder(const MatrixUnit& u, const char* function) {
   if (u.chains > 1 && u.normalisation == Normalisation::at_end)
     throw_invalid(function,
                   "chains = " + std::to_string(u.chains) + " needs normalisation = each_addition");
+  if (u.pairwise) {
+    if (u.normalisation != Normalisation::each_addition)
+      throw_invalid(function, "pairwise = true needs normalisation = each_addition, not " +
+                                  std::string(to_string(u.normalisation)));
+    if (u.chains != 1)
+      throw_invalid(function,
+                    "pairwise = true needs chains = 1, not chains = " + std::to_string(u.chains));
+    if (u.addend != AddendJoin::after_products)
+      throw_invalid(function, "pairwise = true needs addend = after_products (d = c + the tree's "
+                              "sum), not " + std::string(to_string(u.addend)));
+    if ((u.block & (u.block - 1)) != 0)
+      throw_invalid(function, "pairwise = true needs a block that is a power of two, not block = " +
+                                  std::to_string(u.block));
+  }
 }
 
 }  // namespace
@@ -162,6 +176,28 @@ MatrixUnit cdna1(int block, const Format& input) {
   return u;
 }
 
+/// AMD CDNA 2 (MI210, MI250) matrix cores as Khattak & Mikaitis model them (models/MI210MC.m,
+/// pair_wise_sum = 1, fma = 4 for both input formats; tools/Generic_BFMA_TC.m, pws_main and
+/// pws_fma): subnormal inputs read as zero, each product formed in binary32 (rounded to nearest:
+/// exact for 16-bit inputs unless it overflows or underflows) and flushed below 2^-126, the four
+/// products added as (p1 + p2) + (p3 + p4), every addition a binary32 addition to nearest with
+/// its result flushed below 2^-126, then d = c + that sum, likewise.
+MatrixUnit cdna2(const Format& input) {
+  MatrixUnit u;
+  u.block = 4;
+  u.input = input;
+  u.input_subnormals = false;
+  u.exact_products = false;
+  u.product = formats::binary32();
+  u.accumulation = formats::binary32();
+  u.rounding = Rounding::nearest_even;
+  u.normalisation = Normalisation::each_addition;
+  u.addend = AddendJoin::after_products;
+  u.pairwise = true;
+  u.output_subnormals = false;
+  return u;
+}
+
 /// An IEEE fused multiply-add chain in one format.
 MatrixUnit fma_chain(const Format& f) {
   MatrixUnit u;
@@ -208,6 +244,8 @@ MatrixUnit b200_fp8_e4m3() { return fp8(blackwell, formats::fp8_e4m3()); }
 MatrixUnit b200_fp8_e5m2() { return fp8(blackwell, formats::fp8_e5m2()); }
 MatrixUnit mi100_fp16() { return cdna1(4, formats::binary16()); }
 MatrixUnit mi100_bf16() { return cdna1(2, formats::bfloat16()); }
+MatrixUnit mi210_fp16() { return cdna2(formats::binary16()); }
+MatrixUnit mi210_bf16() { return cdna2(formats::bfloat16()); }
 MatrixUnit v100_fp16_out16() { return half_results(v100_fp16(), -19); }
 MatrixUnit a100_fp16_out16() { return half_results(a100_fp16(), -20); }
 MatrixUnit ada_fp16_out16() { return half_results(ada_fp16(), -20); }
@@ -290,6 +328,15 @@ const std::vector<NamedMatrixUnit>& matrix_unit_catalogue() {
       {"mi100_bf16", units::mi100_bf16(),
        "Khattak & Mikaitis 2025, models/MI100MC.m: bf16 as mi100_fp16 with b = 2; not verified on "
        "hardware"},
+      {"mi210_fp16", units::mi210_fp16(),
+       "Khattak & Mikaitis 2025, models/MI210MC.m (their model of AMD CDNA 2; no hardware outputs "
+       "published) with tools/Generic_BFMA_TC.m (pws_main, pws_fma): b = 4, DAZ, products in "
+       "binary32, pairwise (p1 + p2) + (p3 + p4) then c, each addition binary32 RN with FTZ; not "
+       "verified on hardware"},
+      {"mi210_bf16", units::mi210_bf16(),
+       "Khattak & Mikaitis 2025, models/MI210MC.m: bf16 as mi210_fp16, b = 4 (the model's fma = 4 "
+       "for both formats; 2 only for bf16 instructions without _1k, its comment says); not "
+       "verified on hardware"},
       // the same parameters measured on other GPUs of a generation
       {"a2_fp16", units::a100_fp16(), KM "A2 fp16 outputs; as a100_fp16"},
       {"a2_bf16", units::a100_bf16(), KM "A2 bf16 outputs; as a100_bf16"},
@@ -313,6 +360,13 @@ const std::vector<NamedMatrixUnit>& matrix_unit_catalogue() {
        "Khattak & Mikaitis 2025, models/A30TC.m: as a100_fp16_out16 (no A30 outputs published)"},
       {"l40s_fp16_out16", units::ada_fp16_out16(), KM "L40S binary16 outputs; as ada_fp16_out16"},
       {"h200_fp16_out16", units::h100_fp16_out16(), KM "H200 binary16 outputs; as h100_fp16_out16"},
+      // MI250: models/MI250MC.m calls MI210MC (the same CDNA 2 matrix cores)
+      {"mi250_fp16", units::mi210_fp16(),
+       "Khattak & Mikaitis 2025, models/MI250MC.m (calls MI210MC.m): as mi210_fp16; not verified "
+       "on hardware"},
+      {"mi250_bf16", units::mi210_bf16(),
+       "Khattak & Mikaitis 2025, models/MI250MC.m (calls MI210MC.m): as mi210_bf16; not verified "
+       "on hardware"},
       {"avx512_bf16_dot", units::avx512_bf16_dot(),
        "Intel SDM, VDPBF16PS; matches this CPU's instruction bit for bit"},
       {"amx_bf16", units::amx_bf16(), "Intel SDM, TDPBF16PS pseudocode; not verified on hardware"},
@@ -356,7 +410,9 @@ std::string to_string(const MatrixUnit& u) {
     s << ", alignment " << to_string(u.alignment);
   if (u.normalisation == Normalisation::at_end && u.alignment_floor != MatrixUnit::no_floor)
     s << ", alignment exponent >= " << u.alignment_floor;
-  if (u.normalisation == Normalisation::each_addition)
+  if (u.normalisation == Normalisation::each_addition && u.pairwise)
+    s << ", pairwise tree";  // (order and chains do not apply)
+  else if (u.normalisation == Normalisation::each_addition)
     s << ", order " << to_string(u.order) << ", chains " << u.chains;
   return s.str();
 }

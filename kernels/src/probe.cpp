@@ -283,14 +283,14 @@ void probe_rounding(const DotDevice& d, ProbeFindings& f) {
     f.rounding_known = false;
 }
 
-/// 1, -1 and 2^-(T+2) in every order over slots first..f.slots (representative ones):
+/// 1, -1 and 2^-(T+2) in every order over slots first..last (representative ones):
 /// the least and largest result, or false if no order could be placed.
-bool order_spread(const DotDevice& d, const ProbeFindings& f, int first, double& lo, double& hi) {
+bool order_spread(const DotDevice& d, int first, int last, double& lo, double& hi) {
   const int T = d.accumulation.t;
-  std::set<int> candidates = {first, first + 1, first + 2, first + 3, first + 4, f.slots - 1, f.slots};
+  std::set<int> candidates = {first, first + 1, first + 2, first + 3, first + 4, last - 1, last};
   std::vector<int> s;
   for (int x : candidates)
-    if (x >= first && x <= f.slots) s.push_back(x);
+    if (x >= first && x <= last) s.push_back(x);
   const double terms[3] = {1, -1, p2(-(T + 2))};
   Block blk(d);
   bool any = false;
@@ -315,13 +315,13 @@ void probe_normalisation(const DotDevice& d, ProbeFindings& f) {
   // after each addition gives 2^-(T+2) when 1 - 1 comes first and loses it (0, or 2^(1-T)
   // rounding up) when it is added to 1 before -1
   f.normalised_at_end = ProbeAnswer::not_testable;
-  if (f.slots < 2 || !order_spread(d, f, 0, f.normalisation_min, f.normalisation_max)) return;
+  if (f.slots < 2 || !order_spread(d, 0, f.slots, f.normalisation_min, f.normalisation_max)) return;
   f.normalised_at_end =
       same(f.normalisation_min, f.normalisation_max) ? ProbeAnswer::yes : ProbeAnswer::no;
 }
 
 /// Units that round each addition: the number h of partial sums (chains, taking the products
-/// round-robin), and for h >= 2 the block, where the chains are added up.
+/// round-robin).
 void probe_chains(const DotDevice& d, ProbeFindings& f) {
   // 1 at 0, s at 1, -1 at p (c = 0): in one chain 1 + s loses s before -1 comes; with h chains
   // -1 at p = h meets 1 alone in chain 0 (exactly 0) while s waits in chain 1
@@ -336,7 +336,12 @@ void probe_chains(const DotDevice& d, ProbeFindings& f) {
     f.chain_result = blk.run();
     if (same(f.chain_result, s)) f.chains = p;
   }
-  if (f.chains == 1) return;
+}
+
+/// The block of a unit with h >= 2 chains and c first.
+void probe_chain_block(const DotDevice& d, ProbeFindings& f) {
+  const double s = p2(-(f.sum_precision + 1));
+  Block blk(d);
   // the block: s at p >= h, 1 at p mod h (s's chain, if p is in the first operation) and -1
   // at (p + 1) mod h (another chain; the chains are added at the operation's end: 0). In the
   // first operation s meets 1 in its chain and is lost; in the next one it is alone.
@@ -355,6 +360,42 @@ void probe_chains(const DotDevice& d, ProbeFindings& f) {
                                   [&](double r) { return same(r, s); });
   f.block_bounded = split != f.block_results.end();
   f.block = f.block_bounded ? h + static_cast<int>(split - f.block_results.begin()) : d.length;
+}
+
+/// The block of a unit whose c comes after the products: c = 1, -1 at 0 and s at p. While p is
+/// in the first operation, -1 and s are added (and s lost) before c comes; in the next one c
+/// has met -1 (0) and s is alone.
+void probe_late_block(const DotDevice& d, ProbeFindings& f) {
+  const double s = p2(-(f.sum_precision + 1));
+  Block blk(d);
+  f.block_test = "late c";
+  f.block_small = s;
+  f.block_results.clear();
+  for (int p = 1; p < d.length; ++p) {
+    blk.clear();
+    blk.put(0, 1);
+    blk.put(1, -1);
+    blk.put(p + 1, s);
+    f.block_results.push_back(blk.run());
+  }
+  const auto split = std::find_if(f.block_results.begin(), f.block_results.end(),
+                                  [&](double r) { return same(r, s); });
+  f.block_bounded = split != f.block_results.end();
+  f.block = f.block_bounded ? 1 + static_cast<int>(split - f.block_results.begin()) : d.length;
+}
+
+/// A chain of one operation's b >= 4 products, or a balanced tree of them (CDNA 2): 1 at 0,
+/// -1 at 2 and s at 3 (mirrored for last to first). A chain adds 1 + 0 - 1 = 0 and then s;
+/// a tree adds (1 + 0) and (-1 + s), which loses s.
+void probe_pairwise(const DotDevice& d, ProbeFindings& f) {
+  const double s = p2(-(f.sum_precision + 1));
+  const bool forward = f.forward_order == ProbeAnswer::yes;
+  Block blk(d);
+  blk.put(forward ? 1 : 4, 1);
+  blk.put(forward ? 3 : 2, -1);
+  blk.put(forward ? 4 : 1, s);
+  f.pairwise_result = blk.run();
+  f.pairwise = same(f.pairwise_result, s) ? ProbeAnswer::no : ProbeAnswer::yes;
 }
 
 void probe_addend_and_order(const DotDevice& d, ProbeFindings& f) {
@@ -383,33 +424,28 @@ void probe_addend_and_order(const DotDevice& d, ProbeFindings& f) {
     f.products_at_end = ProbeAnswer::no;
     f.forward_order = forward ? ProbeAnswer::yes : ProbeAnswer::no;
     probe_chains(d, f);
+    if (f.chains >= 2) probe_chain_block(d, f);
     return;
   }
   f.addend_with_products = ProbeAnswer::no;
-  // the products alone (c = 0) in every order tell one rounding from one by one; with two
-  // slots only, several chains still show on the whole call
-  if (f.slots >= 3 && order_spread(d, f, 1, f.products_min, f.products_max)) {
-    f.products_at_end = same(f.products_min, f.products_max) ? ProbeAnswer::yes : ProbeAnswer::no;
-    if (f.products_at_end == ProbeAnswer::yes) return;
-    probe_chains(d, f);
-  } else {  // two slots: only several chains tell (one rounding of two, or a chain, lose s)
-    probe_chains(d, f);
-    if (f.chains < 2) {
-      f.chains = 0;
-      return;
-    }
-    f.products_at_end = ProbeAnswer::no;
-  }
+  probe_late_block(d, f);
+  // the products of one operation alone (c = 0) in every order: one rounding, or one by one
+  const int b = f.block;
+  if (b < 3 || !order_spread(d, 1, b, f.products_min, f.products_max)) return;
+  f.products_at_end = same(f.products_min, f.products_max) ? ProbeAnswer::yes : ProbeAnswer::no;
+  if (f.products_at_end == ProbeAnswer::yes) return;
+  probe_chains(d, f);
   // their order within a chain: 1, -1, s as products 0, h, 2h gives s first to last, loses s
   // last to first
   const int h = f.chains;
-  if (2 * h >= d.length) return;
+  if (2 * h >= b) return;
   blk.clear();
   blk.put(1, 1);
   blk.put(1 + h, -1);
   blk.put(1 + 2 * h, s);
   f.order_result = blk.run();
   f.forward_order = same(f.order_result, s) ? ProbeAnswer::yes : ProbeAnswer::no;
+  if (h == 1 && b >= 4) probe_pairwise(d, f);
 }
 
 void probe_floor(const DotDevice& d, ProbeFindings& f) {
@@ -731,6 +767,15 @@ ProbeRow block_row(const ProbeFindings& f) {
   const std::string finding = !f.block_bounded ? text("at least %d (the whole call)", f.length)
                               : f.block == 1   ? std::string("1 (every addition rounds)")
                                                : text("%d products", f.block);
+  if (f.block_test == "late c") {
+    const std::string s = hexf(f.block_small);
+    std::string evidence = text("c = 1, -1 at 0, %s at p: d = 0 for p = 1..%d", s.c_str(),
+                                f.block_bounded ? f.block - 1 : f.length - 1);
+    if (f.block_bounded) evidence += text(", %s for p = %d", s.c_str(), f.block);
+    if (f.block_bounded && f.block == 1) evidence = text("c = 1, -1 at 0, %s at 1: %s", s.c_str(), s.c_str());
+    return {"block", f.block_bounded ? text("%d products", f.block) : text("at least %d (the whole call)", f.length),
+            evidence};
+  }
   if (f.block_test == "chains") {
     const std::string s = hexf(f.block_small);
     std::string evidence = text("%s at p, 1 at p mod %d, -1 at (p + 1) mod %d: d = 0 for p = %d..%d", s.c_str(),
@@ -868,6 +913,14 @@ std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
   rows.push_back(addend_row(f));
   rows.push_back(order_row(f));
   rows.push_back(chains_row(f));
+  rows.push_back({"pairwise tree",
+                  f.pairwise == ProbeAnswer::yes  ? "yes ((p1 + p2) + (p3 + p4) ...)"
+                  : f.pairwise == ProbeAnswer::no ? "no (a chain)"
+                                                  : "not testable",
+                  f.pairwise == ProbeAnswer::not_testable
+                      ? std::string("-")
+                      : text("1, -1, %s at 0, 2, 3 (mirrored last to first): %s", hexf(p2(-(f.sum_precision + 1))).c_str(),
+                             hexf(f.pairwise_result).c_str())});
   rows.push_back(floor_row(f));
   rows.push_back(
       {"subnormal inputs a, b", kept(f.input_subnormals, "read as zero (DAZ)"),
@@ -912,10 +965,9 @@ bool rounds_each(const MatrixUnit& u) {
 
 int expected_block(const MatrixUnit& u, int length) {
   if (length < 2) return 1;
-  if (!rounds_each(u) || u.chains > 1) return std::min(u.block, length);
-  // every addition rounds; where c joins after the products, c + round(p_0 + p_1) is what
-  // an operation of two products with a late c gives as well
-  return u.addend == AddendJoin::after_products && u.block >= 2 ? 2 : 1;
+  // a unit with one chain from c rounds every addition: each product its own operation
+  const bool chain_from_c = rounds_each(u) && u.chains == 1 && u.addend == AddendJoin::with_products;
+  return chain_from_c ? 1 : std::min(u.block, length);
 }
 
 std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixUnit& u) {
@@ -925,9 +977,10 @@ std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixU
     d.push_back(property + ": found " + found + ", the unit says " + unit);
   };
   using P = ProbeFindings::Products;
-  const P products = u.exact_products       ? P::exact
-                     : u.product == u.input ? P::rounded_to_input
-                                            : P::other;
+  // products rounded to a format with 2 t_in bits or more are exact (in its range)
+  const P products = u.exact_products || u.product.t >= 2 * u.input.t ? P::exact
+                     : u.product == u.input                          ? P::rounded_to_input
+                                                                     : P::other;
   if (f.products != products) differ("products", to_string(f.products), to_string(products));
 
   const int b = expected_block(u, f.length);
@@ -974,7 +1027,10 @@ std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixU
     differ("products added in one rounding", to_string(f.products_at_end), to_string(answer(!rounds_each(u))));
   if (f.chains != 0 && rounds_each(u) && f.chains != u.chains)
     differ("chains", std::to_string(f.chains), std::to_string(u.chains));
-  const ProbeAnswer forward = answer(u.block == 1 || u.order == ProductOrder::forward);
+  if (f.pairwise != ProbeAnswer::not_testable && f.pairwise != answer(u.pairwise))
+    differ("pairwise tree", to_string(f.pairwise), u.pairwise ? "yes" : "no");
+  // (a tree adds the same pairs whichever end it starts from)
+  const ProbeAnswer forward = answer(u.block == 1 || u.pairwise || u.order == ProductOrder::forward);
   if (f.forward_order != ProbeAnswer::not_testable && f.forward_order != forward)
     differ("product order", f.forward_order == ProbeAnswer::yes ? "first to last" : "last to first",
            u.order == ProductOrder::forward ? "forward" : "backward");

@@ -91,6 +91,7 @@ const std::map<std::string, Setter>& setters() {
        }},
       {"chains", [](MatrixUnit& u, const std::string& v) { u.chains = parse_int(v); }},
       {"output_subnormals", [](MatrixUnit& u, const std::string& v) { u.output_subnormals = parse_bool(v); }},
+      {"pairwise", [](MatrixUnit& u, const std::string& v) { u.pairwise = parse_bool(v); }},
   };
   return table;
 }
@@ -160,7 +161,8 @@ std::string unit_spec(const MatrixUnit& u) {
     << "addend = " << to_string(u.addend) << "\n"
     << "order = " << to_string(u.order) << "\n"
     << "chains = " << u.chains << "\n"
-    << "output_subnormals = " << yes(u.output_subnormals) << "\n";
+    << "output_subnormals = " << yes(u.output_subnormals) << "\n"
+    << "pairwise = " << yes(u.pairwise) << "\n";
   return s.str();
 }
 

@@ -11,8 +11,8 @@
 //     (seed 001 section 5's +-10^phi, U(-1, 1), all positive, cancellation, entries at the input
 //     formats' underflow thresholds, zero rows and columns, huge entries without scaling), every
 //     unit of the catalogue and variants (rounded products, c after the products, chains,
-//     truncating and toward-zero adders, binary16 accumulation with large k), and the engines
-//     sgemm, onednn_bf16 and dgemm.
+//     pairwise trees, truncating and toward-zero adders, binary16 accumulation with large k),
+//     and the engines sgemm, onednn_bf16 and dgemm.
 //  3. The normwise bound: gemm_normwise_bound, the row sums of the entrywise bound; the
 //     accumulation model against the table of docs/gemm.md.
 //  4. The probabilistic bound: below the certified one, failing no more often than `failure`,
@@ -902,6 +902,22 @@ TEST(GemmBounds, HoldOnUnitVariants) {
     u.chains = 2;
     u.addend = ebla::AddendJoin::after_products;
     variants.push_back({"binary16 each addition, 2 chains", u});
+    u = units::mi210_fp16();
+    u.block = 8;
+    u.rounding = Rounding::toward_zero;
+    u.exact_products = true;
+    variants.push_back({"pairwise b = 8 toward zero, exact products, FTZ", u});
+    u = units::mi210_bf16();
+    u.block = 2;
+    u.extra_bits = 0;
+    u.input_subnormals = true;
+    u.output_subnormals = true;
+    variants.push_back({"pairwise b = 2, no extra bit (truncating), subnormals", u});
+    u = binary16_accumulation(16);
+    u.normalisation = ebla::Normalisation::each_addition;
+    u.addend = ebla::AddendJoin::after_products;
+    u.pairwise = true;
+    variants.push_back({"binary16 pairwise, b = 16", u});
   }
   for (const auto& [name, unit] : variants) {
     BoundTally t;
@@ -1130,6 +1146,34 @@ TEST(GemmNormwise, AccumulationModelFollowsTheTableOfDocsGemm) {
     const double q = std::ceil(k / 32.0);
     EXPECT_EQ(a.depth, 18 * q);
     EXPECT_EQ(a.steps, 34 * q);
+  }
+  {  // MI210 (CDNA 2): pairwise, b = 4, c after, FTZ; binary16 products are exact in binary32
+     // (2 x 11 <= 24 bits), so their rounding adds steps that may underflow but no rounding:
+     // d = log2(4) + q, N = q (3 + 1) tree and c + 4 q flushed products + 4 q rounded ones
+    const ebla::AccumulationModel a =
+        ebla::accumulation_model(emulated(units::mi210_fp16(), formats::binary16(), 1), k);
+    const double q = std::ceil(k / 4.0);
+    EXPECT_TRUE(near(a.delta, u24)) << a.delta;
+    EXPECT_EQ(a.depth, 2 + q);
+    EXPECT_EQ(a.steps, 12 * q);
+    EXPECT_TRUE(near(a.G, std::ldexp(1.0, -126))) << a.G;
+    EXPECT_TRUE(a.unbiased);
+    // binary32 words: their 48-bit products are rounded, one more rounding on the path
+    const ebla::AccumulationModel w =
+        ebla::accumulation_model(emulated(units::mi210_fp16(), formats::binary32(), 1), k);
+    EXPECT_EQ(w.depth, 3 + q);
+    EXPECT_TRUE(near(w.delta, u24)) << w.delta;
+    // gradual underflow, b = 16, exact products: no flushed products
+    MatrixUnit g = units::mi210_bf16();
+    g.block = 16;
+    g.exact_products = true;
+    g.input_subnormals = g.output_subnormals = true;
+    const ebla::AccumulationModel e =
+        ebla::accumulation_model(emulated(g, formats::bfloat16(), 1), k);
+    const double q16 = std::ceil(k / 16.0);
+    EXPECT_EQ(e.depth, 4 + q16);
+    EXPECT_EQ(e.steps, 16 * q16);
+    EXPECT_TRUE(near(e.G, u24 * std::ldexp(1.0, -126))) << e.G;
   }
   {  // SGEMM: any order, d = k, N = 2k - 1, delta = 2^-24, G = 2^-126
     const ebla::AccumulationModel a =

@@ -3,12 +3,13 @@
 //  1. Hand-computed probes, one behaviour each: seed 003's probes and those of its test suite
 //     (exact products, small addends lost without extra alignment bits, round toward zero,
 //     normalisation at the end, carry-out bits, non-monotonicity), on the V100/A100 presets,
-//     and the x86 BF16 instructions' order, DAZ and FTZ.
+//     the x86 BF16 instructions' order, DAZ and FTZ, and the MI210's pairwise tree and flushes.
 //  2. The integer emulation against an independent oracle: __float128 arithmetic, each term
 //     truncated explicitly to the grid below the largest exponent (truncq), the exact sum checked
 //     exact with TwoSum, and rounding by searching the value table of the output format (small
 //     formats, every input combination of fp4 and random fp8) or by the __float128 -> float
-//     conversion of libgcc (binary32 accumulation).
+//     conversion of libgcc (binary32 accumulation); pairwise units too. The MI210 / MI250
+//     presets also against Khattak & Mikaitis's CDNA 2 model rewritten in float arithmetic.
 //  3. The binary64 / binary32 FMA-chain presets against std::fma / std::fmaf, bit for bit.
 //  4. The AVX-512 BF16 preset against this CPU's VDPBF16PS, bit for bit (skipped, saying why,
 //     on a CPU without it).
@@ -280,6 +281,81 @@ TEST(MatrixUnitProbes, BlocksFollowAlgorithmOne) {
   expect_dot(units::v100_fp16(), a, b, 0, 6 * u24, "from zero");
 }
 
+TEST(MatrixUnitProbes, Mi210AddsItsProductsAsABalancedTreeThenC) {
+  // binary16 inputs, products 1, 1.5 2^-24, 2^-24, -1 (each exact in binary32). The tree:
+  // 1 + 1.5 2^-24 -> 1 + 2^-23, 2^-24 - 1 exact, their sum 1.5 2^-23. In order, one chain:
+  // 1 + 2^-23, then + 2^-24 ties to 1 + 2^-22, then - 1: 2^-22. Two chains (p1 + p3) + (p2 + p4):
+  // 1 + 2^-24 ties to 1, -1 + 1.5 2^-24 ties to -1 + 2^-23, their sum 2^-23. One rounding at
+  // the end: the exact 1.25 2^-23.
+  const double h = std::ldexp(1.0, -12);
+  const std::vector<double> a = {1, 1.5 * h, h, -1}, b = {1, h, h, 1};
+  const MatrixUnit tree = units::mi210_fp16();
+  expect_dot(tree, a, b, 0, 1.5 * std::ldexp(1.0, -23), "(p1 + p2) + (p3 + p4)");
+  MatrixUnit mirrored = tree;  // (p4 + p3) + (p2 + p1): the same pairs
+  mirrored.order = ProductOrder::backward;
+  expect_dot(mirrored, a, b, 0, 1.5 * std::ldexp(1.0, -23), "order has no effect");
+  MatrixUnit in_order = tree;
+  in_order.pairwise = false;
+  expect_dot(in_order, a, b, 0, std::ldexp(1.0, -22), "((p1 + p2) + p3) + p4");
+  MatrixUnit two_chains = in_order;
+  two_chains.chains = 2;
+  expect_dot(two_chains, a, b, 0, std::ldexp(1.0, -23), "(p1 + p3) + (p2 + p4)");
+  MatrixUnit at_end = in_order;
+  at_end.normalisation = Normalisation::at_end;
+  expect_dot(at_end, a, b, 0, 1.25 * std::ldexp(1.0, -23), "one rounding");
+  // the second half of the block pairs its own neighbours: the same products in places 5..8
+  // of a block of 8, after four zeros, give the same tree sum
+  MatrixUnit eight = tree;
+  eight.block = 8;
+  std::vector<double> a8(4, 0.0), b8(4, 0.0);
+  a8.insert(a8.end(), a.begin(), a.end());
+  b8.insert(b8.end(), b.begin(), b.end());
+  expect_dot(eight, a8, b8, 0, 1.5 * std::ldexp(1.0, -23), "b = 8, second half");
+  // c after the tree: 1 + (2^-24 + 2^-24) = 1 + 2^-23; c joining first would lose both
+  expect_dot(tree, {h, h, 0, 0}, {h, h, 0, 0}, 1, 1 + std::ldexp(1.0, -23), "c after");
+  // one operation per 4 products, the running sum as c: 1 + 2^-24 (ties to 1) four times
+  // in blocks of one product each is 1; in one block of four the tree keeps 4 2^-24 = 2^-22
+  expect_dot(tree, {h, h, h, h}, {h, h, h, h}, 1, 1 + std::ldexp(1.0, -22), "one block");
+  expect_dot(tree, {h, 0, 0, 0, h, 0, 0, 0, h, 0, 0, 0, h}, {h, 0, 0, 0, h, 0, 0, 0, h, 0, 0, 0, h},
+             1, 1.0, "four blocks, k = 13 (the last one short)");
+  EXPECT_EQ(ebla::to_string(tree),
+            "block 4, input binary16 (subnormals read as zero), products rounded to binary32, "
+            "accumulation binary32 nearest_even (subnormals flushed), extra bits unbounded, "
+            "normalisation each_addition, addend after_products, pairwise tree");
+}
+
+TEST(MatrixUnitProbes, Mi210FlushesInputsProductsAndSumsAndOverflowsInBinary32) {
+  const MatrixUnit u = units::mi210_bf16();
+  const double fmin = std::ldexp(1.0, -126);
+  const auto p2 = [](int e) { return std::ldexp(1.0, e); };
+  // a product below 2^-126 enters the tree as 0: 2^-126 + 2^-127 is 2^-126 (exactly added,
+  // 1.5 2^-126), and 2^-127 + 2^-127 is 0 (not 2^-126)
+  expect_dot(u, {p2(-63), p2(-63), 0, 0}, {p2(-63), p2(-64), 0, 0}, 0, fmin, "product flushed");
+  expect_dot(u, {p2(-63), p2(-63), 0, 0}, {p2(-64), p2(-64), 0, 0}, 0, 0.0, "both flushed");
+  MatrixUnit gradual = u;
+  gradual.output_subnormals = true;
+  expect_dot(gradual, {p2(-63), p2(-63), 0, 0}, {p2(-63), p2(-64), 0, 0}, 0, 1.5 * fmin,
+             "kept with subnormal outputs");
+  // a sum below 2^-126 is flushed, keeping its sign: 1.5 2^-126 - 2^-126 = 2^-127 -> 0
+  expect_dot(u, {1.5 * p2(-63), -p2(-63), 0, 0}, {p2(-63), p2(-63), 0, 0}, 0, 0.0, "sum flushed");
+  // c + the tree's sum: -1.5 2^-126 + 2^-126 = -2^-127 -> -0
+  expect_dot(u, {p2(-63), 0, 0, 0}, {p2(-63), 0, 0, 0}, -1.5 * fmin, -0.0, "sign kept");
+  // subnormal inputs and c read as zero: 2^-127 * 2^10 would be 2^-117
+  expect_dot(u, {p2(-127), 0, 0, 0}, {p2(10), 0, 0, 0}, fmin, fmin, "DAZ on a");
+  expect_dot(u, {p2(-60), 0, 0, 0}, {p2(-60), 0, 0, 0}, fmin / 2, p2(-120), "DAZ on c");
+  // products are binary32 numbers: 2^64 * 2^64 = 2^128 overflows to inf before the tree
+  // (exact products would give 2^128 - 2^127 = 2^127), and inf - inf is NaN
+  expect_dot(u, {p2(64), -p2(64), 0, 0}, {p2(64), p2(63), 0, 0}, 0, inf, "product overflow");
+  expect_dot(u, {-p2(64), p2(63), 0, 0}, {p2(64), p2(64), 0, 0}, 0, -inf, "negative overflow");
+  EXPECT_TRUE(std::isnan(dot(u, {p2(64), -p2(64), 0, 0}, {p2(64), p2(64), 0, 0})))
+      << "inf - inf";
+  MatrixUnit exact = u;
+  exact.exact_products = true;
+  expect_dot(exact, {p2(64), -p2(64), 0, 0}, {p2(64), p2(63), 0, 0}, 0, p2(127), "exact products");
+  // the sum of the tree overflows like any binary32 addition
+  expect_dot(u, {p2(63), p2(63), 0, 0}, {p2(64), p2(64), 0, 0}, 0, inf, "sum overflow");
+}
+
 // ===========================================================================================
 // 2. The integer emulation against an independent oracle
 
@@ -465,6 +541,14 @@ struct Oracle {
       }
       const bool sums = u.alignment == ebla::Alignment::exponent_sum;
       s = add(terms.begin(), terms.end(), sums ? refs.data() : nullptr, u.alignment_floor);
+    } else if (u.pairwise) {  // a balanced tree, neighbours first; c after (validate)
+      QuadVector level(p);
+      for (quad& x : level)  // without subnormal outputs a product below fmin enters as +-0
+        if (!u.output_subnormals && !isnanq(x) && !isinfq(x) && fabsq(x) < u.accumulation.fmin())
+          x = signed_zero(x);
+      for (std::size_t width = level.size(); width > 1; width /= 2)
+        for (std::size_t i = 0; i < width / 2; ++i) level[i] = add(level[2 * i], level[2 * i + 1]);
+      s = level[0];
     } else {
       QuadVector chain(u.chains, 0);
       if (with) chain[0] = c;
@@ -670,6 +754,142 @@ TEST(MatrixUnitOracle, MatchesOnBinary32AccumulationPresetsAndVariants) {
   }
   EXPECT_EQ(inexact, 0u) << "the oracle's sums must be exact";
   tally.report("binary32_accumulation");
+}
+
+/// A random pairwise unit on the given formats: random_unit's adder, subnormal support and
+/// products, with a power-of-two block, one chain and c after the tree.
+MatrixUnit random_pairwise_unit(std::mt19937_64& rng, const MatrixUnit& base) {
+  MatrixUnit u = random_unit(rng, base);
+  const int blocks[] = {1, 2, 4, 8, 16, 32};
+  u.block = blocks[rng() % 6];
+  u.normalisation = Normalisation::each_addition;
+  u.addend = AddendJoin::after_products;
+  u.chains = 1;
+  u.pairwise = true;
+  return u;
+}
+
+TEST(MatrixUnitOracle, MatchesOnRandomPairwiseUnits) {
+  // the oracle's tree (level by level over a vector of __float128) on random pairwise units:
+  // fp8 inputs (NaN and infinities included) into an 8-bit accumulation format, and binary16
+  // and bfloat16 inputs into binary32, near 1 or near binary32's underflow threshold
+  std::mt19937_64 rng(2210);
+  Tally tally;
+  std::uint64_t inexact = 0;
+  const Format acc = ebla::make_format(8, -14, 15), prod = ebla::make_format(5, -14, 15);
+  const TableRounder acc_round(acc), prod_round(prod);
+  const std::vector<double> cs = all_values(acc);
+  for (const Format& input : {ebla::formats::fp8_e4m3(), ebla::formats::fp8_e5m2()}) {
+    const std::vector<double> in = all_values(input);
+    for (int n = 0; n < 60000; ++n) {
+      MatrixUnit base;
+      base.input = input;
+      base.accumulation = acc;
+      base.product = prod;
+      const Oracle oracle{random_pairwise_unit(rng, base), std::cref(acc_round),
+                          std::cref(prod_round)};
+      const std::size_t k = rng() % (3 * oracle.u.block + 1);
+      std::vector<double> a(k), b(k);
+      for (std::size_t l = 0; l < k; ++l)
+        a[l] = in[rng() % in.size()], b[l] = in[rng() % in.size()];
+      compare_with_oracle(oracle, a, b, cs[rng() % cs.size()], tally);
+      inexact += oracle.inexact;
+    }
+  }
+  for (int n = 0; n < 60000; ++n) {
+    MatrixUnit base = n % 2 ? units::mi210_fp16() : units::mi210_bf16();
+    const MatrixUnit u = n % 4 < 2 ? base : random_pairwise_unit(rng, base);
+    const Oracle oracle{u, round_binary32, round_binary32};  // products: binary32
+    const std::size_t k = 1 + rng() % (3 * u.block);
+    const bool tiny = u.input.emax == 127 && rng() % 3 == 0;  // products near 2^-126
+    const int lo = tiny ? -66 : u.input.emax == 15 ? -24 : -20, hi = tiny ? -60 : 15;
+    std::vector<double> a(k), b(k);
+    for (std::size_t l = 0; l < k; ++l)
+      a[l] = random_value(rng, u.input, lo, hi), b[l] = random_value(rng, u.input, lo, hi);
+    const double c =
+        random_value(rng, ebla::formats::binary32(), tiny ? -130 : -40, tiny ? -120 : 40);
+    compare_with_oracle(oracle, a, b, c, tally);
+    inexact += oracle.inexact;
+  }
+  EXPECT_EQ(inexact, 0u) << "the oracle's sums must be exact";
+  tally.report("pairwise_random");
+}
+
+/// Khattak & Mikaitis's CDNA 2 model (models/MI210MC.m; pws_main and pws_fma of
+/// tools/Generic_BFMA_TC.m) written again with this CPU's binary32 arithmetic: a float addition
+/// rounds to nearest even with gradual underflow, and DAZ and FTZ are applied by hand to every
+/// input, product and sum (a subnormal sum of two binary32 numbers is exact, so flushing after
+/// gradual underflow is flushing after rounding with an unbounded exponent).
+float flush32(float x) { return std::fabs(x) < FLT_MIN ? std::copysign(0.0f, x) : x; }
+
+/// A binary64 number rounded to binary32 to nearest even, overflowing to inf.
+float to_binary32(double x) {
+  constexpr float infinity = std::numeric_limits<float>::infinity();
+  if (std::fabs(x) >= 0x1.ffffffp127)  // fmax + half an ulp: a tie goes to the even inf
+    return x > 0 ? infinity : -infinity;
+  return static_cast<float>(x);
+}
+
+double cdna2_reference(const Format& input, const std::vector<double>& a,
+                       const std::vector<double>& b, double c) {
+  const auto daz = [&input](double x) {
+    return std::fabs(x) < input.fmin() ? std::copysign(0.0, x) : x;
+  };
+  float s = flush32(static_cast<float>(c));  // c is a binary32 number
+  for (std::size_t k0 = 0; k0 < a.size(); k0 += 4) {
+    float p[4];
+    for (std::size_t l = 0; l < 4; ++l)  // x y is exact in binary64 for 16-bit inputs
+      p[l] = k0 + l < a.size() ? flush32(to_binary32(daz(a[k0 + l]) * daz(b[k0 + l]))) : 0.0f;
+    const float left = flush32(p[0] + p[1]), right = flush32(p[2] + p[3]);
+    s = flush32(s + flush32(left + right));
+  }
+  return s;
+}
+
+TEST(MatrixUnitOracle, Mi210MatchesABinary32ReferenceOfTheModel) {
+  // binary16 and bfloat16 inputs over their whole range (subnormals, which read as zero,
+  // included), near 1, near underflow of the products and sums, near overflow, with
+  // cancelling pairs and with a c that cancels the products; k = 1..70, multiples of 4 or not
+  std::mt19937_64 rng(210250);
+  const std::size_t lengths[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 31, 32, 64, 70};
+  for (const char* name : {"mi210_fp16", "mi210_bf16", "mi250_fp16", "mi250_bf16"}) {
+    const MatrixUnit u = ebla::matrix_unit_by_name(name);
+    const Format& f = u.input;
+    const bool bf16 = f.emax == 127;
+    Tally tally;
+    for (int n = 0; n < 50000; ++n) {
+      const std::size_t k = lengths[rng() % (sizeof lengths / sizeof lengths[0])];
+      const int kind = static_cast<int>(rng() % 5);
+      int lo = f.emin - f.t + 1, hi = f.emax;                // 0: anywhere, subnormals included
+      if (kind == 1) lo = -8, hi = 8;                        // near 1
+      if (kind == 2) lo = bf16 ? -66 : -16, hi = bf16 ? -60 : -10;  // products near fmin
+      if (kind == 3) lo = bf16 ? 60 : 12, hi = f.emax;       // products near or above fmax
+      std::vector<double> a(k), b(k);
+      for (std::size_t l = 0; l < k; ++l) {
+        a[l] = random_value(rng, f, lo, hi);
+        b[l] = random_value(rng, f, lo, hi);
+        if (kind == 4 && l % 2 == 1) {  // cancelling neighbours: a_l b_l close to -a_(l-1) b_(l-1)
+          a[l] = -a[l - 1];
+          b[l] = ebla::round_to(b[l - 1] * (1 + std::ldexp(static_cast<double>(rng() % 64), -9)),
+                                f, Rounding::nearest_even);
+        }
+        if (rng() % 500 == 0) a[l] = rng() % 2 ? inf : -inf;
+      }
+      double c = random_value(rng, ebla::formats::binary32(), kind == 2 ? -130 : -149,
+                              kind == 2 ? -120 : 127);
+      if (rng() % 4 == 0) {  // c cancelling the products
+        double exact = 0;
+        for (std::size_t l = 0; l < k; ++l) exact += a[l] * b[l];
+        c = std::isfinite(exact) ? -static_cast<double>(to_binary32(exact)) : 0.0;
+      }
+      const double expected = cdna2_reference(f, a, b, c), got = ebla::unit_dot(u, a, b, c);
+      ++tally.cases;
+      if (!same(got, expected))
+        tally.mismatch(std::string(name) + ": a = " + list(a) + ", b = " + list(b) + ", c = " +
+                       hex(c) + ": unit_dot " + hex(got) + ", reference " + hex(expected));
+    }
+    tally.report(std::string(name) + "_reference");
+  }
 }
 
 /// The binary64 shortcut of FMA-chain units (detail::fma_step) against the integer emulation
@@ -960,7 +1180,7 @@ Matrix random_matrix(std::mt19937_64& rng, std::size_t rows, std::size_t cols) {
 TEST(MatrixUnitGemm, EveryEntryIsUnitDotOfItsRowAndColumn) {
   std::mt19937_64 rng(17);
   for (const MatrixUnit& u : {units::v100_fp16(), units::a100_tf32(), units::avx512_bf16_dot(),
-                              units::amx_bf16(), units::fma_binary64()}) {
+                              units::amx_bf16(), units::fma_binary64(), units::mi210_bf16()}) {
     const std::size_t m = 13, n = 7, k = 29;  // k is not a multiple of any block
     const Matrix A = random_matrix(rng, m, k), B = random_matrix(rng, k, n),
                  C0 = random_matrix(rng, m, n);
@@ -1018,6 +1238,35 @@ TEST(MatrixUnitValidation, RejectsBadUnitsNamingFunctionAndValue) {
                  {"emax = 5000"});
 }
 
+TEST(MatrixUnitValidation, RejectsPairwiseUnitsItCannotTree) {
+  const std::vector<double> x = {1, 2};
+  auto with = [](auto change) {
+    MatrixUnit u = units::mi210_fp16();
+    change(u);
+    return u;
+  };
+  const auto call = [&x](const MatrixUnit& u) { return [u, &x] { ebla::unit_dot(u, x, x); }; };
+  expect_invalid(call(with([](MatrixUnit& u) { u.normalisation = Normalisation::at_end; })),
+                 {"ebla::unit_dot", "pairwise = true needs normalisation = each_addition",
+                  "at_end"});
+  expect_invalid(call(with([](MatrixUnit& u) { u.chains = 2; })),
+                 {"ebla::unit_dot", "pairwise = true needs chains = 1, not chains = 2"});
+  expect_invalid(call(with([](MatrixUnit& u) { u.addend = AddendJoin::with_products; })),
+                 {"pairwise = true needs addend = after_products", "with_products"});
+  for (int block : {3, 6, 12, 48, 63})
+    expect_invalid(call(with([block](MatrixUnit& u) { u.block = block; })),
+                   {"pairwise = true needs a block that is a power of two, not block = " +
+                    std::to_string(block)});
+  for (int block : {1, 2, 4, 8, 16, 32, 64})
+    EXPECT_NO_THROW(ebla::validate(with([block](MatrixUnit& u) { u.block = block; })))
+        << "block " << block;
+  MatrixUnit off = units::mi210_fp16();  // the same fields without the tree: a valid chain
+  off.pairwise = false;
+  off.block = 6;
+  EXPECT_NO_THROW(ebla::validate(off));
+  EXPECT_NO_THROW(ebla::validate(with([](MatrixUnit& u) { u.order = ProductOrder::backward; })));
+}
+
 TEST(MatrixUnitValidation, RejectsMismatchedOperands) {
   const MatrixUnit u = units::fma_binary64();
   expect_invalid(
@@ -1045,11 +1294,16 @@ TEST(MatrixUnitCatalogue, PresetsAreValidNamedData) {
     EXPECT_EQ(ebla::to_string(ebla::matrix_unit_by_name(entry.name)), ebla::to_string(entry.unit));
     names.push_back(entry.name);
   }
-  // 4 FMA/x86 + 2 AMD + 44 NVIDIA (20 of them other GPUs' names) presets
-  EXPECT_EQ(names.size(), 50u);
+  // 4 FMA/x86 + 6 AMD (2 of them MI250's names) + 44 NVIDIA (20 of them other GPUs' names)
+  EXPECT_EQ(names.size(), 54u);
   std::sort(names.begin(), names.end());
   EXPECT_EQ(std::unique(names.begin(), names.end()), names.end()) << "names must be unique";
   expect_invalid([] { ebla::matrix_unit_by_name("tpu"); }, {"ebla::matrix_unit_by_name", "tpu"});
+  // MI250 is MI210 (the authors' MI250MC.m calls MI210MC.m)
+  EXPECT_EQ(ebla::to_string(ebla::matrix_unit_by_name("mi250_fp16")),
+            ebla::to_string(units::mi210_fp16()));
+  EXPECT_EQ(ebla::to_string(ebla::matrix_unit_by_name("mi250_bf16")),
+            ebla::to_string(units::mi210_bf16()));
   EXPECT_EQ(ebla::to_string(units::v100_fp16()),
             "block 4, input binary16, products exact, accumulation binary32 toward_zero, "
             "extra bits 0, normalisation at_end, addend with_products, alignment exponent_sum");

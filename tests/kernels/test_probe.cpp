@@ -47,8 +47,10 @@ std::string joined(const std::vector<std::string>& v) {
 /// Checks every finding against a unit's parameters, written out here property by property.
 void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const std::string& name) {
   SCOPED_TRACE(name + ": " + ebla::to_string(u));
-  EXPECT_EQ(f.products, u.exact_products ? ProbeFindings::Products::exact
-                                         : ProbeFindings::Products::rounded_to_input);
+  // (products rounded to a format of 2 t_in bits or more are exact: MI210's binary32)
+  EXPECT_EQ(f.products, u.exact_products || u.product.t >= 2 * u.input.t
+                            ? ProbeFindings::Products::exact
+                            : ProbeFindings::Products::rounded_to_input);
   // the sums' precision: the accumulation format's, or fewer (NVIDIA fp8: 14 bits)
   const int sums = u.sum_precision != 0 ? u.sum_precision : u.accumulation.t;
   EXPECT_EQ(f.sum_precision, sums);
@@ -56,15 +58,16 @@ void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const st
   // probes test (binary16 results keep 13 + K)
   const bool beyond = u.extra_bits == MatrixUnit::unbounded || u.extra_bits >= f.extra_bits_tested;
   EXPECT_EQ(f.extra_bits, beyond ? MatrixUnit::unbounded : u.extra_bits);
-  // the block: the unit's b (at most the call's k) where it normalises at the end; 1 where
-  // every addition rounds (2 with c joining after the products); not compared for chains
+  // the block: the unit's b (at most the call's k); 1 for a chain of roundings from c
   const bool each = u.block == 1 || u.normalisation == ebla::Normalisation::each_addition;
+  const bool late = u.addend == ebla::AddendJoin::after_products && u.block > 1;
   {
-    const int b = !each || u.chains > 1 ? std::min(u.block, f.length)
-                  : u.addend == ebla::AddendJoin::after_products && u.block >= 2 ? 2 : 1;
+    // (a chain of roundings from c: each product its own operation)
+    const bool from_c = each && u.chains == 1 && u.addend == ebla::AddendJoin::with_products;
+    const int b = from_c ? 1 : std::min(u.block, f.length);
     EXPECT_EQ(f.block, f.length < 2 ? 1 : b);
     EXPECT_EQ(f.block_bounded, f.length >= 2 && b < f.length);
-    if (u.chains == 1) {  // (with chains the other probes keep the slots of the first test)
+    if (u.chains == 1 && !late) {  // (chains, a late c: the other probes keep the first test's slots)
       EXPECT_EQ(f.slots, f.block >= 2 ? f.block : f.length);
     }
   }
@@ -86,16 +89,19 @@ void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const st
                                  : one_addition ? ProbeAnswer::yes
                                                 : ProbeAnswer::no);
   // where c joins (a late c shows with two products or more), and the order of a chain
-  const bool late = u.addend == ebla::AddendJoin::after_products && u.block > 1;
   if (f.slots >= 2) {
     EXPECT_EQ(f.addend_with_products, late ? ProbeAnswer::no : ProbeAnswer::yes);
   }
-  if (f.slots >= 3) {
+  if (f.slots >= 3 || (late && std::min(u.block, f.length) >= 3)) {
     EXPECT_EQ(f.products_at_end, !each ? ProbeAnswer::yes : ProbeAnswer::no);
     EXPECT_EQ(f.forward_order, !each ? ProbeAnswer::not_testable
-                               : u.block == 1 || u.order == ebla::ProductOrder::forward ? ProbeAnswer::yes
-                                                                                       : ProbeAnswer::no);
+                               : u.block == 1 || u.pairwise || u.order == ebla::ProductOrder::forward
+                                   ? ProbeAnswer::yes
+                                   : ProbeAnswer::no);
     EXPECT_EQ(f.chains, !each ? 0 : u.chains);
+  }
+  if (late && each && u.chains == 1 && std::min(u.block, f.length) >= 4) {
+    EXPECT_EQ(f.pairwise, u.pairwise ? ProbeAnswer::yes : ProbeAnswer::no);
   }
   // the alignment floor: where one rounding drops bits and the inputs' products reach 2^-149
   // next to the least kept addend (bfloat16, tf32: 8 exponent bits)
@@ -186,7 +192,7 @@ TEST(ProbePresets, A100KeepsOneBitAndNeedsTheCarryTest) {
 
 TEST(ProbePresets, TableHasOneRowPerProperty) {
   const auto rows = ebla::probe_table(probe_unit(units::avx512_bf16_dot()));
-  ASSERT_EQ(rows.size(), 17u);
+  ASSERT_EQ(rows.size(), 18u);
   EXPECT_EQ(rows[0].property, "products");
   EXPECT_EQ(rows[0].finding, "exact");
   EXPECT_EQ(rows[1].property, "block");
@@ -203,11 +209,13 @@ TEST(ProbePresets, TableHasOneRowPerProperty) {
   EXPECT_EQ(rows[9].finding, "last to first");  // VDPBF16PS: the odd element first
   EXPECT_EQ(rows[10].property, "chains");
   EXPECT_EQ(rows[10].finding, "1");
-  EXPECT_EQ(rows[11].property, "alignment floor");
-  EXPECT_EQ(rows[11].finding, "not testable");
-  EXPECT_EQ(rows[12].finding, "read as zero (DAZ)");
-  EXPECT_EQ(rows[14].finding, "flushed to zero (FTZ)");
-  EXPECT_EQ(rows[15].finding, "infinity");
+  EXPECT_EQ(rows[11].property, "pairwise tree");
+  EXPECT_EQ(rows[11].finding, "not testable");  // c first: a chain
+  EXPECT_EQ(rows[12].property, "alignment floor");
+  EXPECT_EQ(rows[12].finding, "not testable");
+  EXPECT_EQ(rows[13].finding, "read as zero (DAZ)");
+  EXPECT_EQ(rows[15].finding, "flushed to zero (FTZ)");
+  EXPECT_EQ(rows[16].finding, "infinity");
   const auto v100 = ebla::probe_table(probe_unit(units::v100_fp16()));
   EXPECT_EQ(v100[1].finding, "4 products");
   EXPECT_EQ(v100[1].evidence,
@@ -215,8 +223,8 @@ TEST(ProbePresets, TableHasOneRowPerProperty) {
   EXPECT_EQ(v100[4].finding, "exponent sums e_a + e_b");
   EXPECT_EQ(v100[4].evidence, "1.5 * 1.5 - 1.5 * 1.5 + 0x1p-23 = 0x1p-23");
   const auto h100 = ebla::probe_table(probe_unit(units::h100_bf16()));
-  EXPECT_EQ(h100[11].finding, "2^-133");
-  EXPECT_EQ(h100[11].evidence,
+  EXPECT_EQ(h100[12].finding, "2^-133");
+  EXPECT_EQ(h100[12].evidence,
             "2^e and -2^(e-25): kept at e = -133 (0x1.fffep-134), dropped at e = -134 (0x1p-134)");
   const auto fp8 = ebla::probe_table(probe_unit(units::h100_fp8_e4m3()));
   EXPECT_EQ(fp8[1].finding, "32 products");
@@ -355,12 +363,36 @@ TEST(ProbeVariants, AddendAndOrderAreFound) {
         EXPECT_EQ(g.addend_with_products, ProbeAnswer::yes);
         EXPECT_EQ(g.products_at_end, ProbeAnswer::no);
         EXPECT_EQ(g.forward_order, order == ebla::ProductOrder::forward ? ProbeAnswer::yes : ProbeAnswer::no);
-      } else {  // c last: two products look like one operation (b = 2), order not seen
+      } else {  // c last: the block from c = 1, -1 and s, the order from the products alone
         EXPECT_EQ(g.addend_with_products, ProbeAnswer::no);
-        EXPECT_EQ(g.block, 2);
-        EXPECT_EQ(g.forward_order, ProbeAnswer::not_testable);
+        EXPECT_EQ(g.block, 4);
+        EXPECT_EQ(g.products_at_end, ProbeAnswer::no);
+        EXPECT_EQ(g.forward_order, order == ebla::ProductOrder::forward ? ProbeAnswer::yes : ProbeAnswer::no);
+        EXPECT_EQ(g.pairwise, ProbeAnswer::no);
       }
     }
+}
+
+// AMD CDNA 2 (MI210, MI250): a balanced tree of 4 products, then c; the same unit as a chain,
+// and trees of 8, are found and named.
+TEST(ProbeVariants, PairwiseTreesAreFound) {
+  for (const char* name : {"mi210_fp16", "mi210_bf16", "mi250_fp16", "mi250_bf16"}) {
+    const MatrixUnit p = ebla::matrix_unit_by_name(name);
+    const ProbeFindings f = probe_unit(p, name);
+    EXPECT_EQ(f.pairwise, ProbeAnswer::yes) << name;
+    EXPECT_EQ(f.block, 4) << name;
+    EXPECT_EQ(f.addend_with_products, ProbeAnswer::no) << name;
+    EXPECT_TRUE(ebla::probe_differences(f, p).empty()) << name << joined(ebla::probe_differences(f, p));
+    MatrixUnit chain = p;
+    chain.pairwise = false;
+    const std::string d = joined(ebla::probe_differences(probe_unit(chain, name), p));
+    EXPECT_NE(d.find("pairwise tree: found no, the unit says yes"), std::string::npos) << name << d;
+    MatrixUnit eight = p;
+    eight.block = 8;
+    const ProbeFindings g = probe_unit(eight, name);
+    EXPECT_EQ(g.block, 8) << name;
+    EXPECT_EQ(g.pairwise, ProbeAnswer::yes) << name;
+  }
 }
 
 TEST(ProbeVariants, RoundedProductsAreFound) {
@@ -513,27 +545,33 @@ TEST(ProbeBlock, EveryAdditionRounding) {
   MatrixUnit late = units::amx_bf16();
   late.chains = 1;
   late.block = 4;
-  EXPECT_EQ(probe_unit(late, "one chain, c last").block, 2);
-  EXPECT_EQ(ebla::expected_block(late, 8), 2);
+  EXPECT_EQ(probe_unit(late, "one chain, c last").block, 4);
+  EXPECT_EQ(ebla::expected_block(late, 8), 4);
   // AMX: two chains, added at the end of an operation of 32 products, then c
   const ProbeFindings amx = probe_unit(units::amx_bf16());
   EXPECT_EQ(ebla::expected_block(units::amx_bf16(), 64), 32);
   EXPECT_EQ(amx.chains, 2);
   EXPECT_EQ(amx.block, 32);
-  EXPECT_EQ(amx.block_test, "chains");
+  EXPECT_EQ(amx.block_test, "late c");
   EXPECT_EQ(amx.forward_order, ProbeAnswer::yes);
   EXPECT_EQ(amx.addend_with_products, ProbeAnswer::no);
   EXPECT_TRUE(ebla::probe_differences(amx, units::amx_bf16()).empty());
-  for (int chains : {3, 4}) {  // other chain counts and blocks, found and named
-    MatrixUnit u = units::amx_bf16();
-    u.chains = chains;
-    u.block = 8 * chains;
-    const ProbeFindings g = probe_unit(u, "chains");
-    EXPECT_EQ(g.chains, chains);
-    EXPECT_EQ(g.block, 8 * chains);
-    EXPECT_NE(joined(ebla::probe_differences(g, units::amx_bf16())).find("chains: found " + std::to_string(chains)),
-              std::string::npos);
-  }
+  for (int chains : {2, 3, 4})  // other chain counts and blocks, c last or first: found, named
+    for (auto join : {ebla::AddendJoin::after_products, ebla::AddendJoin::with_products}) {
+      MatrixUnit u = units::amx_bf16();
+      u.chains = chains;
+      u.block = 8 * chains;
+      u.addend = join;
+      const ProbeFindings g = probe_unit(u, "chains");
+      expect_findings_match(g, u, "chains");
+      EXPECT_EQ(g.chains, chains);
+      EXPECT_EQ(g.block, 8 * chains);
+      EXPECT_EQ(g.block_test, join == ebla::AddendJoin::with_products ? "chains" : "late c");
+      if (chains != 2) {
+        EXPECT_NE(joined(ebla::probe_differences(g, units::amx_bf16())).find("chains: found " + std::to_string(chains)),
+                  std::string::npos);
+      }
+    }
   EXPECT_EQ(probe_unit(units::v100_fp16(), "one product", 1).block, 1);
 }
 

@@ -44,6 +44,7 @@ void expect_same_unit(const MatrixUnit& a, const MatrixUnit& b, const std::strin
   EXPECT_EQ(a.order, b.order) << name;
   EXPECT_EQ(a.chains, b.chains) << name;
   EXPECT_EQ(a.output_subnormals, b.output_subnormals) << name;
+  EXPECT_EQ(a.pairwise, b.pairwise) << name;
 }
 
 // A value of format f with a random sign and an exponent spread over f's range (subnormals
@@ -133,6 +134,31 @@ TEST(UnitSpec, ABaseWithAnOverrideChangesThatFieldOnly) {
   expect_same_unit(from_text(ebla::unit_spec(chain)), chain, "chain");
 }
 
+TEST(UnitSpec, APairwiseSpecGivesTheMi210Unit) {
+  // AMD CDNA 2 as docs/matrix-units.md describes it, written out by hand
+  const MatrixUnit mi210 = from_text(
+      "block = 4\n"
+      "input = bfloat16\n"
+      "input_subnormals = false\n"
+      "exact_products = false\n"
+      "product = binary32\n"
+      "accumulation = binary32\n"
+      "normalisation = each_addition\n"
+      "addend = after_products\n"
+      "pairwise = true   # (p1 + p2) + (p3 + p4), then c\n"
+      "output_subnormals = false\n");
+  expect_same_unit(mi210, ebla::units::mi210_bf16(), "mi210_bf16");
+  EXPECT_EQ(differences(mi210, ebla::units::mi210_bf16(), 2000, 3), 0);
+  // the key is read: without it the same unit adds in order, and differs somewhere
+  const MatrixUnit chain = from_text("base = mi210_bf16\npairwise = false\n");
+  EXPECT_FALSE(chain.pairwise);
+  EXPECT_GT(differences(chain, ebla::units::mi210_bf16(), 2000, 4), 0);
+  EXPECT_NE(ebla::unit_spec(ebla::units::mi210_fp16()).find("\npairwise = true\n"),
+            std::string::npos);
+  EXPECT_NE(ebla::unit_spec(ebla::units::v100_fp16()).find("\npairwise = false\n"),
+            std::string::npos);
+}
+
 TEST(UnitSpec, MalformedSpecsAreRefusedByLineAndKey) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"input = binary16\nblock 4\n", "test.unit:2: 'block 4' is not key = value"},
@@ -152,6 +178,9 @@ TEST(UnitSpec, MalformedSpecsAreRefusedByLineAndKey) {
       {"# nothing\n\n", "test.unit: without base, input and accumulation are required"},
       {"base = v100_fp16\nblock = 65\n", "ebla::read_unit_spec: test.unit: "},
       {"input = binary32\naccumulation = binary16\n", "ebla::read_unit_spec: test.unit: "},
+      {"base = mi210_fp16\npairwise = yes\n", "test.unit:2: pairwise: ebla::read_unit_spec: 'yes' is neither true nor false"},
+      {"base = mi210_fp16\nblock = 6\n", "ebla::read_unit_spec: test.unit: pairwise = true needs a block that is a power of two, not block = 6"},
+      {"base = v100_fp16\npairwise = true\n", "ebla::read_unit_spec: test.unit: pairwise = true needs normalisation = each_addition"},
   };
   for (const auto& [text, message] : cases) {
     const std::string what = refusal(text);

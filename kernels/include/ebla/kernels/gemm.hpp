@@ -48,8 +48,10 @@
 //       block unit with b products, q = ceil(k / b) operations, at_end normalisation, d = q
 //       and delta = U_r + (b + 1) 2^(1 - T - extra_bits) (1 + U_r): the rounding U_r = u or 2u
 //       (toward zero) plus the alignment truncation; seed 000 Theorem 3.7 has gamma_(k-1) for
-//       its one-rounding-per-addition model instead; for `sgemm` and `onednn_bf16`, any order:
-//       d = k, delta = 2^-24, N = 2k - 1, G = 2^-126 (flush to zero allowed));
+//       its one-rounding-per-addition model instead; a pairwise unit (each block's products in
+//       a balanced tree, then c: the MI210 presets) has d = log2 b + q; for `sgemm` and
+//       `onednn_bf16`, any order: d = k, delta = 2^-24, N = 2k - 1, G = 2^-126 (flush to zero
+//       allowed));
 //   c = gamma_(pairs - 1)(2^-53): the binary64 sum of step 4.
 // probable_bound replaces g by Higham & Mary's / seed 000 Lemma 2.2's gamma~_d(lambda) (seed 000
 // Theorems 3.9-3.10) where every accumulation step rounds to nearest without truncation; the

@@ -34,6 +34,11 @@
 //    products are added one at a time (forward or backward), round-robin into `chains` partial
 //    sums, each addition a two-term version of the above (so with unbounded extra bits each step
 //    is a fused multiply-add with one rounding); the chains are then added in order;
+//  - pairwise (each_addition, one chain, c after the products, b a power of two; AMD CDNA 2 as
+//    Khattak & Mikaitis model it): the b products are added as a balanced binary tree,
+//    neighbours first ((p_1 + p_2) + (p_3 + p_4) for b = 4), each addition a two-term addition
+//    as above; without subnormal outputs a product below the accumulation format's normal
+//    range enters the tree as +-0 (the tree adds flushed values); then d = c + (the tree's sum);
 //  - c joins with_products (one more operand; the first of chain 0) or after_products
 //    (d = c + (sum of the products), one more two-term addition);
 //  - results below the normal range are kept (gradual underflow) or flushed to zero when the
@@ -115,6 +120,12 @@ struct MatrixUnit {
   ProductOrder order = ProductOrder::forward;  ///< each_addition only
   int chains = 1;                 ///< each_addition: partial sums, round-robin; 1..block
   bool output_subnormals = true;  ///< false: results below fmin become +-0 (FTZ)
+  /// each_addition only: the products of a block are added as a balanced binary tree,
+  /// neighbours first, each addition rounded; then d = c + (the tree's sum). Needs chains = 1,
+  /// addend = after_products and a block that is a power of two; `order` has no effect (the
+  /// mirrored tree adds the same pairs). With output_subnormals = false, a product below the
+  /// accumulation format's fmin enters the tree as +-0.
+  bool pairwise = false;
 };
 
 /// Checks a unit; throws InvalidArgument naming `function` and the bad field: a block outside
@@ -122,8 +133,9 @@ struct MatrixUnit {
 /// more precision or range than the accumulation format, a rounding other than nearest_even or
 /// toward_zero, extra_bits below 0 (and not `unbounded`), a sum_precision other than 0 or
 /// 2..t (t the accumulation precision), chains outside 1..block,
-/// or several chains with at_end normalisation. (alignment and alignment_floor apply to
-/// at_end units; each_addition ignores them.)
+/// or several chains with at_end normalisation; pairwise without each_addition normalisation,
+/// with chains > 1, with c joining the products or with a block that is not a power of two.
+/// (alignment and alignment_floor apply to at_end units; each_addition ignores them.)
 void validate(const MatrixUnit& unit, const char* function = "ebla::validate");
 
 /// c + sum_{i<k} a_i b_i through the unit, b products per unit operation, in index order
@@ -177,6 +189,9 @@ MatrixUnit b200_fp16_out16();  ///< B200: as H100
 // AMD CDNA 1 (MI100), from Khattak & Mikaitis's model (no hardware outputs published)
 MatrixUnit mi100_fp16();  ///< b = 4, exact sum, one rounding to nearest binary32
 MatrixUnit mi100_bf16();  ///< b = 2, as mi100_fp16
+// AMD CDNA 2 (MI210, MI250), from Khattak & Mikaitis's model (no hardware outputs published)
+MatrixUnit mi210_fp16();  ///< b = 4, DAZ, products in binary32, pairwise tree RN, FTZ, then c
+MatrixUnit mi210_bf16();  ///< b = 4 (the model's, for the _1k instructions), as mi210_fp16
 MatrixUnit avx512_bf16_dot();  ///< x86 VDPBF16PS: bf16 pairs, two FP32 FMAs, DAZ/FTZ, RNE
 MatrixUnit amx_bf16();         ///< x86 TDPBF16PS as documented (not verified on hardware)
 /// IEEE FMA chain in any format (b = 1, exact products, one rounding per step); ebla::gemm
@@ -192,7 +207,7 @@ struct NamedMatrixUnit {
 };
 
 /// Every preset of `units`, in the order declared there, with the GPUs that share a preset's
-/// parameters (a2_*, l40s_*, h200_*) listed under their own names too.
+/// parameters (a2_*, l40s_*, h200_*, mi250_*) listed under their own names too.
 const std::vector<NamedMatrixUnit>& matrix_unit_catalogue();
 /// A preset by its catalogue name ("v100_fp16", ...); throws InvalidArgument naming the string.
 MatrixUnit matrix_unit_by_name(const std::string& name);
@@ -621,14 +636,35 @@ KOKKOS_INLINE_FUNCTION double operation_each_addition(const PreparedUnit& p, con
   return u.addend == AddendJoin::after_products ? add_two(p, term_of(c), term_of(s)) : s;
 }
 
+/// pairwise: the products (flushed to +-0 below fmin without subnormal outputs) as a balanced
+/// binary tree, neighbours first, level by level in place (no recursion: device code); then
+/// d = c + the tree's sum. The block is a power of two (validate).
+KOKKOS_INLINE_FUNCTION double operation_pairwise(const PreparedUnit& p, Term* products, double c) {
+  const MatrixUnit& u = p.unit;
+  if (!u.output_subnormals)
+    for (int i = 0; i < u.block; ++i) {
+      Term& x = products[i];
+      if (x.finite() && !x.zero() && x.top() < u.accumulation.emin) x.hi = x.lo = 0;  // sign kept
+    }
+  if (u.block == 1) return add_two(p, term_of(c), products[0]);
+  double level[max_unit_block / 2];
+  int width = u.block / 2;
+  for (int i = 0; i < width; ++i) level[i] = add_two(p, products[2 * i], products[2 * i + 1]);
+  for (; width > 1; width /= 2)
+    for (int i = 0; i < width / 2; ++i)
+      level[i] = add_two(p, term_of(level[2 * i]), term_of(level[2 * i + 1]));
+  return add_two(p, term_of(c), term_of(level[0]));
+}
+
 /// One unit operation d = c + sum_{i<b} a_i b_i on operands already prepared (prepare_input,
 /// prepare_addend): exactly `block` products.
 KOKKOS_INLINE_FUNCTION double unit_operation(const PreparedUnit& p, const double* a,
                                              const double* b, double c) {
   Term products[max_unit_block];
   for (int i = 0; i < p.unit.block; ++i) products[i] = unit_product(p, a[i], b[i]);
-  return p.unit.normalisation == Normalisation::at_end ? operation_at_end(p, products, a, b, c)
-                                                       : operation_each_addition(p, products, c);
+  if (p.unit.normalisation == Normalisation::at_end) return operation_at_end(p, products, a, b, c);
+  return p.unit.pairwise ? operation_pairwise(p, products, c)
+                         : operation_each_addition(p, products, c);
 }
 
 /// Algorithm 1 of seed 000 for one entry: s = c; s = unit(s + A_ik B_kj) for each block of b

@@ -90,7 +90,8 @@ struct ProbeFindings {
   int block = 0;
   bool block_bounded = false;
   std::string block_test;  ///< "kept" (c = 2^-(Ts+1), 1, -1 at p), "dropped" (c = L, -L, s at
-                           ///< p) or "chains" (1, -1 at 0, 1 and s at p: chains added at the end)
+                           ///< p), "chains" (1, -1 in two chains, s at p) or "late c" (c = 1,
+                           ///< -1 at 0, s at p: a c that joins after the products)
   double block_scale = 1, block_small = 0;  ///< L and the small term
   std::vector<double> block_results;        ///< d for p = 1..length-1
   /// The products the other probes place, in the first operation: b, or the whole call where
@@ -139,6 +140,10 @@ struct ProbeFindings {
   /// h >= 2 the block is found by its own test (block_test "chains").
   int chains = 0;
   double chain_result = 0;
+  /// One chain with c last and b >= 4: its products added as a balanced tree, neighbours first
+  /// (yes: AMD CDNA 2), or one by one (no).
+  ProbeAnswer pairwise = ProbeAnswer::not_testable;
+  double pairwise_result = 0;
 
   /// The alignment floor F (E raised to at least F): the least e for which 2^e next to
   /// 2^(e-Ts+1-K), the least addend kept on e's own grid, keeps it; MatrixUnit::no_floor if kept
@@ -183,10 +188,8 @@ std::vector<ProbeRow> probe_table(const ProbeFindings& f);
 
 /// Whether every addition of the unit rounds (b = 1, or normalisation after each addition).
 bool rounds_each(const MatrixUnit& u);
-/// The block the probes find on a unit called with k = length products: min(b, k) for a unit
-/// that normalises at the end or has several chains; 1 where every addition rounds in one
-/// chain (2 if c joins after the products: c + round(p_0 + p_1) is also what one operation
-/// of two products gives).
+/// The block the probes find on a unit called with k = length products: 1 for a chain of
+/// roundings that starts from c (each product its own operation), else min(b, k).
 int expected_block(const MatrixUnit& u, int length);
 
 /// The properties on which the findings contradict a unit's parameters (empty: they agree);

@@ -10,8 +10,8 @@
 // accumulation, rounding, extra_bits (an integer >= 0 or `unbounded`), sum_precision,
 // normalisation (at_end, each_addition), alignment (leading_bit, exponent_sum),
 // alignment_floor (an integer or `none`), addend (with_products, after_products),
-// order (forward, backward), chains, output_subnormals. Formats are names or custom specs
-// as format_by_name reads them, roundings as rounding_by_name, booleans `true` or `false`.
+// order (forward, backward), chains, output_subnormals, pairwise. Formats are names or custom
+// specs as format_by_name reads them, roundings as rounding_by_name, booleans `true` or `false`.
 // Without `base`, `input` and `accumulation` are required; the other fields keep their
 // defaults (one rounding per operation as a binary64 FMA has, exact products, b = 1).
 //
