@@ -41,26 +41,28 @@ bool same(double x, double y) {
          (std::isnan(x) && std::isnan(y));
 }
 
-/// 2^k as a product x y of two normal numbers of the input format, if there is one.
-bool split_pow2(const Format& in, int k, double& x, double& y) {
-  const int ka = std::max(in.emin, std::min(in.emax, k - k / 2));
+/// 2^k as a product x y of two normal numbers of the input format, if there is one; with
+/// `subnormal`, of subnormal powers of two too (for a unit found to keep them).
+bool split_pow2(const Format& in, int k, double& x, double& y, bool subnormal = false) {
+  const int least = subnormal && in.subnormals ? in.emin - (in.t - 1) : in.emin;
+  const int ka = std::max(least, std::min(in.emax, k - k / 2));
   const int kb = k - ka;
-  if (kb < in.emin || kb > in.emax) return false;
+  if (kb < least || kb > in.emax) return false;
   x = p2(ka);
   y = p2(kb);
   return true;
 }
 
-/// A nonzero value v as a product x y of normal input numbers: v 1 if v is one, else a split
-/// power of two.
-bool as_product(const Format& in, double v, double& x, double& y) {
+/// A nonzero value v as a product x y of input numbers: v 1 if v is a normal one, else a
+/// split power of two (normal factors, or subnormal ones too with `subnormal`).
+bool as_product(const Format& in, double v, double& x, double& y, bool subnormal = false) {
   if (round_to(v, in, Rounding::nearest_even) == v && std::fabs(v) >= in.fmin()) {
     x = v;
     y = 1;
     return true;
   }
   int e = 0;
-  if (std::fabs(std::frexp(v, &e)) != 0.5 || !split_pow2(in, e - 1, x, y)) return false;
+  if (std::fabs(std::frexp(v, &e)) != 0.5 || !split_pow2(in, e - 1, x, y, subnormal)) return false;
   x = std::copysign(x, v);
   return true;
 }
@@ -70,9 +72,11 @@ bool as_product(const Format& in, double v, double& x, double& y) {
 class Block {
  public:
   explicit Block(const DotDevice& d) : dev_(d), a_(d.length, 0.0), b_(d.length, 0.0) {}
+  bool subnormal_factors = false;  ///< products may have a subnormal factor
 
   /// Places v in a slot; false if v cannot be a product of input numbers.
   bool put(int slot, double v) {
+    if (slot < 0 || slot > static_cast<int>(a_.size())) return false;  // beyond the call
     if (slot == 0) {
       c_ = v;
       return true;
@@ -81,7 +85,7 @@ class Block {
       a_[slot - 1] = b_[slot - 1] = 0;
       return true;
     }
-    return as_product(dev_.input, v, a_[slot - 1], b_[slot - 1]);
+    return as_product(dev_.input, v, a_[slot - 1], b_[slot - 1], subnormal_factors);
   }
   double run() const { return dev_.run(a_.data(), b_.data(), c_); }
   void clear() {
@@ -122,13 +126,31 @@ void probe_products(const DotDevice& d, ProbeFindings& f) {
 /// Whether 2^-(T-1+k) next to 1 (the product 1 * 1) changes the result: up (1 + tiny),
 /// toward zero or down (1 - tiny), or to nearest (1 - (half + tiny) against 1 - half);
 /// T the precision of the sums.
-bool alignment_keeps(const DotDevice& d, int T, int k) {
+/// 1 (kept), 0 (dropped), -1 (not testable: tiny is neither an addend nor a product there).
+/// The tiny term is c while the accumulation format holds it, else a second product next to
+/// 1 (binary16 results: their units keep more bits than binary16's range shows through c).
+int alignment_keeps(const DotDevice& d, int T, int k) {
   const double tiny = p2(-(T - 1 + k));
-  const double one = run_two(d, 0, 1);
-  if (!same(run_two(d, tiny, 1), one) || !same(run_two(d, -tiny, 1), one)) return true;
-  if (k < 2) return false;
   const double base = k == 2 ? p2(-T) : p2(-(T + 1));
-  return !same(run_two(d, -(base + tiny), 1), run_two(d, -base, 1));
+  // (as c, -(base + tiny) must be a number of the accumulation format: k <= T + 1)
+  const bool as_c = k <= T + 1 && tiny >= p2(d.accumulation.emin - d.accumulation.t + 1);
+  Block blk(d);
+  bool placed = true;
+  const auto run = [&](double c, double t) {  // c + 1 + (t as a product, unless as_c)
+    blk.clear();
+    blk.put(1, 1);
+    blk.put(0, as_c ? c + t : c);
+    if (!as_c && t != 0) placed = placed && blk.put(2, t);
+    return blk.run();
+  };
+  const double one = run(0, 0);
+  const bool changed = !same(run(0, tiny), one) || !same(run(0, -tiny), one);
+  if (!placed) return -1;
+  if (changed) return 1;
+  if (k < 2) return 0;
+  const double r = run(-base, -tiny);
+  if (!placed) return -1;
+  return same(r, run(-base, 0)) ? 0 : 1;
 }
 
 void probe_sum_precision(const DotDevice& d, ProbeFindings& f) {
@@ -142,9 +164,22 @@ void probe_sum_precision(const DotDevice& d, ProbeFindings& f) {
 
 void probe_alignment(const DotDevice& d, ProbeFindings& f) {
   const int T = f.sum_precision;  // extra bits count below the sums' last bit
-  f.extra_bits_tested = std::max(0, std::min(T + 1, -d.accumulation.emin - T + 1));
+  // up to T + 1 bits; where the accumulation's range cuts that short (binary16), up to 2 t_in
+  // with the tiny term a product, as far as it can be placed
+  const bool range_short = -d.accumulation.emin - T + 1 < T + 1;
+  const int most = range_short ? std::max(T + 1, 2 * d.input.t) : T + 1;
   f.extra_bits = 0;
-  for (int k = 1; k <= f.extra_bits_tested && alignment_keeps(d, T, k); ++k) f.extra_bits = k;
+  f.extra_bits_tested = 0;
+  for (int k = 1; k <= most; ++k) {
+    const int kept = alignment_keeps(d, T, k);
+    if (kept < 0) break;  // the range tested ends here
+    f.extra_bits_tested = k;
+    if (kept == 0) {  // lost: K = k - 1, within the range meant
+      f.extra_bits_tested = most;
+      break;
+    }
+    f.extra_bits = k;
+  }
   if (f.extra_bits_tested > 0 && f.extra_bits == f.extra_bits_tested)
     f.extra_bits = MatrixUnit::unbounded;
 }
@@ -243,10 +278,16 @@ void probe_alignment_reference(const DotDevice& d, ProbeFindings& f) {
   if (f.slots < 2 || f.extra_bits == MatrixUnit::unbounded || f.normalised_at_end != ProbeAnswer::yes ||
       round_to(1.5, d.input, Rounding::nearest_even) != 1.5)
     return;
-  f.alignment_addend = p2(-(f.sum_precision - 1 + f.extra_bits));
+  // scaled by S = 2^j where g would be below the accumulation format's normal range
+  double S = 1;
+  const double g = p2(-(f.sum_precision - 1 + f.extra_bits));
+  while (g * S < d.accumulation.fmin() && 1.5 * S * 2 <= d.input.fmax()) S *= 2;
+  f.alignment_addend = g * S;
+  f.alignment_scale = S;
   std::vector<double> a(d.length, 0.0), b(d.length, 0.0);
-  a[0] = b[0] = b[1] = 1.5;
-  a[1] = -1.5;
+  a[0] = 1.5 * S;
+  b[0] = b[1] = 1.5;
+  a[1] = -1.5 * S;
   f.alignment_result = d.run(a.data(), b.data(), f.alignment_addend);
   f.exponent_sum_alignment = same(f.alignment_result, f.alignment_addend) ? ProbeAnswer::yes : ProbeAnswer::no;
 }
@@ -463,6 +504,7 @@ void probe_floor(const DotDevice& d, ProbeFindings& f) {
   const Format& acc = d.accumulation;
   const int Ts = f.sum_precision;
   Block blk(d);
+  blk.subnormal_factors = f.input_subnormals == ProbeAnswer::yes;
   // d for 2^e, +-g (and h): NaN where the terms are not input products
   auto run_at = [&](int e) {
     const double x = p2(e), g = p2(e - Ts + 1 - f.extra_bits), h = p2(std::max(e, acc.emin) - Ts);
@@ -500,18 +542,21 @@ void probe_floor(const DotDevice& d, ProbeFindings& f) {
   }
 }
 
+void probe_input_subnormals(const DotDevice& d, ProbeFindings& f) {
+  // a subnormal a times 4 is a normal product
+  const Format& in = d.input;
+  if (!in.subnormals || in.emax < 2) return;
+  std::vector<double> a(d.length, 0.0), b(d.length, 0.0);
+  a[0] = p2(in.emin - 1);
+  b[0] = 4;
+  f.input_subnormal_result = d.run(a.data(), b.data(), 0.0);
+  f.input_subnormals = same(f.input_subnormal_result, p2(in.emin + 1)) ? ProbeAnswer::yes
+                       : f.input_subnormal_result == 0                 ? ProbeAnswer::no
+                                                                       : ProbeAnswer::not_testable;
+}
+
 void probe_subnormals(const DotDevice& d, ProbeFindings& f) {
   const Format &in = d.input, &acc = d.accumulation;
-  // inputs: a subnormal a times 4 is a normal product
-  if (in.subnormals && in.emax >= 2) {
-    std::vector<double> a(d.length, 0.0), b(d.length, 0.0);
-    a[0] = p2(in.emin - 1);
-    b[0] = 4;
-    f.input_subnormal_result = d.run(a.data(), b.data(), 0.0);
-    f.input_subnormals = same(f.input_subnormal_result, p2(in.emin + 1)) ? ProbeAnswer::yes
-                         : f.input_subnormal_result == 0                 ? ProbeAnswer::no
-                                                         : ProbeAnswer::not_testable;
-  }
   double x, y;
   if (split_pow2(in, acc.emin, x, y)) {
     // c = 2^(emin-1) + b products 2^emin: (b + 1/2) 2^emin, or b 2^emin if c reads as zero;
@@ -710,7 +755,8 @@ ProbeFindings probe(const DotDevice& device) {
   probe_normalisation(device, f);
   probe_addend_and_order(device, f);
   probe_alignment_reference(device, f);
-  probe_floor(device, f);
+  probe_input_subnormals(device, f);
+  probe_floor(device, f);  // with subnormal factors where the inputs keep them
   probe_subnormals(device, f);
   probe_overflow(device, f);
   probe_monotonicity(device, f);
@@ -888,8 +934,12 @@ std::vector<ProbeRow> probe_table(const ProbeFindings& f) {
                                                                 : "not testable",
                   f.exponent_sum_alignment == ProbeAnswer::not_testable
                       ? std::string("nothing dropped in one multi-operand addition")
-                      : text("1.5 * 1.5 - 1.5 * 1.5 + %s = %s", hexf(f.alignment_addend).c_str(),
-                             hexf(f.alignment_result).c_str())});
+                      : f.alignment_scale == 1
+                          ? text("1.5 * 1.5 - 1.5 * 1.5 + %s = %s", hexf(f.alignment_addend).c_str(),
+                                 hexf(f.alignment_result).c_str())
+                          : text("(1.5 * 1.5 - 1.5 * 1.5) %s + %s = %s (scaled into the normal range)",
+                                 hexf(f.alignment_scale).c_str(), hexf(f.alignment_addend).c_str(),
+                                 hexf(f.alignment_result).c_str())});
   rows.push_back({"largest addend first",
                   f.largest_first == ProbeAnswer::yes  ? "yes (every order the same)"
                   : f.largest_first == ProbeAnswer::no ? "no (depends on the order)"
@@ -1035,7 +1085,8 @@ std::vector<std::string> probe_differences(const ProbeFindings& f, const MatrixU
     differ("product order", f.forward_order == ProbeAnswer::yes ? "first to last" : "last to first",
            u.order == ProductOrder::forward ? "forward" : "backward");
   if (f.floor_testable == ProbeAnswer::yes) {
-    const bool below = u.alignment_floor < f.floor_lowest;  // no_floor included
+    // none found down to floor_lowest: a floor there or below acts on no e tested
+    const bool below = u.alignment_floor <= f.floor_lowest;  // no_floor included
     const bool agree = f.alignment_floor == MatrixUnit::no_floor ? below : f.alignment_floor == u.alignment_floor;
     const auto name = [](int e) { return e == MatrixUnit::no_floor ? std::string("none") : std::to_string(e); };
     if (!agree) differ("alignment floor", name(f.alignment_floor), name(u.alignment_floor));

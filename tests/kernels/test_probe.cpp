@@ -106,8 +106,8 @@ void expect_findings_match(const ProbeFindings& f, const MatrixUnit& u, const st
   // the alignment floor: where one rounding drops bits and the inputs' products reach 2^-149
   // next to the least kept addend (bfloat16, tf32: 8 exponent bits)
   if (f.floor_testable == ProbeAnswer::yes) {
-    EXPECT_EQ(f.alignment_floor, u.alignment_floor >= f.floor_lowest ? u.alignment_floor
-                                                                     : MatrixUnit::no_floor);
+    EXPECT_EQ(f.alignment_floor, u.alignment_floor > f.floor_lowest ? u.alignment_floor
+                                                                    : MatrixUnit::no_floor);
   }
   const bool wide_inputs = 2 * u.input.emin <= u.accumulation.emin - 2 * sums - 8;
   if (one_addition && f.slots >= 2 && !beyond && u.exact_products && wide_inputs &&
@@ -308,7 +308,7 @@ TEST(ProbeVariants, AlteredPresetsAreFoundAndNamed) {
       ++altered;
     }
   }
-  EXPECT_EQ(altered, 4 * 35);  // the NVIDIA presets with binary32 results
+  EXPECT_EQ(altered, 4 * 44);  // the NVIDIA presets: 35 with binary32 results, 9 with binary16
 }
 
 // The floor of every NVIDIA preset whose products reach it (bfloat16 and tf32 inputs), and
@@ -337,10 +337,19 @@ TEST(ProbeVariants, AlignmentFloorsAreFoundAndNamed) {
   EXPECT_EQ(probe_unit(nearest).alignment_floor, -132);
   nearest.alignment_floor = -128;
   EXPECT_EQ(probe_unit(nearest).alignment_floor, -128);
-  // binary16 products reach 2^-28 only: no floor down to 2^-5, where g = 2^-28 still is one
+  // binary16 products reach 2^-48 only (subnormal factors): no floor down to 2^-25, where
+  // g = 2^-48 still is one; the V100 has none, and its neighbours' floors cannot act there
   const ProbeFindings v100 = probe_unit(units::v100_fp16());
   EXPECT_EQ(v100.alignment_floor, MatrixUnit::no_floor);
-  EXPECT_EQ(v100.floor_lowest, -5);
+  EXPECT_EQ(v100.floor_lowest, -25);
+  // binary16 results: the floors of -19, -20, -21 found, next to 13, 14, 15 extra bits
+  const std::pair<const char*, int> out16[] = {{"v100_fp16_out16", -19}, {"a100_fp16_out16", -20},
+                                               {"h100_fp16_out16", -21}, {"b200_fp16_out16", -21}};
+  for (const auto& [name, floor] : out16) {
+    const ProbeFindings g = probe_unit(ebla::matrix_unit_by_name(name), name);
+    EXPECT_EQ(g.alignment_floor, floor) << name;
+    EXPECT_EQ(g.extra_bits, ebla::matrix_unit_by_name(name).extra_bits) << name;
+  }
 }
 
 // Where c joins and the order of the products, on units that differ in nothing else.

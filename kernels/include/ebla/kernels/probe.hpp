@@ -160,6 +160,7 @@ struct ProbeFindings {
   /// sums are rounded after each addition, or 1.5 is not an input number.
   ProbeAnswer exponent_sum_alignment = ProbeAnswer::not_testable;
   double alignment_addend = 0, alignment_result = 0;
+  double alignment_scale = 1;  ///< 1.5 S: g S stays a normal number (binary16 results)
 
   ProbeAnswer input_subnormals = ProbeAnswer::not_testable;   ///< a, b kept (yes) or DAZ
   ProbeAnswer addend_subnormals = ProbeAnswer::not_testable;  ///< c kept (yes) or DAZ
