@@ -94,22 +94,6 @@ bool out_of_memory(const std::exception& e) {
          std::string(e.what()).find("failed to allocate") != std::string::npos;
 }
 
-// Levenshtein distance of a and b (for naming the command a mistyped word was meant to be).
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // The first word of the command line where a command belongs that is none (empty if it is
 // one, or there is none): "formt" in `ebla formt`.
 std::string unknown_command(const CLI::App& app, int argc, char** argv) {
@@ -131,7 +115,7 @@ std::string unknown_command_message(const CLI::App& app, int argc, char** argv) 
   std::size_t best = 3;  // suggest only a command within two edits
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     names += (names.empty() ? "" : ", ") + sub->get_name();
-    const std::size_t d = edit_distance(word, sub->get_name());
+    const std::size_t d = ebla::edit_distance(word, sub->get_name());
     if (d < best) best = d, nearest = sub->get_name();
   }
   return "'" + word + "' is not an ebla command" + (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") +

@@ -45,22 +45,6 @@ WeakformDistribution distribution(const WeakformChoice& c) {
                 "unknown distribution '" + name + "' (uniform, positive, cancellation, wide, tiny)");
 }
 
-// Levenshtein distance of a and b (for the presets close to an unknown name).
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // An unknown preset: named, with the presets within two edits of it or starting with it, and
 // all of them.
 [[noreturn]] void unknown_unit(const WeakformChoice& c) {

@@ -2,6 +2,7 @@
 // lookup by name and validation of bad parameters.
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
+#include <ebla/core/parse.hpp>
 
 #include <gtest/gtest.h>
 
@@ -209,4 +210,18 @@ TEST(Encoding, EncodeInvertsDecodeOnEveryEncoding) {
   EXPECT_THROW(ebla::encode(1.0, ebla::formats::binary32()), ebla::InvalidArgument);  // 32 bits
   EXPECT_THROW(ebla::encode(INFINITY, ebla::formats::fp8_e4m3()), ebla::InvalidArgument);
   EXPECT_THROW(ebla::encode(NAN, ebla::formats::fp4_e2m1()), ebla::InvalidArgument);
+}
+
+// The text helpers of specs and command lines: numbers, and the distance of mistyped words.
+TEST(Parse, NumbersAndWordDistances) {
+  EXPECT_EQ(ebla::parse_double("0x1.8p-3", "x"), 0.1875);
+  EXPECT_EQ(ebla::parse_double("1e-8", "x"), 1e-8);
+  EXPECT_THROW(ebla::parse_double("1e-8x", "x"), ebla::InvalidArgument);
+  EXPECT_THROW(ebla::parse_double("", "x"), ebla::InvalidArgument);
+  EXPECT_EQ(ebla::edit_distance("", ""), 0u);
+  EXPECT_EQ(ebla::edit_distance("v100", "v100_fp16"), 5u);       // five insertions
+  EXPECT_EQ(ebla::edit_distance("weakfrom", "weakform"), 2u);    // two substitutions
+  EXPECT_EQ(ebla::edit_distance("mma", "mac"), 2u);
+  EXPECT_EQ(ebla::edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(ebla::edit_distance("abc", ""), 3u);
 }
