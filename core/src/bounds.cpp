@@ -41,6 +41,15 @@ double gamma(double n, double u) {
   return nu / (1.0 - nu);
 }
 
+double growth(double delta, double d) {
+  if (delta == 0 || d == 0) return 0;
+  const double x = d * std::log1p(delta);
+  // a margin of a few ulps of x covers log1p, the product and expm1 (whose relative error
+  // grows as 1 + x), and never less than 2^-48
+  const double margin = std::max(0x1p-48, (16 + 4 * x) * 0x1p-53);
+  return std::expm1(x) * (1 + margin) + 0x1p-1074;
+}
+
 double gamma_tilde(double n, double u, double lambda) {
   check_n("ebla::bounds::gamma_tilde", n);
   check_u("ebla::bounds::gamma_tilde", u);

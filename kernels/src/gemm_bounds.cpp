@@ -20,13 +20,6 @@ namespace ebla::gemm_detail {
 
 namespace {
 
-/// (1 + delta)^d - 1, rounded up (a margin of a few ulps covers exp and log).
-double growth_minus_one(double delta, double d) {
-  if (delta == 0 || d == 0) return 0;
-  const double g = std::expm1(d * std::log1p(delta));
-  return g * (1 + 0x1p-48) + tiny;
-}
-
 /// The constant terms of bound (gemm.hpp): (pairs) N G (1 + g)(1 + c).
 double underflow_term(const Prepared& P, double g) {
   return pairs_of(P.s.words) * P.model.steps * P.model.G * (1 + g) * (1 + P.c);
@@ -78,7 +71,7 @@ Prepared prepare(const ConstHostMatrix& A, const ConstHostMatrix& B, const GemmC
   P.n = B.extent(1);
   P.theta = theta_of(P.s, P.k);
   P.model = accumulation_model(P.s, P.k);
-  P.g = growth_minus_one(P.model.delta, P.model.depth);
+  P.g = bounds::growth(P.model.delta, P.model.depth);
   P.g_prob = P.g;
   const int p = P.s.words;
   const double pairs = pairs_of(p);

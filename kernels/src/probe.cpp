@@ -184,6 +184,15 @@ void probe_alignment(const DotDevice& d, ProbeFindings& f) {
     f.extra_bits = MatrixUnit::unbounded;
 }
 
+/// The block from a block test's results for p = first, first + 1, ... (f.block_results): the
+/// first p whose result shows a later operation, or the whole call (b >= length) if none does.
+template <class Later>
+void settle_block(ProbeFindings& f, int first, int length, Later later) {
+  const auto split = std::find_if(f.block_results.begin(), f.block_results.end(), later);
+  f.block_bounded = split != f.block_results.end();
+  f.block = f.block_bounded ? first + static_cast<int>(split - f.block_results.begin()) : length;
+}
+
 /// Whether position p of a call is added in the same operation as positions 0 and 1 (p >= 2),
 /// or position 1 in that of position 0 and of c (p = 1); `same` is the result of one operation.
 /// Three terms, two of them cancelling: one operation adds them exactly once, a rounding in
@@ -240,10 +249,7 @@ void probe_block(const DotDevice& d, ProbeFindings& f) {
     f.block_results.push_back(test.blk.run());
   }
   const double one = test.same();
-  const auto split = std::find_if(f.block_results.begin(), f.block_results.end(),
-                                  [&](double r) { return r != one; });
-  f.block_bounded = split != f.block_results.end();
-  f.block = f.block_bounded ? 1 + static_cast<int>(split - f.block_results.begin()) : d.length;
+  settle_block(f, 1, d.length, [&](double r) { return r != one; });
   f.slots = f.block >= 2 ? f.block : d.length;
 }
 
@@ -397,10 +403,7 @@ void probe_chain_block(const DotDevice& d, ProbeFindings& f) {
     blk.put(p + 1, s);
     f.block_results.push_back(blk.run());
   }
-  const auto split = std::find_if(f.block_results.begin(), f.block_results.end(),
-                                  [&](double r) { return same(r, s); });
-  f.block_bounded = split != f.block_results.end();
-  f.block = f.block_bounded ? h + static_cast<int>(split - f.block_results.begin()) : d.length;
+  settle_block(f, h, d.length, [&](double r) { return same(r, s); });
 }
 
 /// The block of a unit whose c comes after the products: c = 1, -1 at 0 and s at p. While p is
@@ -419,10 +422,7 @@ void probe_late_block(const DotDevice& d, ProbeFindings& f) {
     blk.put(p + 1, s);
     f.block_results.push_back(blk.run());
   }
-  const auto split = std::find_if(f.block_results.begin(), f.block_results.end(),
-                                  [&](double r) { return same(r, s); });
-  f.block_bounded = split != f.block_results.end();
-  f.block = f.block_bounded ? 1 + static_cast<int>(split - f.block_results.begin()) : d.length;
+  settle_block(f, 1, d.length, [&](double r) { return same(r, s); });
 }
 
 /// A chain of one operation's b >= 4 products, or a balanced tree of them (CDNA 2): 1 at 0,
@@ -813,34 +813,28 @@ ProbeRow block_row(const ProbeFindings& f) {
   const std::string finding = !f.block_bounded ? text("at least %d (the whole call)", f.length)
                               : f.block == 1   ? std::string("1 (every addition rounds)")
                                                : text("%d products", f.block);
-  if (f.block_test == "late c") {
-    const std::string s = hexf(f.block_small);
-    std::string evidence = text("c = 1, -1 at 0, %s at p: d = 0 for p = 1..%d", s.c_str(),
-                                f.block_bounded ? f.block - 1 : f.length - 1);
-    if (f.block_bounded) evidence += text(", %s for p = %d", s.c_str(), f.block);
-    if (f.block_bounded && f.block == 1) evidence = text("c = 1, -1 at 0, %s at 1: %s", s.c_str(), s.c_str());
-    return {"block", f.block_bounded ? text("%d products", f.block) : text("at least %d (the whole call)", f.length),
-            evidence};
-  }
-  if (f.block_test == "chains") {
-    const std::string s = hexf(f.block_small);
-    std::string evidence = text("%s at p, 1 at p mod %d, -1 at (p + 1) mod %d: d = 0 for p = %d..%d", s.c_str(),
-                                f.chains, f.chains, f.chains, f.block_bounded ? f.block - 1 : f.length - 1);
-    if (f.block_bounded) evidence += text(", %s for p = %d", s.c_str(), f.block);
-    return {"block", f.block_bounded ? text("%d products", f.block) : text("at least %d (the whole call)", f.length),
-            evidence};
-  }
-  const bool kept = f.block_test == "kept";
-  const std::string L = f.block_scale == 1 ? "1" : hexf(f.block_scale);
+  // the test's terms, the first p it tries, and what one operation gives
   const std::string s = hexf(f.block_small);
-  const std::string terms = kept ? L + " at 0, -" + L + " at p, " + s + " as c (p = 1) or at 1"
-                                 : "-" + L + " at 0, " + L + " as c (p = 1) or at 1, " + s + " at p";
-  const std::string one = kept ? s : "0";  // one operation's result
+  const std::string L = f.block_scale == 1 ? "1" : hexf(f.block_scale);
+  const int h = f.chains;
+  const int first = f.block_test == "chains" ? h : 1;
+  std::string terms, one = "0";
+  if (f.block_test == "late c") {
+    terms = "c = 1, -1 at 0, " + s + " at p";
+  } else if (f.block_test == "chains") {
+    terms = text("%s at p, 1 at p mod %d, -1 at (p + 1) mod %d", s.c_str(), h, h);
+  } else if (f.block_test == "kept") {
+    terms = L + " at 0, -" + L + " at p, " + s + " as c (p = 1) or at 1";
+    one = s;
+  } else {
+    terms = "-" + L + " at 0, " + L + " as c (p = 1) or at 1, " + s + " at p";
+  }
   std::string outcome;
-  if (f.block >= 2) outcome = text("d = %s for p = 1..%d", one.c_str(), f.block_bounded ? f.block - 1 : f.length - 1);
+  if (f.block > first)
+    outcome = text("d = %s for p = %d..%d", one.c_str(), first, f.block_bounded ? f.block - 1 : f.length - 1);
   if (f.block_bounded)
-    outcome += (outcome.empty() ? "" : ", ") + text("%s for p = %d", hexf(f.block_results[f.block - 1]).c_str(), f.block);
-  if (f.block == 1) outcome = "d = " + outcome;
+    outcome += (outcome.empty() ? "d = " : ", ") +
+               text("%s for p = %d", hexf(f.block_results[f.block - first]).c_str(), f.block);
   return {"block", finding, terms + ": " + outcome};
 }
 

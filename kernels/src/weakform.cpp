@@ -38,14 +38,6 @@ double underflow_error(const Format& f, bool nearest, bool subnormals) {
   return nearest ? spacing / 2 : spacing;
 }
 
-/// (1 + delta)^d - 1, rounded up: a margin of a few ulps of the argument x = d log1p(delta)
-/// covers log1p, the product and expm1 (whose relative error grows as 1 + x).
-double growth_minus_one(double delta, double d) {
-  if (delta == 0 || d == 0) return 0;
-  const double x = d * std::log1p(delta);
-  return std::expm1(x) * (1 + (16 + 4 * x) * 0x1p-53) + 0x1p-1074;
-}
-
 /// The precision T_s of the unit's sums: sum_precision, or the accumulation format's t.
 int sum_precision(const MatrixUnit& u) {
   return u.sum_precision != 0 ? u.sum_precision : u.accumulation.t;
@@ -119,7 +111,7 @@ Accumulation general_accumulation(const MatrixUnit& unit, std::size_t n, Weakfor
   r.roundings = static_cast<int>(all.steps);
   r.underflow = normal.G;
   r.underflow_subnormal = all.G;
-  r.gamma = growth_minus_one(all.delta, all.depth);  // g = (1 + delta)^d - 1 (docs/gemm.md, Lemma)
+  r.gamma = bounds::growth(all.delta, all.depth);  // g = (1 + delta)^d - 1 (docs/gemm.md, Lemma)
   Accumulation a;
   a.g = r.gamma;
   a.absolute = normal.steps * normal.G * (1 + a.g);  // N G (1 + g)

@@ -628,3 +628,21 @@ TEST(VarianceInformed, IsWeakerThanHmOnlyBeyondCrossover) {
 }
 
 }  // namespace
+
+// (1 + delta)^d - 1 rounded up, against __float128, for the deltas of the units (u, 2u,
+// truncation terms) and depths from 1 to 10^8.
+TEST(Bounds, GrowthIsAnUpperBoundWithinAFewUlps) {
+  int checked = 0;
+  for (double delta : {0x1p-53, 0x1p-24, 0x1p-23, 3 * 0x1p-24, 0x1p-11, 0x1p-8, 0x1p-3})
+    for (double d : {1.0, 2.0, 7.0, 64.0, 1000.0, 65536.0, 1e6, 1e8}) {
+      const __float128 exact = expm1q(static_cast<__float128>(d) * log1pq(static_cast<__float128>(delta)));
+      if (exact > static_cast<__float128>(1e300)) continue;
+      const double g = ebla::bounds::growth(delta, d);
+      EXPECT_GE(static_cast<__float128>(g), exact) << delta << " " << d;
+      EXPECT_LE(static_cast<__float128>(g), exact * (1 + static_cast<__float128>(0x1p-40))) << delta << " " << d;
+      ++checked;
+    }
+  EXPECT_GE(checked, 50);
+  EXPECT_EQ(ebla::bounds::growth(0, 5), 0.0);
+  EXPECT_EQ(ebla::bounds::growth(0x1p-24, 0), 0.0);
+}

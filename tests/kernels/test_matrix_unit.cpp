@@ -1208,14 +1208,22 @@ TEST(MatrixUnitGemm, HandlesEmptyShapes) {
   EXPECT_NO_THROW(ebla::unit_gemm(u, A0, B0, C0));
 }
 
-TEST(MatrixUnitValidation, RejectsBadUnitsNamingFunctionAndValue) {
-  const std::vector<double> x = {1, 2};
-  auto with = [](auto change) {
-    MatrixUnit u = units::v100_fp16();
-    change(u);
-    return u;
+/// A unit changed from `base` by `change`, and unit_dot on it as a callable for expect_invalid.
+template <class Change>
+MatrixUnit changed(MatrixUnit base, Change change) {
+  change(base);
+  return base;
+}
+auto dot_on(const MatrixUnit& u) {
+  return [u] {
+    const std::vector<double> x = {1, 2};
+    ebla::unit_dot(u, x, x);
   };
-  const auto call = [&x](const MatrixUnit& u) { return [u, &x] { ebla::unit_dot(u, x, x); }; };
+}
+
+TEST(MatrixUnitValidation, RejectsBadUnitsNamingFunctionAndValue) {
+  const auto with = [](auto change) { return changed(units::v100_fp16(), change); };
+  const auto call = [](const MatrixUnit& u) { return dot_on(u); };
   expect_invalid(call(with([](MatrixUnit& u) { u.block = 0; })), {"ebla::unit_dot", "block = 0"});
   expect_invalid(call(with([](MatrixUnit& u) { u.block = 65; })), {"block = 65"});
   expect_invalid(call(with([](MatrixUnit& u) { u.input = ebla::formats::binary64(); })),
@@ -1239,13 +1247,8 @@ TEST(MatrixUnitValidation, RejectsBadUnitsNamingFunctionAndValue) {
 }
 
 TEST(MatrixUnitValidation, RejectsPairwiseUnitsItCannotTree) {
-  const std::vector<double> x = {1, 2};
-  auto with = [](auto change) {
-    MatrixUnit u = units::mi210_fp16();
-    change(u);
-    return u;
-  };
-  const auto call = [&x](const MatrixUnit& u) { return [u, &x] { ebla::unit_dot(u, x, x); }; };
+  const auto with = [](auto change) { return changed(units::mi210_fp16(), change); };
+  const auto call = [](const MatrixUnit& u) { return dot_on(u); };
   expect_invalid(call(with([](MatrixUnit& u) { u.normalisation = Normalisation::at_end; })),
                  {"ebla::unit_dot", "pairwise = true needs normalisation = each_addition",
                   "at_end"});

@@ -39,6 +39,10 @@ namespace ebla::bounds {
 /// gamma_n = n u / (1 - n u) (Lemma 2.1 of seed 000); +infinity when n u >= 1.
 double gamma(double n, double u);
 
+/// (1 + delta)^d - 1, rounded up: the growth of d steps of relative error delta each (the
+/// tree lemma of docs/gemm.md). 0 if delta or d is 0.
+double growth(double delta, double d);
+
 /// gamma~_n(lambda) = exp(lambda sqrt(n) u + n u^2 / (1 - u)) - 1 (Higham & Mary 2019).
 double gamma_tilde(double n, double u, double lambda);
 
