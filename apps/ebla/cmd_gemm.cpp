@@ -104,7 +104,7 @@ Command add_gemm(CLI::App& app) {
   r.push_back(app.add_option("--failure", o->failure, "Failure probability of the probabilistic bounds, in (0, 1)")
                   ->capture_default_str());
   r.push_back(app.add_option("--seed", o->seed, "Seed of the matrices (mt19937_64)")->capture_default_str()->check(seed_range()));
-  r.push_back(app.add_option("--output,-o", o->output, "Write parameters and results to this HDF5 file"));
+  r.push_back(app.add_option("--output,-o", o->output, "Write parameters and results to this HDF5 file")->check(output_file()));
   add_progress_option(app, o->progress);
   r.push_back(app.get_option("--progress"));
   app.footer(

@@ -122,7 +122,7 @@ Command add_mac(CLI::App& app) {
   app.add_option("--samples,-n", o->samples, "Number of (a, b, c) triples, up to 1e7")->capture_default_str();
   app.add_option("--seed", o->seed, "Seed of the samples (mt19937_64) and of stochastic rounding")
       ->capture_default_str()->check(seed_range());
-  app.add_option("--output,-o", o->output, "Write the errors and bounds of every sample to this HDF5 file");
+  app.add_option("--output,-o", o->output, "Write the errors and bounds of every sample to this HDF5 file")->check(output_file());
   add_progress_option(app, o->progress);
   app.footer(
       "d = a*b + c, a, b, c ~ U[1,2], computed three ways by ebla::mpfma (seed 000, section 4.1,\n"

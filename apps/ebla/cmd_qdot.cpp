@@ -249,7 +249,7 @@ Command add_qdot(CLI::App& app) {
   app.add_flag("--float", o->use_float, "Single-precision vectors (the values rounded to float)");
   app.add_flag("--json", o->json, "One run: one line of JSON instead of text");
   app.add_flag("--markdown", o->markdown, "Experiments: tables in Markdown");
-  app.add_option("--output,-o", o->output, "Write parameters and results to this HDF5 file");
+  app.add_option("--output,-o", o->output, "Write parameters and results to this HDF5 file")->check(output_file());
   add_progress_option(app, o->progress);
   o->progress_option = app.get_option("--progress");
   app.footer(

@@ -59,6 +59,10 @@ class KokkosSession {
 /// fraction or more digits than that are refused, not wrapped or clamped).
 CLI::Validator seed_range();
 
+/// The check of every --output: a file name that is not empty (an empty one would write
+/// nothing and say nothing).
+CLI::Validator output_file();
+
 /// The command line of this process, arguments quoted where needed (for result files);
 /// recorded by main().
 const std::string& command_line();

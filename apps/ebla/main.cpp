@@ -42,6 +42,15 @@ CLI::Validator seed_range() {
       "INT in 0..2^63-1");
 }
 
+CLI::Validator output_file() {
+  return CLI::Validator(
+      [](const std::string& text) {
+        return text.empty() ? std::string("the file name is empty: give a path to write, or leave the option out")
+                            : std::string();
+      },
+      "FILE");
+}
+
 namespace {
 std::string recorded_command_line;
 
@@ -66,9 +75,12 @@ void set_command_line(int argc, const char* const* argv) {
 }  // namespace ebla::cli
 
 namespace {
-// SIGINT, SIGTERM (also how mpirun ends the other ranks when one aborts), SIGHUP: remove
-// the output files being written, then die of the signal as if unhandled (exit status
-// 128 + signal in a shell).
+// Every signal whose default action ends the process and that a handler may catch: SIGINT,
+// SIGTERM (also how mpirun ends the other ranks when one aborts), SIGHUP, and the rest of
+// POSIX's (a file size limit, a timer, a user signal, a closed pipe...): remove the output
+// files being written, then die of the signal as if unhandled (exit status 128 + signal
+// in a shell). The faults of the program itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL) are left
+// to their default (and to the sanitizers' reports).
 extern "C" void remove_temporaries_and_die(int signal) {
   ebla::remove_pending_temporaries();
   std::signal(signal, SIG_DFL);
@@ -77,7 +89,8 @@ extern "C" void remove_temporaries_and_die(int signal) {
 
 // A signal that the process was started ignoring (nohup, a background job) stays ignored.
 void remove_temporaries_on_signals() {
-  for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU,
+                     SIGXFSZ, SIGVTALRM, SIGPROF, SIGPOLL, SIGSYS}) {
     struct sigaction now {};
     if (sigaction(signal, nullptr, &now) != 0 || now.sa_handler == SIG_IGN) continue;
     struct sigaction handler {};
@@ -85,6 +98,20 @@ void remove_temporaries_on_signals() {
     sigemptyset(&handler.sa_mask);
     sigaction(signal, &handler, nullptr);
   }
+}
+
+// A message for the terminal: control bytes other than a line end or a tab (an escape
+// sequence from a file's text, quoted in a message) written as \xNN, never sent raw.
+std::string printable(const char* message) {
+  std::string s;
+  for (const char* c = message; *c != '\0'; ++c) {
+    const auto byte = static_cast<unsigned char>(*c);
+    if ((byte < 0x20 && byte != '\n' && byte != '\t') || byte == 0x7f)
+      s += fmt::format("\\x{:02x}", byte);
+    else
+      s += *c;
+  }
+  return s;
 }
 
 // An allocation that failed: std::bad_alloc, or Kokkos's report of it, a runtime_error
@@ -136,9 +163,9 @@ int end_of_parse(const CLI::App& app, const std::exception_ptr& stop, int argc, 
   } catch (const CLI::CallForVersion& e) {
     if (unknown.empty()) return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    if (unknown.empty()) spdlog::error("{}", e.what());
+    if (unknown.empty()) spdlog::error("{}", printable(e.what()));
   }
-  if (!unknown.empty()) spdlog::error("{}", unknown);
+  if (!unknown.empty()) spdlog::error("{}", printable(unknown.c_str()));
   spdlog::error("run 'ebla --help' for the commands, 'ebla COMMAND --help' for their options");
   return ebla::cli::exit_bad_input;
 }
@@ -184,11 +211,11 @@ int main(int argc, char** argv) {
     for (const auto& [sub, run] : commands)
       if (sub->parsed()) return run();
   } catch (const ebla::InvalidArgument& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", printable(e.what()));
     return ebla::cli::finish_with(ebla::cli::exit_bad_input);  // under mpirun: ends every rank
   } catch (const ebla::Hdf5Error& e) {
     // an output that could not be written (a full disk): the target as it was, no temporary
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", printable(e.what()));
     return ebla::cli::finish_with(ebla::cli::exit_bad_input);
   } catch (const std::exception& e) {
     if (out_of_memory(e)) {
@@ -196,10 +223,11 @@ int main(int argc, char** argv) {
       // its writer as the stack unwound
       spdlog::error("out of memory in '{}' ({} available now: give smaller sizes or inputs): {}",
                     ebla::cli::command_line(),
-                    ebla::detail::memory_text(static_cast<double>(ebla::detail::available_memory())), e.what());
+                    ebla::detail::memory_text(static_cast<double>(ebla::detail::available_memory())),
+                    printable(e.what()));
       return ebla::cli::finish_with(ebla::cli::exit_bad_input);
     }
-    spdlog::critical("{}", e.what());
+    spdlog::critical("{}", printable(e.what()));
     return ebla::cli::finish_with(1);
   }
   return 0;

@@ -123,7 +123,7 @@ void add_output_options(CLI::App& app, OutputCli& o, Solver s) {
                                      "A progress line on stderr every K iterations, and with --experiment one per run (0: none)")
                           ->capture_default_str();
   app.add_flag("--json", o.json, "One line of JSON instead of text (a sweep: one per run and a summary)");
-  app.add_option("--output,-o", o.output, "Write parameters and per-iteration series to this HDF5 file");
+  app.add_option("--output,-o", o.output, "Write parameters and per-iteration series to this HDF5 file")->check(output_file());
   app.add_flag("--levels", o.levels,
                s == Solver::cg ? "With --output: the rung of every component of r^T r and p^T q per iteration"
                                : "With --output: the rung of every component of y^T y and x^T y per iteration");

@@ -303,13 +303,14 @@ Hdf5Writer::Hdf5Writer(const std::string& path, const std::vector<std::string>& 
   const std::string refused = refusal(path, inputs);
   if (!refused.empty()) throw_invalid(function, "will not replace " + in_quotes(path) + ": " + refused);
   state_->path = path;
-  state_->temporary = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
-  state_->pending = detail::PendingTemporary(state_->temporary);  // before it exists: no moment unrecorded
-  // the temporary file now, so that a path that cannot be written fails before the run
-  state_->fd = ::open(state_->temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  // the temporary file now, so that a path that cannot be written fails before the run; it
+  // is recorded once it is ours (a signal in between leaves an empty file, never removes
+  // a file of someone else's that had the name drawn)
+  state_->fd = detail::create_temporary(path, state_->temporary);
   if (state_->fd < 0)
     throw_invalid(function, "cannot create " + in_quotes(path) + " (written as " + in_quotes(state_->temporary) +
                                 " until committed): " + std::strerror(errno));
+  state_->pending = detail::PendingTemporary(state_->temporary);
   // The file is built in memory (HDF5's core driver, no backing store) and written out by
   // commit(): a full disk or a failing device then fails a write of ours, with its errno,
   // instead of an HDF5 close that cannot complete (HDF5 1.10 then crashes at exit, closing

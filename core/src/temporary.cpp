@@ -1,9 +1,14 @@
 #include <ebla/core/temporary.hpp>
 
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <climits>
+#include <cstdint>
 #include <cstring>
+#include <random>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace ebla {
@@ -32,6 +37,40 @@ void remove_pending_temporaries() noexcept {
 }
 
 namespace detail {
+
+namespace {
+
+// Six letters of a..z from a generator seeded by the system's entropy source where it has
+// one, else by the clock and the process id.
+std::string random_letters(std::mt19937_64& g) {
+  std::string s(6, 'a');
+  for (char& c : s) c = static_cast<char>('a' + g() % 26);
+  return s;
+}
+
+std::uint64_t entropy() {
+  try {
+    std::random_device d;
+    return (static_cast<std::uint64_t>(d()) << 32) ^ d();
+  } catch (...) {
+    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+           (static_cast<std::uint64_t>(::getpid()) << 40);
+  }
+}
+
+}  // namespace
+
+int create_temporary(const std::string& target, std::string& name) {
+  std::mt19937_64 g(entropy());
+  const std::string stem = target + ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-";
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    name = stem + random_letters(g);
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
 
 PendingTemporary::PendingTemporary(const std::string& path) noexcept {
   if (path.empty() || path.size() >= PATH_MAX) return;

@@ -132,6 +132,9 @@ public:
 
   double value(const std::string& s) const {
     const char* begin = s.data() + (s[0] == '+' && s.size() > 1 && s[1] != '-' ? 1 : 0);
+    const std::size_t digits = s[0] == '+' || s[0] == '-' ? 1 : 0;
+    if (integers && (s.size() == digits || s.find_first_not_of("0123456789", digits) != std::string::npos))
+      fail("value " + in_quotes(s) + " is not an integer, as the banner's field 'integer' says every value is");
     double v = 0;
     const auto r = std::from_chars(begin, s.data() + s.size(), v);
     if (r.ec == std::errc::result_out_of_range) fail("value " + in_quotes(s) + " is out of the range of double");
@@ -141,6 +144,8 @@ public:
   }
 
   long line() const { return line_; }
+
+  bool integers = false;  // the banner's field is "integer": every value a whole number
 
 private:
   static constexpr std::size_t max_line = 1 << 20;
@@ -277,12 +282,19 @@ void check_dimension(Reader& in, std::uint64_t n, const char* what) {
 // The output file under a temporary name; removed unless commit() renamed it onto path.
 class Output {
 public:
-  Output(const std::string& path, const char* function)
-      : path_(path), temporary_(path + ".tmp-" + std::to_string(static_cast<long>(::getpid()))),
-        function_(function), pending_(temporary_), file_(std::fopen(temporary_.c_str(), "w")) {
-    if (file_ == nullptr)
+  Output(const std::string& path, const char* function) : path_(path), function_(function) {
+    const int fd = detail::create_temporary(path_, temporary_);
+    file_ = fd < 0 ? nullptr : ::fdopen(fd, "w");
+    if (file_ == nullptr) {
+      const int error = errno;
+      if (fd >= 0) {
+        ::close(fd);
+        std::remove(temporary_.c_str());
+      }
       throw_invalid(function_, "cannot create " + in_quotes(temporary_) + " (for " + in_quotes(path_) +
-                                   "): " + std::strerror(errno));
+                                   "): " + std::strerror(error));
+    }
+    pending_ = detail::PendingTemporary(temporary_);
   }
   ~Output() {
     if (file_ != nullptr) std::fclose(file_);
@@ -320,7 +332,7 @@ private:
   std::string path_, temporary_;
   const char* function_;
   detail::PendingTemporary pending_;  // the temporary, for a signal handler to remove
-  std::FILE* file_;
+  std::FILE* file_ = nullptr;
   bool committed_ = false;
 };
 
@@ -331,6 +343,7 @@ private:
 CsrMatrix read_matrix_market(const std::string& path) {
   Reader in(path, "ebla::read_matrix_market");
   const Banner b = read_banner(in, {"coordinate"}, {"general", "symmetric"});
+  in.integers = b.field == "integer";
   const bool symmetric = b.symmetry == "symmetric";
   const Size s = read_size(in, true);
   check_dimension(in, s.rows, "rows");
@@ -360,6 +373,7 @@ CsrMatrix read_matrix_market(const std::string& path) {
 Vector read_matrix_market_vector(const std::string& path) {
   Reader in(path, "ebla::read_matrix_market_vector");
   const Banner b = read_banner(in, {"array", "coordinate"}, {"general"});
+  in.integers = b.field == "integer";
   const bool coordinate = b.format == "coordinate";
   const Size s = read_size(in, coordinate);
   if (s.cols != 1) in.fail("a vector has one column, not " + std::to_string(s.cols));

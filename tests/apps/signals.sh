@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A run interrupted while it writes -o FILE (SIGINT, SIGTERM, SIGHUP) removes its temporary
-# file, leaves no FILE, and dies of the signal (exit status 128 + the signal's number).
+# A run interrupted while it writes -o FILE (SIGINT, SIGTERM, SIGHUP and the other signals
+# whose default ends a process) removes its temporary file, leaves no FILE, and dies of the
+# signal (exit status 128 + the signal's number).
 # Usage: signals.sh EBLA
 set -u
 ebla=$1
@@ -12,7 +13,7 @@ fail() {
   failures=$((failures + 1))
 }
 set -m  # job control: the background run gets SIGINT's default action, not "ignored"
-for sig in INT TERM HUP; do
+for sig in INT TERM HUP QUIT USR1 USR2 ALRM XFSZ XCPU PIPE VTALRM PROF; do
   "$ebla" cg --nx 30 --ny 30 --nz 30 --tol 1e-300 --max-iter 100000000 --progress 0 -o "$dir/out.h5" \
     > "$dir/stdout" 2> "$dir/stderr" &
   pid=$!
@@ -33,4 +34,4 @@ if [ "$failures" -ne 0 ]; then
   echo "signals.sh: $failures failure(s)"
   exit 1
 fi
-echo "signals.sh: SIGINT, SIGTERM and SIGHUP left no file"
+echo "signals.sh: SIGINT, SIGTERM, SIGHUP and the other terminating signals left no file"

@@ -150,7 +150,10 @@ TEST_F(hdf5, WritesUnderATemporaryNameUntilCommit) {
   const std::string path = file("result.h5");
   ebla::Hdf5Writer out(path);
   EXPECT_EQ(out.path(), path);
-  EXPECT_EQ(out.temporary_path(), path + ".tmp-" + std::to_string(::getpid()));
+  const std::string stem = path + ".tmp-" + std::to_string(::getpid()) + "-";  // then six random letters
+  ASSERT_EQ(out.temporary_path().size(), stem.size() + 6);
+  EXPECT_EQ(out.temporary_path().substr(0, stem.size()), stem);
+  EXPECT_EQ(out.temporary_path().find_first_not_of("abcdefghijklmnopqrstuvwxyz", stem.size()), std::string::npos);
   out.root().group("g").dataset("v", std::vector<double>{1, 2});
   EXPECT_TRUE(fs::exists(out.temporary_path()));
   EXPECT_FALSE(fs::exists(path));
@@ -158,6 +161,45 @@ TEST_F(hdf5, WritesUnderATemporaryNameUntilCommit) {
   EXPECT_TRUE(fs::exists(path));
   EXPECT_FALSE(fs::exists(out.temporary_path()));
   EXPECT_GT(H5Fis_hdf5(path.c_str()), 0);
+}
+
+// A link planted where the temporary file would go (the old name <path>.tmp-<pid>, a
+// symbolic link to a file of the user's) is neither followed nor truncated, and the output
+// is a regular file of its own, not the link's target.
+TEST_F(hdf5, ALinkPlantedAtTheTemporaryNameIsNeitherFollowedNorTruncated) {
+  const std::string path = file("out.h5"), victim = file("victim.txt");
+  std::ofstream(victim) << "keep me\n";
+  const std::string planted = path + ".tmp-" + std::to_string(::getpid());
+  fs::create_symlink(victim, planted);
+  {
+    ebla::Hdf5Writer out(path);
+    EXPECT_NE(out.temporary_path(), planted);
+    EXPECT_FALSE(fs::is_symlink(out.temporary_path()));
+    out.root().group("g").dataset("v", std::vector<double>{1, 2});
+    out.commit();
+  }
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(path)));
+  EXPECT_GT(H5Fis_hdf5(path.c_str()), 0);
+  std::ifstream in(victim);
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "keep me");
+  EXPECT_TRUE(fs::is_symlink(planted));  // left as it was
+}
+
+// Two writers of one target in one process: two temporary files, each created new.
+TEST_F(hdf5, EveryWriterCreatesATemporaryFileOfItsOwn) {
+  const std::string path = file("twice.h5");
+  ebla::Hdf5Writer a(path), b(path);
+  EXPECT_NE(a.temporary_path(), b.temporary_path());
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(a.temporary_path())));
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(b.temporary_path())));
+  std::string name;
+  const int fd = ebla::detail::create_temporary(path, name);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  EXPECT_EQ(fs::file_size(name), 0u);
+  fs::remove(name);
 }
 
 TEST_F(hdf5, LeavesNoFileWithoutCommit) {

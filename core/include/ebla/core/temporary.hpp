@@ -1,11 +1,14 @@
 // The temporary files of ebla's writers, for a signal handler to remove.
 //
-// Every writer of ebla (Hdf5Writer, the Matrix Market writers) writes to `<path>.tmp-<pid>`
-// and renames it onto the target when complete; its destructor removes an uncommitted one.
+// Every writer of ebla (Hdf5Writer, the Matrix Market writers) writes to a new file beside
+// its target, `<path>.tmp-<pid>-<six letters>` (create_temporary), and renames it onto the
+// target when complete, so that the rename is the only step that touches the target; its
+// destructor removes an uncommitted one.
 // A process ended by a signal runs no destructor, so the writers also record their temporary
 // file in a fixed table from creation until commit or removal, and a program's handler of
-// SIGINT, SIGTERM or SIGHUP (the ebla command installs one; under mpirun an abort ends the
-// other ranks with SIGTERM) calls remove_pending_temporaries() before it dies.
+// SIGINT, SIGTERM, SIGHUP and every other signal whose default ends the process (the ebla
+// command installs one; under mpirun an abort ends the other ranks with SIGTERM) calls
+// remove_pending_temporaries() before it dies.
 //
 // Where it runs: on the host (files).
 #pragma once
@@ -20,6 +23,13 @@ namespace ebla {
 void remove_pending_temporaries() noexcept;
 
 namespace detail {
+
+/// Creates the temporary file for `target`: `<target>.tmp-<pid>-<six random letters>`, opened
+/// for writing with O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC and mode 0666 less the umask.
+/// A name that exists already, as a file or as a (symbolic or hard) link, is never opened,
+/// truncated or followed: another name is drawn, 100 times at most. Returns the descriptor
+/// and sets `name`, or returns -1 with errno set (EEXIST if every name drawn existed).
+int create_temporary(const std::string& target, std::string& name);
 
 /// Records `path` in the table for as long as it lives (move-only). A path longer than
 /// PATH_MAX, or one more than the table holds (64 at once), is not recorded: the writer's
