@@ -90,6 +90,13 @@ double sum(double v, MPI_Comm comm) {
   return v;
 }
 
+double max(double v, MPI_Comm comm) {
+  // MPI_MAX ignores a NaN on some implementations: a flag carries it
+  double both[2] = {std::isnan(v) ? 1.0 : 0.0, std::isnan(v) ? 0.0 : v};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, both, 2, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  return both[0] > 0 ? std::nan("") : both[1];
+}
+
 double global_norm(const DoubleDouble& local_squares, MPI_Comm comm) {
   MPI_Datatype type;
   MPI_Op op;

@@ -7,8 +7,10 @@
 
 #include "accurate_dots.hpp"
 #include "lanczos_condition.hpp"
+#include "vector_range.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -30,6 +32,7 @@ const char* to_string(SolverStatus s) {
     case SolverStatus::converged: return "converged";
     case SolverStatus::max_iterations: return "max_iterations";
     case SolverStatus::breakdown: return "breakdown";
+    case SolverStatus::unconfirmed: return "unconfirmed";
   }
   return "?";
 }
@@ -138,20 +141,6 @@ void scale(ConstVector dinv, ConstVector r, Vector z) {
       KOKKOS_LAMBDA(const std::size_t i) { z(i) = dinv(i) * r(i); });
 }
 
-// D^-1 from the owned diagonal d (in place); `problem` names a zero or nonfinite entry.
-Vector jacobi_inverse(Vector d, std::string& problem) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
-  for (std::size_t i = 0; i < h.extent(0); ++i) {
-    if (!(h(i) != 0) || !std::isfinite(h(i))) {
-      problem = "Jacobi preconditioner: diagonal entry " + std::to_string(i) + " is " + std::to_string(h(i));
-      return d;
-    }
-    h(i) = 1 / h(i);
-  }
-  Kokkos::deep_copy(d, h);
-  return d;
-}
-
 // Throws InvalidArgument on every process if `problem` is not empty on some process.
 void agree(const SolverSpace& A, const char* function, const std::string& problem) {
   if (!A.all(problem.empty()))
@@ -189,15 +178,14 @@ CgResult stop(CgResult res, SolverStatus status, std::string reason) {
   return res;
 }
 
-}  // namespace
-
 // The loop runs on the owned rows; every scalar it branches on comes from a global reduction
 // of the space, so every process takes the same branches.
-CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy& given, const CgOptions& o) {
+// The arguments are checked (cg below); dinv is D^-1 with Jacobi, else empty.
+CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVector dinv, const DotPolicy& given,
+                 const CgOptions& o) {
   const DotPolicy dots = detail::in_solver(given, A);  // the plan margin resolved
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t n = A.size(), N = A.global_size();
-  agree(A, "ebla::cg", problem_of(n, b, x0, o));
   CgResult res;
   res.x = Vector("ebla::cg x", n);
   res.b_norm = exact_norm(A, b);
@@ -211,9 +199,6 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
   }
   Vector x = res.x, r("ebla::cg r", n), p("ebla::cg p", n), q("ebla::cg q", n);
   for (const Vector& v : {x, r, p, q}) detail::forget_plans(v.data());  // plans of this solve only
-  std::string zero_pivot;
-  const Vector dinv = o.jacobi ? jacobi_inverse(A.diagonal(), zero_pivot) : Vector();
-  agree(A, "ebla::cg", zero_pivot);
   Vector z = o.jacobi ? Vector("ebla::cg z", n) : r;
   detail::forget_plans(z.data());
   auto precondition = [&] { if (o.jacobi) scale(dinv, r, z); };
@@ -331,6 +316,115 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
   res.iteration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
   res.true_residual = A.residual_norm(x, b);
   res.seconds = seconds();
+  return res;
+}
+
+// ---- the certificate and the range of double ------------------------------------------------
+
+Vector times_power_of_two(ConstVector v, int k, const char* label) {
+  Vector w(std::string(label), v.extent(0));
+  detail::times_power_of_two(v, k, w);
+  return w;
+}
+
+// A double for a message: "1e-310", "-0", "nan".
+std::string number_text(double v) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.17g", v);
+  return s;
+}
+
+// The e for which 2^-e b keeps CG's squares in double's range: 0 where sum b_i^2 lies in
+// [2^-600, 2^600] (or b = 0), else the exponent of max |b_i|, so that 2^-e max |b_i| is in
+// [1/2, 1). Outside that range ||b||^2 overflows (b of 1e160) or loses its digits to
+// underflow (b of 1e-200), and with it the relative tolerance tau ||b||, the test b = 0
+// and every r^T r after it.
+int range_exponent(const SolverSpace& A, ConstVector b) {
+  if (detail::squares_in_range(A.sum(plain_dot(b, b)))) return 0;
+  return detail::range_exponent_of(A, b);
+}
+
+// An upper bound on the exact ||b - A x|| from `computed`, its value in double-double
+// (operators.hpp): the sum of squares in double-double and its square root rounded once
+// each, within (1 + 2^-50) of the norm; squares below the subnormal range, at most 2^-1074
+// each in two parts, add at most sqrt(2 N) 2^-537.
+double true_residual_bound(double computed, std::size_t N) {
+  return computed * (1 + 0x1p-50) + std::sqrt(2.0 * static_cast<double>(N)) * 0x1p-537;
+}
+
+// The certificate: a run that says "converged" has a finite true residual whose bound is
+// within tau. The recursive residual can meet tau while the true one does not (rounding in
+// the recurrence, approximate dot products, tau below the attainable accuracy).
+void confirm(CgResult& res, std::size_t N) {
+  if (res.status != SolverStatus::converged) return;
+  const double bound = true_residual_bound(res.true_residual, N);
+  if (bound <= res.tolerance_used) return;  // false for a NaN or infinite residual
+  char why[160];
+  std::snprintf(why, sizeof why, "the recursive residual met tau = %.3e, the true residual %.3e did not",
+                res.tolerance_used, res.true_residual);
+  res.stop_reason = why;
+  res.status = SolverStatus::unconfirmed;
+}
+
+// D^-1 for Jacobi (else an empty View); refuses, on every process, a diagonal entry that is
+// not positive: an SPD matrix has a_ii = e_i^T A e_i > 0, so a zero (an empty row, a row
+// without its diagonal entry), a negative or a NaN entry is no input for CG.
+Vector checked_diagonal(const SolverSpace& A, bool jacobi) {
+  Vector d = A.diagonal();
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
+  std::string problem;
+  for (std::size_t i = 0; i < h.extent(0) && problem.empty(); ++i) {
+    if (!(h(i) > 0) || !std::isfinite(h(i)))
+      problem = "diagonal entry " + std::to_string(i) + " of A is " + number_text(h(i)) +
+                ": A is not symmetric positive definite";
+    else if (jacobi && !std::isfinite(1 / h(i)))
+      problem = "Jacobi preconditioner: diagonal entry " + std::to_string(i) + " is " + number_text(h(i)) +
+                ", whose inverse overflows";
+    else
+      h(i) = 1 / h(i);
+  }
+  agree(A, "ebla::cg", problem);
+  if (!jacobi) return Vector();
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+// CG on the system scaled by 2^-e (range_exponent): b and x0 times 2^-e, an absolute tau
+// too, and the results scaled back (exactly, but for overflow or underflow of the
+// reported values). The dot records keep the scaled system's values.
+CgResult scaled_cg(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVector dinv, const DotPolicy& dots,
+                   const CgOptions& o, int e) {
+  CgOptions scaled = o;
+  if (o.norm == Norm::absolute) scaled.tolerance = std::ldexp(o.tolerance, -e);
+  if (o.progress) scaled.progress = [&](int k, double r) { o.progress(k, std::ldexp(r, e)); };
+  CgResult res = iterate(A, times_power_of_two(b, -e, "ebla::cg 2^-e b"), times_power_of_two(x0, -e, "ebla::cg 2^-e x0"),
+                         dinv, dots, scaled);
+  confirm(res, A.global_size());
+  const Vector x = res.x;
+  detail::times_power_of_two(x, e, x);
+  for (double* v : {&res.b_norm, &res.tolerance_used, &res.initial_residual, &res.recursive_residual,
+                    &res.true_residual})
+    *v = std::ldexp(*v, e);
+  for (CgIteration& it : res.history) it.residual = std::ldexp(it.residual, e);
+  if (res.status == SolverStatus::converged && !A.all(finite_vector(x))) {
+    res.status = SolverStatus::unconfirmed;
+    res.stop_reason = "the solution of the scaled system overflows when scaled back by 2^" + std::to_string(e);
+  }
+  res.events.insert(res.events.begin(),
+                    SolverEvent{0, "b scaled by 2^" + std::to_string(-e) + ": ||b||^2 is outside double's range; "
+                                       "the dot records are the scaled system's"});
+  return res;
+}
+
+}  // namespace
+
+CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
+  agree(A, "ebla::cg", problem_of(A.size(), b, x0, o));
+  const Vector dinv = checked_diagonal(A, o.jacobi);
+  const int e = range_exponent(A, b);
+  if (e != 0) return scaled_cg(A, b, x0, dinv, dots, o, e);
+  CgResult res = iterate(A, b, x0, dinv, dots, o);
+  confirm(res, A.global_size());
   return res;
 }
 

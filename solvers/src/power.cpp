@@ -4,6 +4,7 @@
 #include <ebla/kernels/qdot_host.hpp>
 
 #include "accurate_dots.hpp"
+#include "vector_range.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -25,8 +26,8 @@ void scaled(ConstVector u, double s, Vector v) {
       "ebla::scale", Kokkos::RangePolicy<exec>(0, u.extent(0)), KOKKOS_LAMBDA(const std::size_t i) { v(i) = s * u(i); });
 }
 
-// Checks the arguments on every process (they agree: all throw or none); returns ||x0||^2.
-double validate(const SolverSpace& A, ConstVector x0, const PowerOptions& o) {
+// Checks the arguments on every process (they agree: all throw or none).
+void validate(const SolverSpace& A, ConstVector x0, const PowerOptions& o) {
   const char* f = "ebla::power_method";
   const std::size_t n = A.size();
   std::string problem;
@@ -35,10 +36,22 @@ double validate(const SolverSpace& A, ConstVector x0, const PowerOptions& o) {
   else if (o.max_iterations < 1) problem = "max_iterations " + std::to_string(o.max_iterations) + " must be at least 1";
   if (!A.all(problem.empty()))
     throw_invalid(f, problem.empty() ? std::string("invalid input on another process") : problem);
-  const double norm2 = A.sum(plain_dot(x0, x0));
-  if (!std::isfinite(norm2)) throw_invalid(f, "x0 has a NaN or infinite entry (or overflows)");
-  if (norm2 == 0) throw_invalid(f, "x0 is the zero vector: the power method needs a nonzero start");
-  return norm2;
+  const double top = detail::max_abs(A, x0);
+  if (!std::isfinite(top)) throw_invalid(f, "x0 has a NaN or infinite entry");
+  if (top == 0) throw_invalid(f, "x0 is the zero vector: the power method needs a nonzero start");
+}
+
+// x = x0 / ||x0|| (line 1): where sum x0_i^2 leaves double's range (x0 of 1e160 or 1e-200),
+// of 2^-e x0 with 2^-e max |x0_i| in [1/2, 1), the same direction.
+void normalise_start(const SolverSpace& A, ConstVector x0, Vector x) {
+  double squares = A.sum(plain_dot(x0, x0));
+  if (detail::squares_in_range(squares)) {
+    scaled(x0, 1 / std::sqrt(squares), x);
+    return;
+  }
+  detail::times_power_of_two(x0, -detail::range_exponent_of(A, x0), x);
+  squares = A.sum(plain_dot(x, x));
+  scaled(x, 1 / std::sqrt(squares), x);
 }
 
 // A certified bound on |lambda~ - lambda| where lambda~ = value(xy) was computed from the
@@ -92,13 +105,30 @@ void repeat_exactly(const SolverSpace& A, double c, double lambda_before, Vector
   it.change = std::fabs(it.eigenvalue - lambda_before);
 }
 
+// ||A x - lambda x|| in double-double for the unit x: where |lambda| leaves [2^-400, 2^400],
+// as 2^-e ||A (2^e x) - lambda (2^e x)|| with 2^e |lambda| near 1, so that the squares of
+// the residual of an operator of 1e-200 neither underflow to a residual of 0 nor (of 1e200)
+// overflow.
+double residual_of(const SolverSpace& A, Vector x, double lambda) {
+  int e = 0;
+  const double size = std::fabs(lambda);
+  if (size > 0 && (size < 0x1p-400 || size > 0x1p400)) {
+    std::frexp(size, &e);
+    e = -e;
+  }
+  Vector sx("ebla::power 2^e x", x.extent(0)), lx("ebla::power lambda x", x.extent(0));
+  detail::times_power_of_two(x, e, sx);
+  scaled(sx, lambda, lx);
+  return std::ldexp(A.residual_norm(sx, lx), -e);
+}
+
 }  // namespace
 
 // Every scalar the loop branches on comes from a global reduction of the space.
 PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t n = A.size();
-  const double x0_norm2 = validate(A, x0, o);
+  validate(A, x0, o);
   PowerResult res;
   Vector x("ebla::power x", n), y("ebla::power y", n);
   for (const Vector& v : {x, y}) detail::forget_plans(v.data());  // plans of this solve only
@@ -123,7 +153,7 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   };
   double deviation_before = 0;  // the certified bound on |lambda_k - lambda_PM,k| of the last step
 
-  scaled(x0, 1 / std::sqrt(x0_norm2), x);  // x_1 = x_0 / ||x_0|| (line 1)
+  normalise_start(A, x0, x);                               // x_1 = x_0 / ||x_0|| (line 1)
   A.apply(x, y);                                           // y_1 = A x_1
   PowerIteration start;
   if (dot.automatic()) {  // lambda_1 = x_1^T A x_1 (line 3), as rough as the rule allows
@@ -145,6 +175,16 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
     PowerIteration it;
     const double margin = dot.automatic() ? predicted_margin(res.history, o.tolerance) : 0.0;
     it.yy = dot.dot(A, request(DotRole::power_norm, k, lambda, margin), y, y, levels(it.yy_levels), true);  // c = y_k^T y_k (line 6)
+    if (!detail::squares_in_range(it.yy.value) && std::isfinite(lambda)) {  // ||A x||^2 outside double's range:
+      const int e = detail::range_exponent_of(A, y);                         //   c of 2^-e y_k, the same x_{k+1}
+      if (e != 0) {
+        detail::times_power_of_two(y, -e, y);
+        it.yy = dot.dot(A, request(DotRole::power_norm, k, lambda, margin), y, y, levels(it.yy_levels), true);
+        res.events.push_back({k, "y scaled by 2^" + std::to_string(-e) +
+                                     " before its norm: ||A x||^2 is outside double's range (the record is of the "
+                                     "scaled y)"});
+      }
+    }
     const double c = it.yy.value;
     if (!(c > 0) || !std::isfinite(c) || !std::isfinite(lambda)) {
       res.breakdown = !std::isfinite(lambda) ? "x^T A x = " + std::to_string(lambda)
@@ -189,9 +229,7 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   res.iterations = k;
   res.eigenvalue = lambda;
   res.eigenvector = x;
-  Vector lx("ebla::power lambda x", n);
-  scaled(x, lambda, lx);
-  res.residual = std::isfinite(lambda) ? A.residual_norm(x, lx) : std::nan("");
+  res.residual = std::isfinite(lambda) ? residual_of(A, x, lambda) : std::nan("");
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }

@@ -132,6 +132,39 @@ void check_symmetry(const CsrMatrix& A, const std::string& file, const char* fie
   }
 }
 
+// What a solve of an n x n matrix from a file holds beside the matrix: CG 10 vectors of n
+// doubles (b, x0, x*, and the iteration's x, r, p, q, z, D^-1 and the diagonal), the power
+// method 6 (x0, x, y, lambda x, the residual's), a dense operator 8 n^2 bytes more.
+void check_run_memory(const ProblemSpec& spec, ProblemUse use, const CsrMatrix& A, const char* field,
+                      const std::string& file) {
+  const double n = static_cast<double>(A.numRows());
+  double bytes = (use == ProblemUse::cg ? 10 : 6) * 8 * n;
+  if (spec.op == OperatorKind::dense) bytes += 8 * n * n;
+  detail::check_memory(spec.named(field), text("solving with the %.0f x %.0f matrix of '%s'", n, n, file.c_str()),
+                       bytes);
+}
+
+// CG's matrix must be SPD, so each a_ii = e_i^T A e_i > 0: a row without entries (the 1-entry
+// file that declares 2e8 rows) or without a positive diagonal entry is refused before any
+// vector of the solve exists. Duplicates of (i, i) add up, as the operator sums them.
+void check_positive_diagonal(const CsrMatrix& A, const ProblemSpec& spec, const char* field, const std::string& file) {
+  auto row_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
+  auto cols = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
+  auto values = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
+  for (std::size_t i = 0; i + 1 < row_map.extent(0); ++i) {
+    if (row_map(i) == row_map(i + 1))
+      throw_invalid(spec.named(field), text("'%s': row %zu (counting from 1) has no entry, so A is singular; CG needs "
+                                            "a symmetric positive definite matrix", file.c_str(), i + 1));
+    double d = 0;
+    for (std::size_t k = row_map(i); k < row_map(i + 1); ++k)
+      if (static_cast<std::size_t>(cols(k)) == i) d += values(k);
+    if (!(d > 0))
+      throw_invalid(spec.named(field), text("'%s': the diagonal entry of row %zu (counting from 1) is %g, so A is not "
+                                            "positive definite; CG needs a symmetric positive definite matrix",
+                                            file.c_str(), i + 1, d));
+  }
+}
+
 CsrMatrix read_source_matrix(const ProblemSpec& spec, ProblemUse use, Problem& p) {
   if (spec.source == ProblemSource::laplacian) {
     CsrMatrix A = graph_laplacian(spec.n, spec.degree, spec.seed);
@@ -149,6 +182,8 @@ CsrMatrix read_source_matrix(const ProblemSpec& spec, ProblemUse use, Problem& p
     throw_invalid(spec.named(field), text("'%s': A is %zu x %zu, not square", file.c_str(),
                                           static_cast<std::size_t>(A.numRows()), static_cast<std::size_t>(A.numCols())));
   if (spec.check_symmetry) check_symmetry(A, file, field, spec, use, p);
+  if (use == ProblemUse::cg) check_positive_diagonal(A, spec, field, file);
+  check_run_memory(spec, use, A, field, file);
   p.description = (mm ? "Matrix Market file " : "HDF5 file ") + file;
   return A;
 }
@@ -207,6 +242,23 @@ void check_length(const ProblemSpec& spec, const char* field, const std::string&
                                           static_cast<std::size_t>(v.extent(0)), n));
 }
 
+// The first entry of v that is NaN or infinite, or v's length.
+std::size_t first_not_finite(ConstVector v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  for (std::size_t i = 0; i < h.extent(0); ++i)
+    if (!std::isfinite(h(i))) return i;
+  return h.extent(0);
+}
+
+// A vector from a file, or computed from one (b = A 1), with a NaN or infinite entry: named
+// with its source and the entry, before a solver sees it.
+void check_finite(const ProblemSpec& spec, const char* field, const std::string& source, ConstVector v,
+                  const char* why = "") {
+  const std::size_t i = first_not_finite(v);
+  if (i < v.extent(0))
+    throw_invalid(spec.named(field), text("%s: entry %zu (counting from 1) is not finite%s", source.c_str(), i + 1, why));
+}
+
 Vector read_vector(const ProblemSpec& spec, const std::string& file, const char* field) {
   return under_option(spec.named(field), [&] { return read_matrix_market_vector(file); });
 }
@@ -240,6 +292,7 @@ void load_rhs(const ProblemSpec& spec, Problem& p) {
   if (!spec.rhs.empty()) {
     p.b = read_vector(spec, spec.rhs, "rhs");
     check_length(spec, "rhs", spec.rhs, p.b, p.n);
+    check_finite(spec, "rhs", "'" + spec.rhs + "'", p.b);
     p.b_source = "file " + spec.rhs;
     set_solution(p, Vector(), "");
     return;
@@ -249,6 +302,7 @@ void load_rhs(const ProblemSpec& spec, Problem& p) {
     p.b = read_hdf5_optional(spec, "b");
     if (p.b.extent(0) > 0) {
       check_length(spec, "hdf5", spec.hdf5 + "/b", p.b, p.n);
+      check_finite(spec, "hdf5", "'" + spec.hdf5 + "' /b", p.b);
       p.b_source = spec.hdf5 + " /b";
       return;
     }
@@ -259,6 +313,10 @@ void load_rhs(const ProblemSpec& spec, Problem& p) {
     set_solution(p, ones(p.n), "1");
   p.b = apply(p.op, p.x_exact, p.n);
   p.b_source = p.x_exact_source == "1" ? "A 1" : "A x*";
+  if (spec.source == ProblemSource::matrix || spec.source == ProblemSource::hdf5)
+    check_finite(spec, spec.source == ProblemSource::matrix ? "matrix" : "hdf5",
+                 text("b = %s of '%s'", p.b_source.c_str(), (spec.source == ProblemSource::matrix ? spec.matrix : spec.hdf5).c_str()),
+                 p.b, ": a row's sum overflows double; give --rhs");
 }
 
 // The start vector from a file, if one is given: x0, else /x0 of the HDF5 file.
@@ -266,6 +324,7 @@ bool read_start(const ProblemSpec& spec, Problem& p) {
   if (!spec.x0.empty()) {
     p.x0 = read_vector(spec, spec.x0, "x0");
     check_length(spec, "x0", spec.x0, p.x0, p.n);
+    check_finite(spec, "x0", "'" + spec.x0 + "'", p.x0);
     p.x0_source = "file " + spec.x0;
     return true;
   }
@@ -273,6 +332,7 @@ bool read_start(const ProblemSpec& spec, Problem& p) {
   p.x0 = read_hdf5_optional(spec, "x0");
   if (p.x0.extent(0) == 0) return false;
   check_length(spec, "hdf5", spec.hdf5 + "/x0", p.x0, p.n);
+  check_finite(spec, "hdf5", "'" + spec.hdf5 + "' /x0", p.x0);
   p.x0_source = spec.hdf5 + " /x0";
   return true;
 }
@@ -333,7 +393,9 @@ Problem load_problem(const ProblemSpec& spec, ProblemUse use) {
     load_hpccg(spec, use, p);
   } else {
     const CsrMatrix A = read_source_matrix(spec, use, p);
-    if (A.numRows() == 0) throw_invalid(spec.named(to_string(spec.source)), "A is empty (0 x 0)");
+    if (A.numRows() == 0)
+      throw_invalid(spec.named(to_string(spec.source)),
+                    text("'%s': A is empty (0 x 0)", (spec.source == ProblemSource::matrix ? spec.matrix : spec.hdf5).c_str()));
     set_csr_operator(spec, p, A);
   }
   if (use == ProblemUse::cg) load_rhs(spec, p);

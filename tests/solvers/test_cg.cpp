@@ -294,14 +294,34 @@ TEST(Cg, StopsAtTheIterationLimit) {
 }
 
 TEST(Cg, IndefiniteMatrixBreaksDown) {
-  // A = diag(1, -1), b = [1, 1]: p0^T A p0 = 0
-  const CgResult r = cg(DenseOperator(dense_view({{1, 0}, {0, -1}})), vec({1, 1}), vec({0, 0}), DotPolicy::exact(), {});
+  // A = [[1, 2], [2, 1]] (eigenvalues 3 and -1, a positive diagonal), b = [1, -1]:
+  // p0^T A p0 = -2
+  const CgResult r = cg(DenseOperator(dense_view({{1, 2}, {2, 1}})), vec({1, -1}), vec({0, 0}), DotPolicy::exact(), {});
   EXPECT_EQ(r.status, SolverStatus::breakdown);
   EXPECT_EQ(r.iterations, 0);
   EXPECT_NE(r.breakdown.find("p^T A p"), std::string::npos) << r.breakdown;
-  // negative definite: p^T A p < 0
-  const CgResult s = cg(DenseOperator(dense_view({{-2, 0}, {0, -1}})), vec({1, 1}), vec({0, 0}), qdot_policy(1e-8), {});
+  const CgResult s = cg(DenseOperator(dense_view({{1, 2}, {2, 1}})), vec({1, -1}), vec({0, 0}), qdot_policy(1e-8), {});
   EXPECT_EQ(s.status, SolverStatus::breakdown);
+}
+
+// No SPD matrix has a_ii <= 0 (a_ii = e_i^T A e_i): such a diagonal entry (negative, zero as
+// in an empty row, NaN) is refused, naming it, before the iteration.
+TEST(Cg, RefusesADiagonalEntryThatIsNotPositive) {
+  for (const double d : {-1.0, 0.0, static_cast<double>(NAN)}) {
+    const std::string e = error_of([&] {
+      cg(DenseOperator(dense_view({{2, 0}, {0, d}})), vec({1, 1}), vec({0, 0}), DotPolicy::exact(), {});
+    });
+    EXPECT_TRUE(contains(e, "ebla::cg")) << e;
+    EXPECT_TRUE(contains(e, "diagonal entry 1 of A is")) << e;
+    EXPECT_TRUE(contains(e, "not symmetric positive definite")) << e;
+  }
+  // with Jacobi, an entry whose inverse overflows
+  CgOptions o;
+  o.jacobi = true;
+  const std::string e = error_of([&] {
+    cg(DenseOperator(dense_view({{2, 0}, {0, 1e-310}})), vec({1, 1}), vec({0, 0}), DotPolicy::exact(), o);
+  });
+  EXPECT_TRUE(contains(e, "inverse overflows")) << e;
 }
 
 TEST(Cg, RejectsBadInputNamingTheValue) {
@@ -515,7 +535,7 @@ TEST(Cg, AutomaticDotsRepeatACurvatureThatIsNotCertifiedPositive) {
   const double e = 1e-12, h = 1e-4;
   DenseOperator A(dense_view({{1, -(1 - e)}, {-(1 - e), 1}}));
   CgOptions o;
-  o.tolerance = 1e-10;
+  o.tolerance = 1e-3;  // kappa(A) = 2e12: below about u kappa(A) no CG's true residual follows
   o.norm = Norm::relative;
   o.max_iterations = 50;
   const auto loose = std::make_shared<const RelaxedAccuracy>(1e6, 1.0, 0.5);  // delta = 0.5

@@ -79,6 +79,7 @@ public:
   DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y,
                 std::vector<std::uint8_t>* levels) const override;
   double sum(double local) const override;
+  double max(double local) const override;
   bool all(bool ok) const override;
 
 private:
@@ -95,6 +96,8 @@ DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y, MPI_Comm co
               std::vector<std::uint8_t>* levels = nullptr, QdotCollectives collectives = QdotCollectives::one);
 /// The sum of v over comm (MPI_Allreduce; the same on every rank).
 double sum(double v, MPI_Comm comm);
+/// The largest v over comm (MPI_Allreduce with MPI_MAX; NaN on any rank gives NaN on all).
+double max(double v, MPI_Comm comm);
 /// The global sqrt(sum of the ranks' double-double sums), the sums joined in rank order.
 double global_norm(const DoubleDouble& local_squares, MPI_Comm comm);
 /// Whether ok holds on every rank of comm.
@@ -112,6 +115,10 @@ DotRecord MpiSpace<Op>::dot(const DotPolicy& policy, ConstVector x, ConstVector 
 template <class Op>
 double MpiSpace<Op>::sum(double local) const {
   return mpi::sum(local, A_.comm());
+}
+template <class Op>
+double MpiSpace<Op>::max(double local) const {
+  return mpi::max(local, A_.comm());
 }
 template <class Op>
 bool MpiSpace<Op>::all(bool ok) const {

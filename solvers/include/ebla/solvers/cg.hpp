@@ -31,7 +31,13 @@
 // sqrt(c_k) <= tau, as Algorithm 4.1 and HPCCG compute ||r||: it is there to reproduce the
 // seed's runs and guarantees nothing (c_k can be far below r^T r at a loose tolerance).
 //
-// At exit the true residual ||b - A x|| is computed in double-double (operators.hpp).
+// At exit the true residual ||b - A x|| is computed in double-double (operators.hpp), and a
+// run is converged only if that residual, with its rounding allowance, is finite and within
+// tau; otherwise its status is unconfirmed (the recursive residual met tau, the true one did
+// not). Range: where sum b_i^2 leaves [2^-600, 2^600] (b of 1e160 overflows ||b||^2, b of
+// 1e-200 underflows it), CG runs on 2^-e b and 2^-e x0 with 2^-e max |b_i| in [1/2, 1),
+// exactly the same iteration as on b wherever nothing overflows or underflows, and scales
+// x and the residuals back; CgResult::events says so.
 //
 // Breakdown: p^T A p <= 0 (A not positive definite, or the approximation made it look
 // so), or a dot product that is zero where it divides, or NaN/Inf: the iteration stops
@@ -63,7 +69,9 @@ namespace ebla {
 
 enum class Norm : std::uint8_t { absolute, relative };  ///< tau, or tau ||b||
 enum class StopTest : std::uint8_t { exact_norm, certified, approximate };
-enum class SolverStatus : std::uint8_t { converged, max_iterations, breakdown };
+/// unconfirmed: the stopping test passed, but the true residual ||b - A x|| (double-double,
+/// with its rounding allowance) is not finite or exceeds tau, so the run is not converged.
+enum class SolverStatus : std::uint8_t { converged, max_iterations, breakdown, unconfirmed };
 
 const char* to_string(Norm);
 const char* to_string(StopTest);
@@ -116,8 +124,10 @@ struct CgResult {
 };
 
 /// Throws InvalidArgument (naming the function and value) for: sizes of A, b, x0 that
-/// differ, tolerance <= 0 or NaN, max_iterations < 0, NaN/Inf in b or x0, a zero on the
-/// diagonal with Jacobi. b = 0 returns x = 0 at once (converged, 0 iterations).
+/// differ, tolerance <= 0 or NaN, max_iterations < 0, NaN/Inf in b or x0, a diagonal entry
+/// of A that is not positive (no SPD matrix has one: an empty row, a missing or negative
+/// a_ii), or with Jacobi one whose inverse overflows; all before any vector of the
+/// iteration is allocated. b = 0 returns x = 0 at once (converged, 0 iterations).
 /// On a SolverSpace (space.hpp), b, x0 and the result's x are the owned rows, the norms,
 /// records and decisions global; the call is collective over the space's processes, and
 /// an argument error on any of them throws on all.

@@ -6,11 +6,12 @@
 //     (exchanging whatever entries of x other processes own), diagonal() the owned
 //     diagonal, residual_norm(x, b) the GLOBAL ||b - A x|| in double-double;
 //   - dot(policy, x, y) the GLOBAL dot product under a DotPolicy with its record (bound
-//     and fractions for the global vectors), sum(v) the sum of v over the processes, and
+//     and fractions for the global vectors), sum(v) the sum of v over the processes, max(v)
+//     their largest v (the scale of a vector whose squares leave double's range), and
 //     all(ok) whether ok holds on every process (so that argument checks agree and no
 //     process waits in a collective another one has left).
 //
-// Every process must get the same value from dot, sum, all and residual_norm: the
+// Every process must get the same value from dot, sum, max, all and residual_norm: the
 // solvers take their decisions (stop, break down) from them, and all processes must take
 // the same ones. LocalSpace<Op> is the one-process space of the operators of
 // operators.hpp; ebla::mpi provides spaces over MPI communicators.
@@ -40,6 +41,7 @@ public:
   virtual DotRecord dot(const DotPolicy& policy, ConstVector x, ConstVector y,
                         std::vector<std::uint8_t>* levels) const = 0;
   virtual double sum(double local) const = 0;
+  virtual double max(double local) const = 0;
   virtual bool all(bool ok) const = 0;
   /// Whether the space is one process (dot is ebla::dot on the owned vectors themselves):
   /// then a solver may compute a dot product inside a pass of its own (cg.cpp).
@@ -61,6 +63,7 @@ public:
     return ebla::dot(policy, x, y, levels);
   }
   double sum(double local) const override { return local; }
+  double max(double local) const override { return local; }
   bool all(bool ok) const override { return ok; }
   bool single_process() const override { return true; }
 
