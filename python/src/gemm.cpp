@@ -59,6 +59,17 @@ py::dict gemm_call(const DoubleArray& A, const DoubleArray& B, std::optional<dou
                    const std::string& input, int words, const std::string& engine, const std::string& unit,
                    bool scaling, bool subnormals, double failure, bool componentwise, bool reference) {
   const ConstHostMatrix a = as_matrix(A, "A"), b = as_matrix(B, "B");
+  // the names are checked even where a tolerance chooses the configuration instead
+  GemmConfig c;
+  c.input = format_by_name(input);
+  c.words = words;
+  c.engine = gemm_engine_by_name(engine);
+  c.unit = matrix_unit_by_name(unit);
+  c.scaling = scaling;
+  c.subnormals = subnormals;
+  c.failure = failure;
+  c.componentwise = componentwise;
+  c.reference = reference;
   py::dict d;
   if (tolerance) {
     GemmOptions o;
@@ -90,16 +101,6 @@ py::dict gemm_call(const DoubleArray& A, const DoubleArray& B, std::optional<dou
     d["candidates"] = candidates;
     return d;
   }
-  GemmConfig c;
-  c.input = format_by_name(input);
-  c.words = words;
-  c.engine = gemm_engine_by_name(engine);
-  c.unit = matrix_unit_by_name(unit);
-  c.scaling = scaling;
-  c.subnormals = subnormals;
-  c.failure = failure;
-  c.componentwise = componentwise;
-  c.reference = reference;
   GemmResult r;
   {
     py::gil_scoped_release release;
