@@ -9,6 +9,7 @@
 #include <ebla/solvers/problem_spec.hpp>
 #include <ebla/solvers/problems.hpp>
 
+#include <cstdio>
 #include <initializer_list>
 #include <optional>
 
@@ -93,9 +94,10 @@ DotPolicy make_policy(const std::string& kind, double qdot_tol, const std::strin
                       const std::string& ladder, const std::string& format, int plan_margin, const char* function) {
   // every name is checked, also those the kind of policy does not use
   QdotOptions o;
-  o.policy = qdot_policy_by_name(qdot_policy);
-  if (!ladder.empty()) o.ladder = qdot_ladder_by_names(ladder);
-  const std::optional<Format> fixed = format.empty() ? std::nullopt : std::optional<Format>(format_by_name(format));
+  o.policy = for_argument(function, "qdot_policy", [&] { return qdot_policy_by_name(qdot_policy); });
+  if (!ladder.empty()) o.ladder = for_argument(function, "ladder", [&] { return qdot_ladder_by_names(ladder); });
+  std::optional<Format> fixed;
+  if (!format.empty()) fixed = for_argument(function, "format", [&] { return format_by_name(format); });
   o.plan_margin = plan_margin;
   if (kind == "exact") return DotPolicy::exact();
   if (kind == "qdot") {
@@ -245,7 +247,9 @@ void check_symmetric_dense(const DoubleArray& A, const std::string& what) {
   const auto n = static_cast<std::size_t>(A.shape(0));
   const double* a = A.data();
   const auto entry = [&](std::size_t i, std::size_t j) {
-    return "A(" + std::to_string(i) + ", " + std::to_string(j) + ") = " + py::repr(py::float_(a[i * n + j])).cast<std::string>();
+    char value[32];
+    std::snprintf(value, sizeof value, "%.17g", a[i * n + j]);  // as check_symmetric writes values
+    return "A(" + std::to_string(i) + ", " + std::to_string(j) + ") = " + value;
   };
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = i; j < n; ++j)
