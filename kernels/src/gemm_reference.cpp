@@ -10,7 +10,9 @@ namespace ebla::gemm_detail {
 
 // ---- the reference --------------------------------------------------------------------------
 
-/// A B correctly rounded to binary64: every product exact, the sum exact, one rounding.
+/// A B correctly rounded to binary64: every product exact, the sum exact, one rounding. An
+/// entry with an inf or NaN factor is what IEEE arithmetic gives whatever the order: NaN for a
+/// NaN, inf * 0 or inf - inf, else the infinity.
 HostMatrix exact_product(const ConstHostMatrix& A, const ConstHostMatrix& B) {
   const std::int64_t m = A.extent(0), k = A.extent(1), n = B.extent(1);
   HostMatrix E("exact", m, n);
@@ -22,12 +24,20 @@ HostMatrix exact_product(const ConstHostMatrix& A, const ConstHostMatrix& B) {
       [=](const std::int64_t i, const std::int64_t j) {
         detail::Wide w;
         w.clear(detail::wide_limbs, -2148);  // binary64 products are multiples of 2^-2148
+        bool finite = true;
+        double nonfinite = 0.0;  // the IEEE sum of the products with an inf or NaN factor
         for (std::int64_t l = 0; l < k; ++l) {
           const detail::Term t = detail::product_term(A(i, l), B(l, j));
-          if (!t.zero()) w.add(t);
+          if (!t.finite()) {
+            finite = false;
+            nonfinite += t.nonfinite;
+          } else if (!t.zero()) {
+            w.add(t);
+          }
         }
         const bool negative = w.take_sign();
-        E(i, j) = w.leading_bit() < 0 ? 0.0 : detail::round_wide(w, negative, rt);
+        if (!finite) E(i, j) = nonfinite;  // inf + (a finite exact sum) = inf
+        else E(i, j) = w.leading_bit() < 0 ? 0.0 : detail::round_wide(w, negative, rt);
       });
   return E;
 }

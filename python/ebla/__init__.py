@@ -24,6 +24,7 @@ at interpreter exit. The kernels release the GIL, so other Python threads run me
 
 from dataclasses import dataclass, field
 import operator as _operator
+import os as _os
 
 
 def _numpy():
@@ -74,12 +75,19 @@ def _float_array(a, name, function):
     return arr
 
 
+def _contiguous(arr, name, function, dtype=_np.float64):
+    """arr as a C-contiguous array of dtype, copied (memory permitting) only if it is not one."""
+    if arr.dtype != dtype or not arr.flags.c_contiguous:  # a broadcast view may need far more
+        _check_memory(function, f"a copy of {name} ({arr.size} values)", arr.size * _np.dtype(dtype).itemsize)
+    return _np.ascontiguousarray(arr, dtype=dtype)
+
+
 def _vector(a, name, function, dtype=_np.float64):
     """a as a C-contiguous 1-D array of dtype (a copy only if it is strided or of another dtype)."""
     arr = _float_array(a, name, function)
     if arr.ndim != 1:
         raise ValueError(f"{function}: {name} has {arr.ndim} dimensions, not 1")
-    return _np.ascontiguousarray(arr, dtype=dtype)
+    return _contiguous(arr, name, function, dtype)
 
 
 def _matrix(a, name, function):
@@ -87,21 +95,43 @@ def _matrix(a, name, function):
     arr = _float_array(a, name, function)
     if arr.ndim != 2:
         raise ValueError(f"{function}: {name} has {arr.ndim} dimensions, not 2")
-    return _np.ascontiguousarray(arr, dtype=_np.float64)
+    return _contiguous(arr, name, function)
 
 
 def _real(v, name, function):
     try:
         return float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{function}: {name} = {v!r} is not a number") from None
 
 
-def _integer(v, name, function):
+_INT = (-2**31, 2**31 - 1)  # a C++ int
+_UINT64 = (0, 2**64 - 1)    # a size or a seed
+
+
+def _integer(v, name, function, bounds=_INT):
+    """v as an int in [low, high] = bounds (by default those of the C++ int it is passed as)."""
     try:
-        return _operator.index(v)
+        v = _operator.index(v)
     except TypeError:
         raise ValueError(f"{function}: {name} = {v!r} is not an integer") from None
+    low, high = bounds
+    if not low <= v <= high:
+        raise ValueError(f"{function}: {name} = {v} is outside [{low}, {high}]")
+    return v
+
+
+def _check_memory(function, what, bytes):
+    """ValueError "function: what needs about X of memory, and Y are available" unless the
+    process may allocate `bytes` (an estimate; a Python number, so it cannot overflow)."""
+    _ebla.check_memory(function, what, float(bytes))
+
+
+def _name(v, name, function):
+    """A name-valued argument (a format, policy, mode...) as a str; C++ refuses unknown names."""
+    if not isinstance(v, str):
+        raise ValueError(f"{function}: {name} = {v!r} is not a name (a str)")
+    return v
 
 
 def _ladder(ladder, function):
@@ -110,8 +140,11 @@ def _ladder(ladder, function):
         return ""
     if isinstance(ladder, str):
         return ladder
-    names = list(ladder)
-    if not all(isinstance(n, str) for n in names):
+    try:
+        names = list(ladder)
+    except TypeError:
+        names = None
+    if names is None or not all(isinstance(n, str) for n in names):
         raise ValueError(f"{function}: ladder {ladder!r} is not a list of format names")
     return ",".join(names)
 
@@ -147,7 +180,7 @@ def format_info(name):
     """The :class:`Format` of a catalogue name ("binary16", "bf16", "fp8_e4m3", ...) or a
     custom spec "custom:t=<t>,emin=<emin>,emax=<emax>[,subnormals=0|1][,specials=...]
     [,overflow=...]". Raises ValueError for an unknown name."""
-    return Format(**_ebla.format_info(str(name)))
+    return Format(**_ebla.format_info(_name(name, "name", "ebla.format_info")))
 
 
 def formats():
@@ -171,22 +204,24 @@ def round(x, format, mode="nearest_even", rng=None):  # noqa: A001 (ebla.round, 
     """
     function = "ebla.round"
     scalar = _np.ndim(x) == 0 and isinstance(x, (float, int, _np.floating, _np.integer))
-    arr = _np.asarray(float(x)) if scalar else _float_array(x, "x", function)
+    arr = _np.asarray(_real(x, "x", function)) if scalar else _float_array(x, "x", function)
     shape = arr.shape
-    flat = _np.ascontiguousarray(arr, dtype=_np.float64).reshape(-1)
-    canonical = _ebla.rounding_name(str(mode))
+    _check_memory(function, f"the result ({arr.size} values)", 8 * arr.size)
+    flat = _contiguous(arr, "x", function).reshape(-1)
+    format = _name(format, "format", function)
+    canonical = _ebla.rounding_name(_name(mode, "mode", function))
     if canonical != "stochastic":  # rng plays no part
-        y = _ebla.round_seeded(flat, str(format), canonical, 0)
+        y = _ebla.round_seeded(flat, format, canonical, 0)
     elif isinstance(rng, (int, _np.integer)) and not isinstance(rng, bool):
         if rng < 0 or rng >= 2**64:
             raise ValueError(f"{function}: seed {rng} is not in [0, 2^64)")
-        y = _ebla.round_seeded(flat, str(format), canonical, int(rng))
+        y = _ebla.round_seeded(flat, format, canonical, int(rng))
     else:
         if rng is None:
             rng = _np.random.default_rng()
         if not isinstance(rng, _np.random.Generator):
             raise ValueError(f"{function}: rng = {rng!r} is not an int seed or a numpy.random.Generator")
-        y = _ebla.round_with(flat, str(format), canonical, rng.random(flat.size))
+        y = _ebla.round_with(flat, format, canonical, rng.random(flat.size))
     return float(y[0]) if scalar else y.reshape(shape)
 
 
@@ -250,7 +285,7 @@ def qdot(x, y, tol=1e-8, policy="budget", ladder=None, reuse_plan=True, plan_mar
     function = "ebla.qdot"
     x, y = _qdot_pair(x, y, function)
     call = _ebla.qdot_f32 if x.dtype == _np.float32 else _ebla.qdot_f64
-    return QdotResult(**call(x, y, _real(tol, "tol", function), str(policy), _ladder(ladder, function),
+    return QdotResult(**call(x, y, _real(tol, "tol", function), _name(policy, "policy", function), _ladder(ladder, function),
                              bool(reuse_plan), _integer(plan_margin, "plan_margin", function), bool(perforate_all)))
 
 
@@ -260,7 +295,7 @@ def qdot_select(x, y, tol=1e-8, policy="budget", ladder=None, perforate_all=True
     function = "ebla.qdot_select"
     x, y = _qdot_pair(x, y, function)
     call = _ebla.qdot_select_f32 if x.dtype == _np.float32 else _ebla.qdot_select_f64
-    return call(x, y, _real(tol, "tol", function), str(policy), _ladder(ladder, function), bool(perforate_all))
+    return call(x, y, _real(tol, "tol", function), _name(policy, "policy", function), _ladder(ladder, function), bool(perforate_all))
 
 
 def qdot_compute(plan, x, y):
@@ -307,6 +342,15 @@ class GemmResult:
     seconds: float
 
 
+def _factors(A, B, function):
+    """A and B as C-contiguous float64 matrices whose product is defined."""
+    A = _matrix(A, "A", function)
+    B = _matrix(B, "B", function)
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"{function}: A is {A.shape[0]} x {A.shape[1]} but B is {B.shape[0]} x {B.shape[1]}")
+    return A, B
+
+
 def gemm(A, B, tolerance=None, input="bfloat16", words=1, engine="emulated", unit="fma_binary32",
          scaling=True, subnormals=True, failure=0.01, componentwise=True, reference=False):
     """C = A B with Model 1 of seed 001: A and B split into ``words`` words of the ``input``
@@ -318,21 +362,26 @@ def gemm(A, B, tolerance=None, input="bfloat16", words=1, engine="emulated", uni
     Returns a :class:`GemmResult`.
     """
     function = "ebla.gemm"
-    A = _matrix(A, "A", function)
-    B = _matrix(B, "B", function)
-    if A.shape[1] != B.shape[0]:
-        raise ValueError(f"{function}: A is {A.shape[0]} x {A.shape[1]} but B is {B.shape[0]} x {B.shape[1]}")
+    A, B = _factors(A, B, function)
+    (m, k), n = A.shape, B.shape[1]
+    # C, its bounds, the exact product and their copies; the words of A and B
+    _check_memory(function, f"a {m} x {k} times {k} x {n} product", 8 * (6 * m * n + 6 * (m * k + k * n)))
     tol = None if tolerance is None else _real(tolerance, "tolerance", function)
-    r = _ebla.gemm(A, B, tol, str(input), _integer(words, "words", function), str(engine), str(unit),
+    r = _ebla.gemm(A, B, tol, _name(input, "input", function), _integer(words, "words", function),
+                   _name(engine, "engine", function), _name(unit, "unit", function),
                    bool(scaling), bool(subnormals), _real(failure, "failure", function), bool(componentwise),
                    bool(reference))
     return GemmResult(**r)
 
 
 def exact_gemm(A, B):
-    """A B with every entry correctly rounded to float64 (exact products and sums)."""
+    """A B with every entry correctly rounded to float64 (exact products and sums). Entries
+    with an inf or NaN factor are those of IEEE arithmetic (in any order of the sum): NaN for a
+    NaN, inf * 0 or inf - inf, else the infinity."""
     function = "ebla.exact_gemm"
-    return _ebla.exact_gemm(_matrix(A, "A", function), _matrix(B, "B", function))
+    A, B = _factors(A, B, function)
+    _check_memory(function, f"the {A.shape[0]} x {B.shape[1]} product", 16 * A.shape[0] * B.shape[1])
+    return _ebla.exact_gemm(A, B)
 
 
 def matrix_units():
@@ -416,6 +465,53 @@ class PowerResult:
     history: DotHistory
 
 
+def _index_array(arr, name, function):
+    arr = _np.asarray(arr)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ValueError(f"{function}: {name} is a {arr.ndim}-D array of {arr.dtype}, not a 1-D array of integers")
+    return arr
+
+
+def _check_indices(indices, name, bound, function):
+    """ValueError unless every entry of `indices` is in [0, bound)."""
+    outside = _np.flatnonzero((indices < 0) | (indices >= bound))
+    if outside.size:
+        k = outside[0]
+        raise ValueError(f"{function}: {name}[{k}] = {indices[k]} is outside [0, {bound})")
+
+
+def _check_sparse_structure(A, function):
+    """ValueError unless the arrays of a sparse matrix in CSR, CSC, BSR or COO describe one:
+    SciPy's conversions trust them (and read out of bounds where they lie)."""
+    if A.format in ("csr", "csc", "bsr"):
+        rows, columns = A.blocksize if A.format == "bsr" else (1, 1)
+        major, minor = A.shape[0] // rows, A.shape[1] // columns
+        if A.format == "csc":
+            major, minor = minor, major
+        indptr = _index_array(A.indptr, "A.indptr", function)
+        indices = _index_array(A.indices, "A.indices", function)
+        if indptr.size != major + 1:
+            raise ValueError(f"{function}: A.indptr has {indptr.size} entries, not {major + 1}")
+        if indptr[0] != 0:
+            raise ValueError(f"{function}: A.indptr[0] = {indptr[0]}, not 0")
+        decreasing = _np.flatnonzero(_np.diff(indptr) < 0)
+        if decreasing.size:
+            i = decreasing[0]
+            raise ValueError(f"{function}: A.indptr decreases from {indptr[i]} to {indptr[i + 1]} at {i + 1}")
+        values = _np.shape(A.data)[0] if _np.ndim(A.data) else 0
+        if indptr[-1] != indices.size or indptr[-1] != values:
+            raise ValueError(f"{function}: A.indptr ends at {indptr[-1]} but A has {indices.size} indices "
+                             f"and {values} values")
+        _check_indices(indices, "A.indices", minor, function)
+    elif A.format == "coo":
+        row = _index_array(A.row, "A.row", function)
+        col = _index_array(A.col, "A.col", function)
+        if not row.size == col.size == _np.size(A.data):
+            raise ValueError(f"{function}: A has {row.size} rows, {col.size} columns and {_np.size(A.data)} values")
+        _check_indices(row, "A.row", A.shape[0], function)
+        _check_indices(col, "A.col", A.shape[1], function)
+
+
 def _operator_arrays(A, function):
     """(indptr int64, indices int32, data float64, n, dense): a square scipy.sparse matrix in
     canonical CSR (CSC and other formats converted; sorted indices, duplicates summed), or a
@@ -431,6 +527,10 @@ def _operator_arrays(A, function):
             raise ValueError(f"{function}: A has dtype {A.dtype}, not float64 or float32")
         if A.shape[0] >= 2**31:
             raise ValueError(f"{function}: A has {A.shape[0]} rows, more than ebla's int column indices hold")
+        _check_sparse_structure(A, function)
+        n = A.shape[0]
+        # SciPy's CSR, its copies for ebla, and the solver's vectors
+        _check_memory(function, f"the {n} x {n} matrix A with {A.nnz} stored entries", 60 * A.nnz + 96 * n)
         csr = sparse.csr_matrix(A, dtype=_np.float64, copy=True)
         csr.sum_duplicates()  # sorts the column indices of every row, as ebla's readers do
         return (_np.ascontiguousarray(csr.indptr, dtype=_np.int64), _np.ascontiguousarray(csr.indices, dtype=_np.int32),
@@ -445,7 +545,7 @@ def _dot_args(dot, qdot_tol, function):
     """The dot policy's kind: as given, or "qdot" where only a tolerance is."""
     if dot is None:
         dot = "exact" if qdot_tol is None else "qdot"
-    dot = str(dot)
+    dot = _name(dot, "dot", function)
     if dot == "qdot" and qdot_tol is None:
         raise ValueError(f"{function}: dot='qdot' needs qdot_tol (e.g. qdot_tol=1e-2)")
     if dot != "qdot" and qdot_tol is not None:
@@ -455,7 +555,7 @@ def _dot_args(dot, qdot_tol, function):
 
 def cg(A, b, x0=None, tol=1e-8, norm="absolute", stop="exact_norm", max_iterations=10000, jacobi=False,
        dot=None, qdot_tol=None, qdot_policy="budget", ladder=None, format=None, plan_margin=-1,
-       record_levels=False, stall_window=500):
+       record_levels=False, stall_window=500, check_symmetry=True):
     """Conjugate gradients with approximate dot products (seed 002, Algorithm 4.1).
 
     A: a symmetric positive definite scipy.sparse matrix (CSR; CSC and others converted) or
@@ -466,7 +566,8 @@ def cg(A, b, x0=None, tol=1e-8, norm="absolute", stop="exact_norm", max_iteratio
     qdot_policy ("budget"/"paper") and ladder; "fixed" in one format (format="bfloat16");
     "auto" (the tolerance of each call chosen from what the iteration needs). Giving qdot_tol
     alone means dot="qdot". plan_margin: qdot's plan reuse margin (-1: ebla's default).
-    Returns a :class:`CgResult`.
+    check_symmetry: refuse (ValueError) an A that is not exactly symmetric, as the command line
+    does unless --no-symmetry-check. Returns a :class:`CgResult`.
     """
     function = "ebla.cg"
     indptr, indices, data, n, dense = _operator_arrays(A, function)
@@ -479,23 +580,25 @@ def cg(A, b, x0=None, tol=1e-8, norm="absolute", stop="exact_norm", max_iteratio
         if x0.size != size:
             raise ValueError(f"{function}: A has {size} rows but x0 has {x0.size} entries")
     dot, qtol = _dot_args(dot, qdot_tol, function)
-    r = _ebla.cg(indptr, indices, data, n, dense, b, x0, _real(tol, "tol", function), str(norm), str(stop),
-                 _integer(max_iterations, "max_iterations", function), bool(jacobi), dot, qtol, str(qdot_policy),
-                 _ladder(ladder, function), "" if format is None else str(format),
+    r = _ebla.cg(indptr, indices, data, n, dense, b, x0, _real(tol, "tol", function), _name(norm, "norm", function),
+                 _name(stop, "stop", function),
+                 _integer(max_iterations, "max_iterations", function), bool(jacobi), dot, qtol, _name(qdot_policy, "qdot_policy", function),
+                 _ladder(ladder, function), "" if format is None else _name(format, "format", function),
                  _integer(plan_margin, "plan_margin", function), bool(record_levels),
-                 _integer(stall_window, "stall_window", function))
+                 _integer(stall_window, "stall_window", function), bool(check_symmetry))
     r["history"] = DotHistory(r["history"])
     r["rr0"] = DotHistory(r["rr0"])
     return CgResult(**r)
 
 
 def power_method(A, x0=None, tol=1e-6, max_iterations=300, dot=None, qdot_tol=None, qdot_policy="budget",
-                 ladder=None, format=None, plan_margin=-1, record_levels=False, seed=1):
+                 ladder=None, format=None, plan_margin=-1, record_levels=False, seed=1, check_symmetry=True):
     """The power method for the largest eigenvalue of a symmetric A (seed 002, section 4.3).
 
     A as for :func:`cg`; x0: the start vector (default ``random_unit_vector(n, seed)``, as
     ebla's experiments start). It stops when |lambda_{k+1} - lambda_k| <= tol. Dot products
-    as for :func:`cg`. Returns a :class:`PowerResult`.
+    as for :func:`cg`. check_symmetry: warn (RuntimeWarning) where A is not exactly symmetric,
+    as the command line does. Returns a :class:`PowerResult`.
     """
     function = "ebla.power_method"
     indptr, indices, data, n, dense = _operator_arrays(A, function)
@@ -507,9 +610,10 @@ def power_method(A, x0=None, tol=1e-6, max_iterations=300, dot=None, qdot_tol=No
         raise ValueError(f"{function}: A has {size} rows but x0 has {x0.size} entries")
     dot, qtol = _dot_args(dot, qdot_tol, function)
     r = _ebla.power_method(indptr, indices, data, n, dense, x0, _real(tol, "tol", function),
-                           _integer(max_iterations, "max_iterations", function), dot, qtol, str(qdot_policy),
-                           _ladder(ladder, function), "" if format is None else str(format),
-                           _integer(plan_margin, "plan_margin", function), bool(record_levels))
+                           _integer(max_iterations, "max_iterations", function), dot, qtol, _name(qdot_policy, "qdot_policy", function),
+                           _ladder(ladder, function), "" if format is None else _name(format, "format", function),
+                           _integer(plan_margin, "plan_margin", function), bool(record_levels),
+                           bool(check_symmetry))
     r["history"] = DotHistory(r["history"])
     return PowerResult(**r)
 
@@ -524,31 +628,29 @@ def _csr(arrays):
 
 def hpccg_problem(nx, ny, nz):
     """HPCCG's 27-point matrix on an nx x ny x nz grid (scipy CSR) and b = A 1."""
-    arrays, b = _ebla.hpccg_problem(_integer(nx, "nx", "ebla.hpccg_problem"), _integer(ny, "ny", "ebla.hpccg_problem"),
-                                    _integer(nz, "nz", "ebla.hpccg_problem"))
+    function = "ebla.hpccg_problem"
+    arrays, b = _ebla.hpccg_problem(_integer(nx, "nx", function), _integer(ny, "ny", function),
+                                    _integer(nz, "nz", function))
     return _csr(arrays), b
 
 
 def graph_laplacian(n, mean_degree, seed):
     """The Laplacian D - A of a seeded Erdos-Renyi graph (scipy CSR): the power method's test."""
     function = "ebla.graph_laplacian"
-    n = _integer(n, "n", function)
-    seed = _integer(seed, "seed", function)
-    if n < 0 or seed < 0:
-        raise ValueError(f"{function}: n = {n} and seed = {seed} must not be negative")
+    n = _integer(n, "n", function, _UINT64)
+    seed = _integer(seed, "seed", function, _UINT64)
     return _csr(_ebla.graph_laplacian(n, _real(mean_degree, "mean_degree", function), seed))
 
 
 def random_unit_vector(n, seed):
     """The power method's start vector: uniform entries from std::mt19937_64(seed), unit norm."""
     function = "ebla.random_unit_vector"
-    n = _integer(n, "n", function)
-    seed = _integer(seed, "seed", function)
-    if n < 0 or seed < 0:
-        raise ValueError(f"{function}: n = {n} and seed = {seed} must not be negative")
+    n = _integer(n, "n", function, _UINT64)
+    seed = _integer(seed, "seed", function, _UINT64)
+    _check_memory(function, f"n = {n}", 16 * n)  # the vector and its NumPy copy
     return _ebla.random_unit_vector(n, seed)
 
 
 def read_matrix_market(path):
     """A Matrix Market file read by ebla's reader (symmetric files expanded), as scipy CSR."""
-    return _csr(_ebla.read_matrix_market(str(path)))
+    return _csr(_ebla.read_matrix_market(_os.fspath(path)))

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ebla::python {
@@ -51,6 +52,13 @@ py::array_t<double> vector_to_numpy(const View& v) {
 /// Throws InvalidArgument "function: what" unless `ok` (checks before any C++ kernel runs).
 inline void require(bool ok, const char* function, const std::string& what) {
   if (!ok) throw_invalid(function, what);
+}
+
+/// f(), an InvalidArgument it throws prefixed by the Python argument it is about:
+/// "function: argument: <message>" (an unknown name, say).
+template <class F>
+auto for_argument(const char* function, const char* argument, F&& f) {
+  return under_option(std::string(function) + ": " + argument, std::forward<F>(f));
 }
 
 void register_formats(py::module_& m);

@@ -33,8 +33,8 @@ py::dict format_dict(const std::string& name, const Format& f) {
 // i's number from the counter-based generator of seed `seed` (kernels/quantize.hpp).
 DoubleArray round_seeded(const DoubleArray& x, const std::string& format, const std::string& mode,
                          std::uint64_t seed) {
-  const Format f = format_by_name(format);
-  const Rounding r = rounding_by_name(mode);
+  const Format f = for_argument("ebla.round", "format", [&] { return format_by_name(format); });
+  const Rounding r = for_argument("ebla.round", "mode", [&] { return rounding_by_name(mode); });
   DoubleArray y(x.size());
   Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> out(
       y.mutable_data(), static_cast<std::size_t>(y.size()));
@@ -50,8 +50,8 @@ DoubleArray round_seeded(const DoubleArray& x, const std::string& format, const 
 DoubleArray round_with(const DoubleArray& x, const std::string& format, const std::string& mode,
                        const DoubleArray& random) {
   const char* function = "ebla.round";
-  const Format f = format_by_name(format);
-  const Rounding r = rounding_by_name(mode);
+  const Format f = for_argument(function, "format", [&] { return format_by_name(format); });
+  const Rounding r = for_argument(function, "mode", [&] { return rounding_by_name(mode); });
   const std::size_t n = static_cast<std::size_t>(x.size());
   require(static_cast<std::size_t>(random.size()) == n, function,
           "the random numbers are " + std::to_string(random.size()) + ", not one per element (" +
@@ -81,10 +81,12 @@ void register_formats(py::module_& m) {
     return names;
   }, "The names of the format catalogue, widest first (seed 001, Table 2.1).");
   m.def("format_info", [](const std::string& name) {
-    const Format f = format_by_name(name);
+    const Format f = for_argument("ebla.format_info", "name", [&] { return format_by_name(name); });
     return format_dict(format_name(f), f);
   }, py::arg("name"), "The parameters of a format given by name or custom spec, as a dict.");
-  m.def("rounding_name", [](const std::string& mode) { return std::string(to_string(rounding_by_name(mode))); },
+  m.def("rounding_name", [](const std::string& mode) {
+    return std::string(to_string(for_argument("ebla.round", "mode", [&] { return rounding_by_name(mode); })));
+  },
         py::arg("mode"), "The canonical name of a rounding mode.");
   m.def("round_seeded", &round_seeded, py::arg("x"), py::arg("format"), py::arg("mode"), py::arg("seed"),
         "round_to over a contiguous float64 array (ebla::quantize); stochastic numbers from `seed`.");

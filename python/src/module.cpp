@@ -3,7 +3,11 @@
 // (python/ebla/__init__.py) checks and converts the arguments and wraps the results.
 #include "common.hpp"
 
+#include <ebla/core/memory.hpp>
+
 #include <Kokkos_Core.hpp>
+
+#include <cstdint>
 
 namespace {
 
@@ -45,6 +49,14 @@ PYBIND11_MODULE(_ebla, m) {
         "The name of Kokkos's default execution space.");
   m.def("concurrency", [] { return static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency()); },
         "The number of threads of Kokkos's default execution space.");
+
+  m.def("check_memory", [](const std::string& function, const std::string& what, double bytes) {
+    if (!(bytes <= static_cast<double>(PTRDIFF_MAX)))
+      ebla::throw_invalid(function, what + " is more than this machine's memory can hold");
+    ebla::detail::check_memory(function, what, bytes);
+  }, py::arg("function"), py::arg("what"), py::arg("bytes"),
+        "Raises ValueError 'function: what needs about X of memory, and Y are available' if `bytes` "
+        "(an estimate) is more than the process may allocate (ebla::detail::check_memory).");
 
   ebla::python::register_formats(m);
   ebla::python::register_qdot(m);

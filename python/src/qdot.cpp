@@ -11,11 +11,11 @@ namespace ebla::python {
 namespace {
 
 QdotOptions make_options(double tolerance, const std::string& policy, const std::string& ladder, bool reuse_plan,
-                         int plan_margin, bool perforate_all) {
+                         int plan_margin, bool perforate_all, const char* function) {
   QdotOptions o;
   o.tolerance = tolerance;
-  o.policy = qdot_policy_by_name(policy);
-  if (!ladder.empty()) o.ladder = qdot_ladder_by_names(ladder);
+  o.policy = for_argument(function, "policy", [&] { return qdot_policy_by_name(policy); });
+  if (!ladder.empty()) o.ladder = for_argument(function, "ladder", [&] { return qdot_ladder_by_names(ladder); });
   o.reuse_plan = reuse_plan;
   o.plan_margin = plan_margin;
   o.perforate_all = perforate_all;
@@ -65,7 +65,7 @@ py::dict qdot_call(const py::array_t<T, py::array::c_style>& x, const py::array_
                    double tolerance, const std::string& policy, const std::string& ladder, bool reuse_plan,
                    int plan_margin, bool perforate_all) {
   check_lengths(x, y, "ebla.qdot");
-  const QdotOptions o = make_options(tolerance, policy, ladder, reuse_plan, plan_margin, perforate_all);
+  const QdotOptions o = make_options(tolerance, policy, ladder, reuse_plan, plan_margin, perforate_all, "ebla.qdot");
   QdotResult r;
   {
     py::gil_scoped_release release;
@@ -81,7 +81,8 @@ template <class T>
 QdotPlan select_call(const py::array_t<T, py::array::c_style>& x, const py::array_t<T, py::array::c_style>& y,
                      double tolerance, const std::string& policy, const std::string& ladder, bool perforate_all) {
   check_lengths(x, y, "ebla.qdot_select");
-  const QdotOptions o = make_options(tolerance, policy, ladder, false, QdotOptions::automatic_margin, perforate_all);
+  const QdotOptions o =
+      make_options(tolerance, policy, ladder, false, QdotOptions::automatic_margin, perforate_all, "ebla.qdot_select");
   py::gil_scoped_release release;
   return qdot_select(x.data(), y.data(), static_cast<std::size_t>(x.size()), o);
 }

@@ -6,8 +6,10 @@
 #include <ebla/solvers/dots.hpp>
 #include <ebla/solvers/io.hpp>
 #include <ebla/solvers/power.hpp>
+#include <ebla/solvers/problem_spec.hpp>
 #include <ebla/solvers/problems.hpp>
 
+#include <cstdio>
 #include <initializer_list>
 #include <optional>
 
@@ -90,9 +92,12 @@ DenseOperator dense_from_array(const DoubleArray& A, const char* function) {
 // The dot policy of the Python arguments: kind "exact", "qdot", "fixed" or "auto".
 DotPolicy make_policy(const std::string& kind, double qdot_tol, const std::string& qdot_policy,
                       const std::string& ladder, const std::string& format, int plan_margin, const char* function) {
+  // every name is checked, also those the kind of policy does not use
   QdotOptions o;
-  o.policy = qdot_policy_by_name(qdot_policy);
-  if (!ladder.empty()) o.ladder = qdot_ladder_by_names(ladder);
+  o.policy = for_argument(function, "qdot_policy", [&] { return qdot_policy_by_name(qdot_policy); });
+  if (!ladder.empty()) o.ladder = for_argument(function, "ladder", [&] { return qdot_ladder_by_names(ladder); });
+  std::optional<Format> fixed;
+  if (!format.empty()) fixed = for_argument(function, "format", [&] { return format_by_name(format); });
   o.plan_margin = plan_margin;
   if (kind == "exact") return DotPolicy::exact();
   if (kind == "qdot") {
@@ -100,8 +105,8 @@ DotPolicy make_policy(const std::string& kind, double qdot_tol, const std::strin
     return DotPolicy::approximate(o);
   }
   if (kind == "fixed") {
-    require(!format.empty(), function, "dot='fixed' needs a format (e.g. format='bfloat16')");
-    return DotPolicy::fixed(format_by_name(format));
+    require(fixed.has_value(), function, "dot='fixed' needs a format (e.g. format='bfloat16')");
+    return DotPolicy::fixed(*fixed);
   }
   if (kind == "auto") return DotPolicy::automatic(nullptr, o);
   throw_invalid(function, "unknown dot policy '" + kind + "' (known: exact, qdot, fixed, auto)");
@@ -237,6 +242,42 @@ py::dict power_dict(const PowerResult& r, const DotPolicy& dots, bool record_lev
   return d;
 }
 
+// check_symmetric for a dense matrix: the first A(i, j) != A(j, i) in row order.
+void check_symmetric_dense(const DoubleArray& A, const std::string& what) {
+  const auto n = static_cast<std::size_t>(A.shape(0));
+  const double* a = A.data();
+  const auto entry = [&](std::size_t i, std::size_t j) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.17g", a[i * n + j]);  // as check_symmetric writes values
+    return "A(" + std::to_string(i) + ", " + std::to_string(j) + ") = " + value;
+  };
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i; j < n; ++j)
+      if (!(a[i * n + j] == a[j * n + i]))
+        throw_invalid("ebla::check_symmetric", what + ": not symmetric: " + entry(i, j) + " but " + entry(j, i) +
+                                                   " (0-based indices)");
+}
+
+// What a solver does with a matrix that is not symmetric, as the command line does: CG
+// refuses it, the power method warns (a RuntimeWarning) and runs; check_symmetry=False skips
+// the test.
+enum class Asymmetry { skip, refuse, warn };
+
+template <class Check>
+void check_symmetry(Asymmetry asymmetry, const char* function, Check&& check) {
+  if (asymmetry == Asymmetry::skip) return;
+  try {
+    check();
+  } catch (const InvalidArgument& e) {
+    if (asymmetry == Asymmetry::refuse)
+      throw_invalid(function, std::string(e.what()) + "; CG needs a symmetric positive definite matrix "
+                                                      "(check_symmetry=False skips this test)");
+    const std::string warning = std::string(function) + ": " + e.what() +
+                                "; the power method still runs, but its Rayleigh quotient converges more slowly";
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, warning.c_str(), 1) < 0) throw py::error_already_set();
+  }
+}
+
 // The operator of the Python arguments: CSR arrays (indptr given) or a dense matrix.
 struct OperatorArgs {
   std::optional<IndexArray> indptr;
@@ -247,11 +288,14 @@ struct OperatorArgs {
 };
 
 template <class F>
-auto with_operator(const OperatorArgs& a, const char* function, F&& f) {
+auto with_operator(const OperatorArgs& a, Asymmetry asymmetry, const char* function, F&& f) {
   if (a.indptr) {
-    const CsrOperator A(csr_from_arrays(*a.indptr, *a.indices, *a.data, a.n, function));
+    const CsrMatrix M = csr_from_arrays(*a.indptr, *a.indices, *a.data, a.n, function);
+    check_symmetry(asymmetry, function, [&] { check_symmetric(M, "A"); });
+    const CsrOperator A(M);
     return f(A);
   }
+  check_symmetry(asymmetry, function, [&] { check_symmetric_dense(*a.dense, "A"); });
   const DenseOperator A = dense_from_array(*a.dense, function);
   return f(A);
 }
@@ -259,7 +303,8 @@ auto with_operator(const OperatorArgs& a, const char* function, F&& f) {
 py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<DoubleArray> x0, double tol,
                  const std::string& norm, const std::string& stop, int max_iterations, bool jacobi,
                  const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
-                 const std::string& format, int plan_margin, bool record_levels, int stall_window) {
+                 const std::string& format, int plan_margin, bool record_levels, int stall_window,
+                 bool check_symmetry) {
   const char* function = "ebla.cg";
   const DotPolicy dots = make_policy(dot, qdot_tol, qdot_policy, ladder, format, plan_margin, function);
   CgOptions o;
@@ -284,7 +329,7 @@ py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<Dou
     zeros = Vector("ebla.python x0", static_cast<std::size_t>(b.size()));
     xv = zeros;
   }
-  return with_operator(op, function, [&](const auto& A) {
+  return with_operator(op, check_symmetry ? Asymmetry::refuse : Asymmetry::skip, function, [&](const auto& A) {
     CgResult r;
     {
       py::gil_scoped_release release;
@@ -296,7 +341,8 @@ py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<Dou
 
 py::dict power_call(const OperatorArgs& op, const DoubleArray& x0, double tol, int max_iterations,
                     const std::string& dot, double qdot_tol, const std::string& qdot_policy,
-                    const std::string& ladder, const std::string& format, int plan_margin, bool record_levels) {
+                    const std::string& ladder, const std::string& format, int plan_margin, bool record_levels,
+                    bool check_symmetry) {
   const char* function = "ebla.power_method";
   const DotPolicy dots = make_policy(dot, qdot_tol, qdot_policy, ladder, format, plan_margin, function);
   PowerOptions o;
@@ -304,7 +350,7 @@ py::dict power_call(const OperatorArgs& op, const DoubleArray& x0, double tol, i
   o.max_iterations = max_iterations;
   o.record_levels = record_levels;
   const ConstVector xv(x0.data(), static_cast<std::size_t>(x0.size()));
-  return with_operator(op, function, [&](const auto& A) {
+  return with_operator(op, check_symmetry ? Asymmetry::warn : Asymmetry::skip, function, [&](const auto& A) {
     PowerResult r;
     {
       py::gil_scoped_release release;
@@ -312,6 +358,15 @@ py::dict power_call(const OperatorArgs& op, const DoubleArray& x0, double tol, i
     }
     return power_dict(r, dots, record_levels);
   });
+}
+
+// A problem spec whose messages name the Python function and its argument.
+ProblemSpec named_for(const char* function) {
+  ProblemSpec spec;
+  spec.name_field = [function](const std::string& field) {
+    return std::string(function) + ": " + (field == "degree" ? "mean_degree" : field);
+  };
+  return spec;
 }
 
 OperatorArgs operator_args(std::optional<IndexArray> indptr, std::optional<ColumnArray> indices,
@@ -333,33 +388,46 @@ void register_solvers(py::module_& m) {
            std::int64_t n, std::optional<DoubleArray> dense, const DoubleArray& b, std::optional<DoubleArray> x0,
            double tol, const std::string& norm, const std::string& stop, int max_iterations, bool jacobi,
            const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
-           const std::string& format, int plan_margin, bool record_levels, int stall_window) {
+           const std::string& format, int plan_margin, bool record_levels, int stall_window, bool check_symmetry) {
           return cg_call(operator_args(indptr, indices, data, n, dense), b, std::move(x0), tol, norm, stop,
                          max_iterations, jacobi, dot, qdot_tol, qdot_policy, ladder, format, plan_margin,
-                         record_levels, stall_window);
+                         record_levels, stall_window, check_symmetry);
         },
         py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n"), py::arg("dense"), py::arg("b"),
         py::arg("x0"), py::arg("tol"), py::arg("norm"), py::arg("stop"), py::arg("max_iterations"),
         py::arg("jacobi"), py::arg("dot"), py::arg("qdot_tol"), py::arg("qdot_policy"), py::arg("ladder"),
         py::arg("format"), py::arg("plan_margin"), py::arg("record_levels"), py::arg("stall_window"),
+        py::arg("check_symmetry"),
         "ebla::cg on a CSR (indptr, indices, data, n) or dense matrix; a dict of the result.");
   m.def("power_method",
         [](std::optional<IndexArray> indptr, std::optional<ColumnArray> indices, std::optional<DoubleArray> data,
            std::int64_t n, std::optional<DoubleArray> dense, const DoubleArray& x0, double tol, int max_iterations,
            const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
-           const std::string& format, int plan_margin, bool record_levels) {
+           const std::string& format, int plan_margin, bool record_levels, bool check_symmetry) {
           return power_call(operator_args(indptr, indices, data, n, dense), x0, tol, max_iterations, dot, qdot_tol,
-                            qdot_policy, ladder, format, plan_margin, record_levels);
+                            qdot_policy, ladder, format, plan_margin, record_levels, check_symmetry);
         },
         py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n"), py::arg("dense"), py::arg("x0"),
         py::arg("tol"), py::arg("max_iterations"), py::arg("dot"), py::arg("qdot_tol"), py::arg("qdot_policy"),
         py::arg("ladder"), py::arg("format"), py::arg("plan_margin"), py::arg("record_levels"),
+        py::arg("check_symmetry"),
         "ebla::power_method on a CSR or dense matrix; a dict of the result.");
   m.def("hpccg_problem", [](int nx, int ny, int nz) {
+    ProblemSpec spec = named_for("ebla.hpccg_problem");
+    spec.source = ProblemSource::hpccg;
+    spec.nx = nx;
+    spec.ny = ny;
+    spec.nz = nz;
+    check_problem_spec(spec, ProblemUse::cg);
     const HpccgProblem p = hpccg_problem(nx, ny, nz);
     return py::make_tuple(csr_to_arrays(p.A), vector_to_numpy(p.b));
   }, py::arg("nx"), py::arg("ny"), py::arg("nz"), "HPCCG's 27-point matrix and right-hand side (CSR arrays, b).");
   m.def("graph_laplacian", [](std::size_t n, double mean_degree, std::uint64_t seed) {
+    ProblemSpec spec = named_for("ebla.graph_laplacian");
+    spec.source = ProblemSource::laplacian;
+    spec.n = n;
+    spec.degree = mean_degree;
+    check_problem_spec(spec, ProblemUse::power);
     return csr_to_arrays(graph_laplacian(n, mean_degree, seed));
   }, py::arg("n"), py::arg("mean_degree"), py::arg("seed"), "The Laplacian of a seeded random graph (CSR arrays).");
   m.def("random_unit_vector", [](std::size_t n, std::uint64_t seed) { return vector_to_numpy(random_unit_vector(n, seed)); },

@@ -281,6 +281,9 @@ GemmPlan gemm_select(const AView& A, const BView& B, const GemmOptions& options)
 
 /// A B with every entry correctly rounded to binary64 (exact products, exact sums, one
 /// rounding): the reference of the experiments and of GemmConfig::reference. O(m n k).
+/// Non-finite entries follow IEEE arithmetic: an entry of the product with a NaN factor, a
+/// product inf * 0 or infinities of both signs is NaN, else one with an infinite factor is
+/// that infinity (its sign the product's).
 HostMatrix exact_gemm(const ConstHostMatrix& A, const ConstHostMatrix& B);
 
 namespace detail {
