@@ -54,11 +54,13 @@ std::vector<std::string> level_names(const std::string& names) {
 std::vector<QdotLevel> qdot_ladder_by_names(const std::string& names) {
   const char* function = "ebla::qdot_ladder_by_names";
   std::vector<QdotLevel> ladder;
+  if (names.empty()) return ladder;  // the default ladder
   for (const std::string& name : level_names(names)) {
     const std::string where = "level " + std::to_string(ladder.size() + 1) + " of the ladder '" + names + "'";
     if (name.empty()) throw_invalid(function, where + " is empty (levels are separated by ';' or ',')");
+    const auto format = [&] { return format_by_name(name); };
     if (name == "perforate") ladder.push_back(QdotLevel::skip());
-    else ladder.push_back(QdotLevel::of(under_option(std::string(function) + ": " + where, [&] { return format_by_name(name); })));
+    else ladder.push_back(QdotLevel::of(under_option(std::string(function) + ": " + where, format)));
   }
   return ladder;
 }
