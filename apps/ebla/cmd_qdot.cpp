@@ -242,7 +242,9 @@ Command add_qdot(CLI::App& app) {
   app.add_option("--n,--sizes,-n", o->sizes, "Vector lengths, e.g. 1e2,1e3 (up to 1e9)")->delimiter(',');
   app.add_option("--tol", o->tolerances, "Tolerances eps > 0")->delimiter(',');
   app.add_option("--policy", o->policy, "Selection policy: budget or paper")->capture_default_str();
-  app.add_option("--ladder", o->ladder, "Levels, most precise first, e.g. binary64,binary32,binary16,perforate");
+  app.add_option("--ladder", o->ladder,
+                 "Levels, most precise first, e.g. binary64,binary32,binary16,perforate (separated by ',' or "
+                 "';'; custom formats too: binary64;custom:t=8,emin=-6,emax=7)");
   app.add_option("--samples", o->samples, "Vector pairs per (dist, t, n) in experiments");
   app.add_option("--seed", o->seed, "Seed of the data")->capture_default_str()->check(seed_range());
   app.add_option("--reps", o->reps, "Timed calls per measurement (best is kept), 0..100000; default (0) about 2e6/n, 3..1000");

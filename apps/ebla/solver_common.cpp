@@ -85,7 +85,9 @@ void add_dot_options(CLI::App& app, DotCli& d, Solver s) {
                              "needs (docs/solvers.md) (implies --dot qdot; default 1e-8)"));
   r.push_back(app.add_option("--qdot-policy", d.qdot_policy, "qdot selection policy: budget or paper")
                   ->capture_default_str());
-  r.push_back(app.add_option("--ladder", d.ladder, "qdot ladder, e.g. binary64,binary32,binary16,perforate"));
+  r.push_back(app.add_option("--ladder", d.ladder,
+                             "qdot ladder, e.g. binary64,binary32,binary16,perforate (separated by ',' or ';'; "
+                             "custom formats too: binary64;custom:t=8,emin=-6,emax=7)"));
   r.push_back(app.add_option("--format", d.format, "format of every factor (implies --dot fixed), e.g. bfloat16"));
   r.push_back(app.add_option("--sweep-qdot-tol", d.sweep,
                              "A:B (powers of ten): a run with exact dots, then one with qdot per tolerance "

@@ -1,11 +1,15 @@
 // ebla_qdot and the BLAS-shaped calls of ebla/qdot.h: the C entry points of qdot.
+#include <ebla/core/memory.hpp>
+#include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot.hpp>
+#include <ebla/kernels/qdot_host.hpp>
 #include <ebla/qdot.h>
 
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ebla::detail {
@@ -31,6 +35,12 @@ void fill_info(const ebla::QdotResult& r, ebla_qdot_info* info) {
   info->kept_top_bin = r.stats.kept_top_bin ? 1 : 0;
 }
 
+// "function: message", unless the message already starts with the function's name.
+std::string prefixed(const char* function, const std::string& message) {
+  const std::string head = std::string(function) + ": ";
+  return message.compare(0, head.size(), head) == 0 ? message : head + message;
+}
+
 // Runs f (which returns the value and fills info) under the C conventions: info cleared
 // first; on an exception NaN, the status, and the message prefixed by the function's name.
 template <class F>
@@ -41,10 +51,10 @@ double guarded(const char* function, ebla_qdot_info* info, F f) {
     ebla::detail::set_last_error("");
     return v;
   } catch (const ebla::InvalidArgument& e) {
-    ebla::detail::set_last_error(std::string(function) + ": " + e.what());
+    ebla::detail::set_last_error(prefixed(function, e.what()));
     if (info != nullptr) info->status = EBLA_INVALID_ARGUMENT;
   } catch (const std::exception& e) {
-    ebla::detail::set_last_error(std::string(function) + ": " + e.what());
+    ebla::detail::set_last_error(prefixed(function, e.what()));
     if (info != nullptr) info->status = EBLA_INTERNAL_ERROR;
   }
   return std::numeric_limits<double>::quiet_NaN();
@@ -63,29 +73,87 @@ ebla::QdotOptions to_options(const ebla_qdot_options* o) {
   return q;
 }
 
+using ebla::detail::HostVector;
+
 template <class T>
 void check_length(std::size_t n, const char* function) {  // before any copy of that size
   if (n > static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(T))
     ebla::throw_invalid(function, "n = " + std::to_string(n) + " is more elements than any array holds");
 }
 
-// An array of n elements with BLAS increment inc as n contiguous elements in BLAS order:
-// `x` itself for inc = 1, else a copy gathered into `copy`. Element i is x[i inc] for
-// inc >= 0 and x[(n - 1 - i) |inc|] for inc < 0.
+// Workspaces below this size are not checked against the memory available (reading the
+// system's figures costs more than a small dot product).
+constexpr double small_workspace = 64.0 * 1024 * 1024;
+
+// Before any allocation that grows with n: the gathered copies of strided inputs and the
+// kernels' partial sums (one per chunk of components, core/parallel.hpp). An n whose
+// workspace exceeds the memory available is a bad argument, not an internal error.
 template <class T>
-const T* contiguous(const T* x, std::size_t n, std::ptrdiff_t inc, std::vector<T>& copy, const char* name,
-                    const char* function) {
-  if (inc == 1 || n == 0) return x;  // qdot checks x and n itself
+void check_workspace(std::size_t n, std::ptrdiff_t incx, std::ptrdiff_t incy, const char* function) {
+  const auto gathered = [](std::ptrdiff_t inc) { return inc != 0 && inc != 1 ? 1.0 : 0.0; };
+  const double chunks = static_cast<double>(ebla::detail::chunk_count(n, ebla::detail::stream_chunk(n)));
+  const double bytes = (gathered(incx) + gathered(incy)) * static_cast<double>(n) * sizeof(T) +
+                       chunks * sizeof(ebla::detail::QdotAccum);
+  if (bytes > small_workspace) ebla::detail::check_memory(function, "n = " + std::to_string(n), bytes);
+}
+
+// |inc|, as a size_t (no overflow for PTRDIFF_MIN).
+std::size_t step_of(std::ptrdiff_t inc) {
+  return inc < 0 ? static_cast<std::size_t>(-(inc + 1)) + 1 : static_cast<std::size_t>(inc);
+}
+
+// The n elements of x with BLAS increment inc lie in the address space: x is not null, and
+// the last one read, (n - 1) |inc| elements on, lies below the end of the address space.
+template <class T>
+void check_span(const T* x, std::size_t n, std::ptrdiff_t inc, const char* name, const char* function) {
+  if (n == 0) return;
   if (x == nullptr) ebla::throw_invalid(function, std::string(name) + " is null but n = " + std::to_string(n));
-  const std::size_t step = inc < 0 ? static_cast<std::size_t>(-(inc + 1)) + 1 : static_cast<std::size_t>(inc);
-  // the last element read, (n - 1) |inc| elements on, must lie in the address space
+  const std::size_t step = step_of(inc);
   if (step > 0 && (n - 1 > (static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(T)) / step ||
                    reinterpret_cast<std::uintptr_t>(x) > UINTPTR_MAX - (n - 1) * step * sizeof(T)))
     ebla::throw_invalid(function, std::string(name) + ": n = " + std::to_string(n) + " elements " +
                                       std::to_string(inc) + " apart run past the end of the address space");
+}
+
+// An array of n elements with BLAS increment inc as the host kernels read it: `x` itself
+// for inc = 1, the constant x[0] for inc = 0 (no copy), else a copy gathered into `copy`.
+// Element i is x[i inc] for inc >= 0 and x[(n - 1 - i) |inc|] for inc < 0.
+template <class T>
+HostVector<T> blas_vector(const T* x, std::size_t n, std::ptrdiff_t inc, std::vector<T>& copy) {
+  if (inc == 1 || n == 0) return {x, false};
+  if (inc == 0) return {x, true};
+  const std::size_t step = step_of(inc);
   copy.resize(n);
   for (std::size_t i = 0; i < n; ++i) copy[i] = x[(inc >= 0 ? i : n - 1 - i) * step];
-  return copy.data();
+  return {copy.data(), false};
+}
+
+// x and y of a call, checked before any allocation (`cx`, `cy` hold gathered copies).
+template <class T>
+struct BlasPair {
+  std::vector<T> cx, cy;
+  HostVector<T> x, y;
+  BlasPair(const BlasPair&) = delete;  // x and y may point into cx and cy
+  BlasPair(const char* function, std::size_t n, const T* px, std::ptrdiff_t incx, const T* py, std::ptrdiff_t incy) {
+    check_length<T>(n, function);
+    check_span(px, n, incx, "x", function);
+    check_span(py, n, incy, "y", function);
+    check_workspace<T>(n, incx, incy, function);
+    x = blas_vector(px, n, incx, cx);
+    y = blas_vector(py, n, incy, cy);
+  }
+  bool constant() const { return x.constant || y.constant; }
+};
+
+// qdot on the pair: ebla::qdot on arrays (it remembers their plans), the two phases where a
+// vector is constant (the same bits: qdot's result is that of its two phases).
+template <class T>
+ebla::QdotResult qdot_pair(const BlasPair<T>& v, std::size_t n, const ebla::QdotOptions& o) {
+  if (!v.constant()) return ebla::qdot(v.x.p, v.y.p, n, o);
+  const ebla::QdotPlan plan = ebla::detail::qdot_select_host(v.x, v.y, n, o);
+  ebla::QdotResult r = ebla::detail::qdot_compute_host(v.x, v.y, n, plan, false);  // the plan's own data
+  r.stats.select_seconds = plan.select_seconds;
+  return r;
 }
 
 template <class T>
@@ -93,11 +161,8 @@ double qdot_strided(const char* function, std::size_t n, const T* x, std::ptrdif
                     std::ptrdiff_t incy, const ebla_qdot_options* options, ebla_qdot_info* info) {
   return guarded(function, info, [&] {
     const ebla::QdotOptions o = to_options(options);
-    check_length<T>(n, function);
-    std::vector<T> cx, cy;
-    const T* px = contiguous(x, n, incx, cx, "x", function);
-    const T* py = contiguous(y, n, incy, cy, "y", function);
-    const ebla::QdotResult r = ebla::qdot(px, py, n, o);
+    const BlasPair<T> v(function, n, x, incx, y, incy);
+    const ebla::QdotResult r = qdot_pair(v, n, o);
     fill_info(r, info);
     return r.value;
   });
@@ -111,11 +176,8 @@ int select_strided(const char* function, std::size_t n, const T* x, std::ptrdiff
     if (plan == nullptr) ebla::throw_invalid(function, "plan is null");
     *plan = nullptr;
     const ebla::QdotOptions o = to_options(options);
-    check_length<T>(n, function);
-    std::vector<T> cx, cy;
-    const T* px = contiguous(x, n, incx, cx, "x", function);
-    const T* py = contiguous(y, n, incy, cy, "y", function);
-    *plan = new ebla_qdot_plan{ebla::qdot_select(px, py, n, o)};
+    const BlasPair<T> v(function, n, x, incx, y, incy);
+    *plan = new ebla_qdot_plan{ebla::detail::qdot_select_host(v.x, v.y, n, o)};
     return 0.0;
   });
   return info.status;
@@ -126,11 +188,9 @@ double compute_strided(const char* function, const ebla_qdot_plan* plan, std::si
                        std::ptrdiff_t incx, const T* y, std::ptrdiff_t incy, ebla_qdot_info* info) {
   return guarded(function, info, [&] {
     if (plan == nullptr) ebla::throw_invalid(function, "plan is null");
-    check_length<T>(n, function);
-    std::vector<T> cx, cy;
-    const T* px = contiguous(x, n, incx, cx, "x", function);
-    const T* py = contiguous(y, n, incy, cy, "y", function);
-    const ebla::QdotResult r = ebla::qdot_compute(px, py, n, plan->plan);
+    ebla::detail::check_plan(plan->plan, n, std::is_same<T, double>::value ? 53 : 24, "ebla::qdot_compute");
+    const BlasPair<T> v(function, n, x, incx, y, incy);
+    const ebla::QdotResult r = ebla::detail::qdot_compute_host(v.x, v.y, n, plan->plan);
     fill_info(r, info);
     return r.value;
   });

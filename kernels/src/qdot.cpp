@@ -21,12 +21,47 @@ QdotPolicy qdot_policy_by_name(const std::string& name) {
   throw_invalid("ebla::qdot_policy_by_name", "unknown policy '" + name + "' (known: budget, paper)");
 }
 
+namespace {
+
+// The pieces of `text` between the separators, empty ones included.
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> pieces(1);
+  for (char c : text) {
+    if (c == separator) pieces.emplace_back();
+    else pieces.back() += c;
+  }
+  return pieces;
+}
+
+bool custom_name(const std::string& name) { return name.rfind("custom:", 0) == 0; }
+
+// The level names of a ladder: separated by ';' where one appears, else by ',', a piece
+// key=value after a custom format being part of it (custom:t=8,emin=-6,emax=7).
+std::vector<std::string> level_names(const std::string& names) {
+  if (names.find(';') != std::string::npos) return split(names, ';');
+  std::vector<std::string> levels;
+  for (const std::string& piece : split(names, ',')) {
+    if (!levels.empty() && custom_name(levels.back()) && piece.find('=') != std::string::npos)
+      levels.back() += "," + piece;
+    else
+      levels.push_back(piece);
+  }
+  return levels;
+}
+
+}  // namespace
+
 std::vector<QdotLevel> qdot_ladder_by_names(const std::string& names) {
+  const char* function = "ebla::qdot_ladder_by_names";
   std::vector<QdotLevel> ladder;
-  std::stringstream ss(names);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    ladder.push_back(item == "perforate" ? QdotLevel::skip() : QdotLevel::of(format_by_name(item)));
+  if (names.empty()) return ladder;  // the default ladder
+  for (const std::string& name : level_names(names)) {
+    const std::string where = "level " + std::to_string(ladder.size() + 1) + " of the ladder '" + names + "'";
+    if (name.empty()) throw_invalid(function, where + " is empty (levels are separated by ';' or ',')");
+    const auto format = [&] { return format_by_name(name); };
+    if (name == "perforate") ladder.push_back(QdotLevel::skip());
+    else ladder.push_back(QdotLevel::of(under_option(std::string(function) + ": " + where, format)));
+  }
   return ladder;
 }
 

@@ -952,16 +952,30 @@ struct Kernels {
   }
 };
 
+// An input of the chunked loops below: an array, whose chunk at component b starts at p + b,
+// or a constant vector (BLAS increment 0), whose every chunk is the block p of copies of its
+// component, at least a chunk long: the kernels read the values a contiguous copy would hold,
+// in the same chunks, so the result is that copy's to the bit, without an array of n.
+template <class T>
+struct Input {
+  const T* p;
+  bool constant = false;
+  Input(const T* array) : p(array) {}  // NOLINT(google-explicit-constructor): an array is an input
+  Input(const T* block, bool repeated) : p(block), constant(repeated) {}
+  const T* chunk_at(std::size_t b) const { return constant ? p : p + b; }
+  T operator[](std::size_t i) const { return constant ? p[0] : p[i]; }
+};
+
 // The histogram of x and y into out[0, qdot_hist_size) (overwritten): chunk by chunk on every
 // host thread, each thread counting into its own copy (integer counts: the same for any
 // thread count).
 template <class T>
-void histogram_threads(HostIsa isa, const T* x, const T* y, std::size_t n, std::int64_t* out) {
+void histogram_threads(HostIsa isa, Input<T> x, Input<T> y, std::size_t n, std::int64_t* out) {
   const std::size_t chunk = stream_chunk(n);
   const bool stream = streaming<T>(n);
   count_over_chunks(chunk_count(n, chunk), qdot_hist_size, out, [=](std::size_t c, std::int64_t* h) {
     const std::size_t b = c * chunk;
-    Kernels<T>::hist(isa, x + b, y + b, std::min(chunk, n - b), h, stream);
+    Kernels<T>::hist(isa, x.chunk_at(b), y.chunk_at(b), std::min(chunk, n - b), h, stream);
   });
 }
 
@@ -977,15 +991,15 @@ QdotAccum merge_in_order(const std::vector<QdotAccum>& part) {
 // The accumulation of x and y under the tables t: every chunk on its own, on every host
 // thread, then merged in chunk order.
 template <class T>
-QdotAccum accumulate_threads(HostIsa isa, const T* x, const T* y, std::size_t n, Tables t) {
+QdotAccum accumulate_threads(HostIsa isa, Input<T> x, Input<T> y, std::size_t n, Tables t) {
   const std::size_t chunk = stream_chunk(n);
   const std::size_t chunks = chunk_count(n, chunk);
   t.stream = streaming<T>(n);
-  if (chunks <= 1) return Kernels<T>::run(isa, x, y, n, t);
+  if (chunks <= 1) return Kernels<T>::run(isa, x.p, y.p, n, t);
   std::vector<QdotAccum> part(chunks);
   for_each_chunk(chunks, [&](std::size_t c) {
     const std::size_t b = c * chunk;
-    part[c] = Kernels<T>::run(isa, x + b, y + b, std::min(chunk, n - b), t);
+    part[c] = Kernels<T>::run(isa, x.chunk_at(b), y.chunk_at(b), std::min(chunk, n - b), t);
   });
   return merge_in_order(part);
 }
@@ -1014,7 +1028,7 @@ QdotAccum histogram_and_accumulate(HostIsa isa, const T* x, const T* y, std::siz
 }
 
 template <class T>
-QdotPlan select_host(const T* x, const T* y, std::size_t n, const QdotOptions& options, HostIsa isa) {
+QdotPlan select_host(Input<T> x, Input<T> y, std::size_t n, const QdotOptions& options, HostIsa isa) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::int64_t> h(qdot_hist_size, 0);
   histogram_threads(isa, x, y, n, h.data());
@@ -1026,7 +1040,7 @@ QdotPlan select_host(const T* x, const T* y, std::size_t n, const QdotOptions& o
 // The result of an accumulation under `plan`. count_levels = false: the data is the plan's
 // own, so the counts per level are the plan's and nothing lies outside it.
 template <class T>
-QdotResult finish_host(const T* x, const T* y, std::size_t n, const QdotPlan& plan, QdotAccum acc,
+QdotResult finish_host(Input<T> x, Input<T> y, std::size_t n, const QdotPlan& plan, QdotAccum acc,
                        bool count_levels) {
   if (!count_levels) {
     const auto per = plan.count_per_level();
@@ -1101,7 +1115,7 @@ struct LevelTable {
 };
 
 template <class T>
-QdotResult compute_host(const T* x, const T* y, std::size_t n, const QdotPlan& plan, HostIsa isa,
+QdotResult compute_host(Input<T> x, Input<T> y, std::size_t n, const QdotPlan& plan, HostIsa isa,
                         bool count_levels) {
   const auto t0 = std::chrono::steady_clock::now();
   const LevelTable table(plan, count_levels);
@@ -1226,7 +1240,7 @@ QdotResult finish_tried(const T* x, const T* y, std::size_t n, const QdotPlan& p
   }
   acc.zeros = static_cast<std::int64_t>(n) - counted - acc.nonfinite;
   acc.outside = 0;  // every component lies in a bin of plan, the plan reported
-  return finish_host(x, y, n, plan, acc, true);
+  return finish_host<T>(x, y, n, plan, acc, true);
 }
 
 // qdot in one pass where `hint` still holds: the histogram and the accumulation under the
@@ -1251,12 +1265,12 @@ QdotResult one_pass_host(const T* x, const T* y, std::size_t n, const QdotOption
     return r;
   }
   if (!same) {
-    QdotResult r = compute_host(x, y, n, selected, isa, false);
+    QdotResult r = compute_host<T>(x, y, n, selected, isa, false);
     r.stats.select_seconds = selected.select_seconds;
     r.stats.passes = 2;
     return r;
   }
-  QdotResult r = finish_host(x, y, n, selected, acc, false);
+  QdotResult r = finish_host<T>(x, y, n, selected, acc, false);
   r.stats.select_seconds = selected.select_seconds;
   r.stats.passes = 1;
   return r;
@@ -1265,18 +1279,18 @@ QdotResult one_pass_host(const T* x, const T* y, std::size_t n, const QdotOption
 }  // namespace
 
 QdotPlan qdot_select_host(const double* x, const double* y, std::size_t n, const QdotOptions& o, HostIsa isa) {
-  return select_host(x, y, n, o, isa);
+  return select_host<double>(x, y, n, o, isa);
 }
 QdotPlan qdot_select_host(const float* x, const float* y, std::size_t n, const QdotOptions& o, HostIsa isa) {
-  return select_host(x, y, n, o, isa);
+  return select_host<float>(x, y, n, o, isa);
 }
 QdotResult qdot_compute_host(const double* x, const double* y, std::size_t n, const QdotPlan& p, HostIsa isa,
                              bool count_levels) {
-  return compute_host(x, y, n, p, isa, count_levels);
+  return compute_host<double>(x, y, n, p, isa, count_levels);
 }
 QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, const QdotPlan& p, HostIsa isa,
                              bool count_levels) {
-  return compute_host(x, y, n, p, isa, count_levels);
+  return compute_host<float>(x, y, n, p, isa, count_levels);
 }
 
 QdotResult qdot_one_pass_host(const double* x, const double* y, std::size_t n, const QdotOptions& o,
@@ -1286,6 +1300,47 @@ QdotResult qdot_one_pass_host(const double* x, const double* y, std::size_t n, c
 QdotResult qdot_one_pass_host(const float* x, const float* y, std::size_t n, const QdotOptions& o,
                               const QdotPlan& hint, QdotPlan& selected, HostIsa isa, int widen) {
   return one_pass_host(x, y, n, o, hint, isa, selected, widen);
+}
+
+namespace {
+
+// The input of a host vector: an array as it is, a constant vector as a block of copies of
+// its component, a chunk long, held in `block`.
+template <class T>
+Input<T> input_of(HostVector<T> v, std::size_t n, std::vector<T>& block) {
+  if (!v.constant || n == 0) return Input<T>(v.p);
+  block.assign(std::min(n, stream_chunk(n)), v.p[0]);
+  return Input<T>(block.data(), true);
+}
+
+template <class T>
+QdotPlan select_vectors(HostVector<T> x, HostVector<T> y, std::size_t n, const QdotOptions& o) {
+  resolve_ladder(o, std::is_same<T, double>::value ? 53 : 24, "ebla::qdot_select");  // before any work
+  std::vector<T> bx, by;
+  return select_host<T>(input_of(x, n, bx), input_of(y, n, by), n, o, best_host_isa());
+}
+
+template <class T>
+QdotResult compute_vectors(HostVector<T> x, HostVector<T> y, std::size_t n, const QdotPlan& p, bool count_levels) {
+  std::vector<T> bx, by;
+  return compute_host<T>(input_of(x, n, bx), input_of(y, n, by), n, p, best_host_isa(), count_levels);
+}
+
+}  // namespace
+
+QdotPlan qdot_select_host(HostVector<double> x, HostVector<double> y, std::size_t n, const QdotOptions& o) {
+  return select_vectors(x, y, n, o);
+}
+QdotPlan qdot_select_host(HostVector<float> x, HostVector<float> y, std::size_t n, const QdotOptions& o) {
+  return select_vectors(x, y, n, o);
+}
+QdotResult qdot_compute_host(HostVector<double> x, HostVector<double> y, std::size_t n, const QdotPlan& p,
+                             bool count_levels) {
+  return compute_vectors(x, y, n, p, count_levels);
+}
+QdotResult qdot_compute_host(HostVector<float> x, HostVector<float> y, std::size_t n, const QdotPlan& p,
+                             bool count_levels) {
+  return compute_vectors(x, y, n, p, count_levels);
 }
 
 int needed_margin(const QdotPlan& before, const QdotPlan& now, int cap) { return margin_needed(before, now, cap); }
@@ -1366,10 +1421,10 @@ QdotResult QdotStream::finish(const std::int64_t* hist) {
   const bool same = s.hint && same_levels(plan, *s.hint);
   if (same || (s.hint && margin_of(s.options) > 0 && dominates(*s.hint, plan))) {
     const QdotAccum acc = s.chunks > 0 ? merge_in_order(s.part) : Kernels<double>::run(s.isa, s.x, s.y, 0, s.table->tables);
-    r = same ? finish_host(s.x, s.y, s.n, plan, acc, false) : finish_tried(s.x, s.y, s.n, plan, *s.hint, acc);
+    r = same ? finish_host<double>(s.x, s.y, s.n, plan, acc, false) : finish_tried(s.x, s.y, s.n, plan, *s.hint, acc);
     r.stats.passes = 0;
   } else {
-    r = compute_host(s.x, s.y, s.n, plan, s.isa, false);
+    r = compute_host<double>(s.x, s.y, s.n, plan, s.isa, false);
     r.stats.passes = 1;
   }
   r.stats.select_seconds = plan.select_seconds;
@@ -1378,21 +1433,21 @@ QdotResult QdotStream::finish(const std::int64_t* hist) {
 }
 
 void qdot_histogram_host(const double* x, const double* y, std::size_t n, std::int64_t* out, HostIsa isa) {
-  histogram_threads(isa, x, y, n, out);
+  histogram_threads<double>(isa, x, y, n, out);
 }
 void qdot_histogram_host(const float* x, const float* y, std::size_t n, std::int64_t* out, HostIsa isa) {
-  histogram_threads(isa, x, y, n, out);
+  histogram_threads<float>(isa, x, y, n, out);
 }
 
 QdotAccum qdot_accumulate_host(const double* x, const double* y, std::size_t n, const QdotPlan& plan,
                                HostIsa isa) {
   const LevelTable table(plan, true);
-  return accumulate_threads(isa, x, y, n, table.tables);
+  return accumulate_threads<double>(isa, x, y, n, table.tables);
 }
 QdotAccum qdot_accumulate_host(const float* x, const float* y, std::size_t n, const QdotPlan& plan,
                                HostIsa isa) {
   const LevelTable table(plan, true);
-  return accumulate_threads(isa, x, y, n, table.tables);
+  return accumulate_threads<float>(isa, x, y, n, table.tables);
 }
 
 }  // namespace ebla::detail

@@ -2,10 +2,17 @@
 #include <ebla/mpi/problem.hpp>
 
 #include <ebla/core/error.hpp>
+#include <ebla/kernels/mpfma.hpp>
 #include <ebla/solvers/problems.hpp>
 
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ebla::mpi {
 
@@ -66,6 +73,63 @@ DistributedProblem load_hpccg(const ProblemSpec& spec, ProblemUse use, int rank,
   return p;
 }
 
+// A 64-bit digest of the bytes of a file, read in blocks (never held whole): each 8-byte
+// word (little-endian; the last one padded with zeros) mixed into the state by splitmix64,
+// then the length.
+std::uint64_t file_digest(const std::string& path, const std::string& option) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_invalid(option, "cannot open '" + path + "': " + std::strerror(errno));
+  std::vector<char> block(std::size_t{1} << 20);
+  std::uint64_t h = 0, length = 0;
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    for (std::size_t i = 0; i < got; i += 8) {
+      std::uint64_t word = 0;
+      for (std::size_t k = 0; k < 8 && i + k < got; ++k)
+        word |= std::uint64_t{static_cast<unsigned char>(block[i + k])} << (8 * k);
+      h = ebla::detail::splitmix64(h ^ word);
+    }
+    length += got;
+  }
+  if (in.bad()) throw_invalid(option, "cannot read '" + path + "'");
+  return ebla::detail::splitmix64(h ^ length);
+}
+
+// Ranks whose digests differ from rank 0's ("1, 3"), in the digests of every rank
+// (`count` per rank, gathered in rank order), for input k.
+std::string ranks_differing(const std::vector<std::uint64_t>& all, std::size_t count, std::size_t k) {
+  std::string ranks;
+  for (std::size_t r = 1; r * count < all.size(); ++r)
+    if (all[r * count + k] != all[k]) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  return ranks;
+}
+
+// Collective: every rank must read the same bytes from each input file of spec (the same
+// path may name different files on different ranks: their own working directories, their
+// own disks). One MPI_Allgather of the digests; where one differs, every rank throws
+// InvalidArgument naming the option, the file and the ranks.
+void check_same_inputs(const ProblemSpec& spec, MPI_Comm comm) {
+  const std::pair<const char*, const std::string*> inputs[] = {
+      {"matrix", &spec.matrix}, {"rhs", &spec.rhs}, {"x0", &spec.x0}, {"hdf5", &spec.hdf5}};
+  const std::size_t count = std::size(inputs);
+  std::vector<std::uint64_t> mine(count, 0);
+  for (std::size_t k = 0; k < count; ++k)
+    if (!inputs[k].second->empty()) mine[k] = file_digest(*inputs[k].second, spec.named(inputs[k].first));
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  std::vector<std::uint64_t> all(count * static_cast<std::size_t>(ranks));
+  MPI_Allgather(mine.data(), static_cast<int>(count), MPI_UINT64_T, all.data(), static_cast<int>(count), MPI_UINT64_T,
+                comm);
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::string differing = ranks_differing(all, count, k);
+    if (!differing.empty())
+      throw_invalid(spec.named(inputs[k].first),
+                    "'" + *inputs[k].second + "' is not the same file on every rank: rank(s) " + differing +
+                        " read other bytes than rank 0 (every rank reads the whole file: give each the same one)");
+  }
+}
+
 // The serial problem on every rank, then each keeps its rows.
 DistributedProblem split_rows(const ProblemSpec& spec, ProblemUse use, int ranks, MPI_Comm comm) {
   Problem serial = ebla::load_problem(spec, use);
@@ -84,6 +148,7 @@ DistributedProblem load_problem(const ProblemSpec& spec, ProblemUse use, MPI_Com
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
+  check_same_inputs(spec, comm);
   return spec.source == ProblemSource::hpccg ? load_hpccg(spec, use, rank, ranks, comm) : split_rows(spec, use, ranks, comm);
 }
 

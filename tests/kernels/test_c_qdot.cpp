@@ -13,6 +13,7 @@
 #include <ebla/qdot.h>
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <type_traits>
 #include <vector>
 
@@ -294,4 +296,157 @@ TEST(CQdot, NoDotProductComesBackZeroFromEveryProductPerforated) {
   ebla_qdot_info info;
   EXPECT_GT(ebla_qdot(r.data(), r.data(), n, 1e2, &info), 0.0);
   EXPECT_EQ(info.kept_top_bin, 1);
+}
+
+namespace {
+
+// The C call on the constant vector c (increment 0) against ebla::qdot on the contiguous
+// copy of it: value, bound and counts, bit for bit; and the plan of the C API computing on
+// the same vectors gives the bits of ebla::qdot_compute under the C++ plan.
+template <class T>
+void constant_against_copy(std::size_t n, T c, const std::vector<T>& y, std::ptrdiff_t incy, bool x_constant,
+                           double tolerance) {
+  const std::vector<T> copy(n, c);
+  const std::vector<T> sy = strided(y, incy);
+  ebla_qdot_options o;
+  ebla_qdot_options_init(&o);
+  o.tolerance = tolerance;
+  ebla_qdot_info info;
+  const double v = x_constant ? c_qdot(n, &c, 0, sy.data(), incy, &o, &info) : c_qdot(n, sy.data(), incy, &c, 0, &o, &info);
+  ebla::QdotOptions q;
+  q.tolerance = tolerance;
+  q.perforate_all = false;
+  const ebla::QdotResult r = x_constant ? ebla::qdot(copy.data(), y.data(), n, q) : ebla::qdot(y.data(), copy.data(), n, q);
+  const std::string what = std::string(x_constant ? "x" : "y") + " constant, n " + std::to_string(n) + ", incy " +
+                           std::to_string(incy) + ", tolerance " + std::to_string(tolerance);
+  ASSERT_EQ(info.status, EBLA_OK) << what << ": " << ebla_last_error();
+  EXPECT_EQ(bits(v), bits(r.value)) << what;
+  EXPECT_EQ(bits(info.bound), bits(r.bound)) << what;
+  for (std::size_t l = 0; l < 4 && l < r.stats.count_per_level.size(); ++l)
+    EXPECT_EQ(info.count[l], r.stats.count_per_level[l]) << what << ", level " << l;
+  EXPECT_EQ(info.zeros, r.stats.zeros) << what;
+  ebla_qdot_plan* plan = nullptr;
+  ebla_qdot_info computed;
+  double w;
+  if constexpr (std::is_same<T, double>::value) {
+    ASSERT_EQ(ebla_dqdot_select(n, &c, 0, sy.data(), incy, &o, &plan), EBLA_OK) << what << ": " << ebla_last_error();
+    w = ebla_dqdot_compute(plan, n, &c, 0, sy.data(), incy, &computed);
+  } else {
+    ASSERT_EQ(ebla_sqdot_select(n, &c, 0, sy.data(), incy, &o, &plan), EBLA_OK) << what << ": " << ebla_last_error();
+    w = ebla_sqdot_compute(plan, n, &c, 0, sy.data(), incy, &computed);
+  }
+  ebla_qdot_plan_destroy(plan);
+  const ebla::QdotResult rc = ebla::qdot_compute(copy.data(), y.data(), n, ebla::qdot_select(copy.data(), y.data(), n, q));
+  EXPECT_EQ(bits(w), bits(rc.value)) << what << " (plan)";
+  EXPECT_EQ(bits(computed.bound), bits(rc.bound)) << what << " (plan)";
+}
+
+// The peak resident memory of the process, in bytes.
+double peak_resident_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) * 1024;  // Linux: KiB
+}
+
+}  // namespace
+
+// BLAS increment 0: every element is x[0]. The C calls read the constant where a copy would
+// hold it, so the results are those of the contiguous copy to the bit, over one chunk and
+// many (core/parallel.hpp: chunks of 2^12 to 2^15), x or y constant, y strided or not.
+TEST(CQdot, ZeroIncrementGivesTheBitsOfTheContiguousCopy) {
+  std::mt19937_64 gen(707);
+  for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{5000}, std::size_t{300001}})
+    for (std::ptrdiff_t incy : {1, -2})
+      for (double tolerance : {1e-10, 1e-3}) {
+        const std::vector<double> y = wide<double>(gen, n, 30);
+        const std::vector<float> f = wide<float>(gen, n, 20);
+        constant_against_copy<double>(n, std::ldexp(0.7, static_cast<int>(gen() % 20) - 10), y, incy, true, tolerance);
+        constant_against_copy<double>(n, -1.3, y, incy, false, tolerance);
+        constant_against_copy<float>(n, 0.3f, f, incy, true, tolerance);
+      }
+}
+
+// n = 2^27 elements from one-element buffers: no array of n is made (a copy of x alone
+// would be 1 GiB), and the value is n x_0 y_0 within the bound.
+TEST(CQdot, ZeroIncrementMakesNoArrayOfN) {
+  const std::size_t n = std::size_t{1} << 27;
+  const double x = 0.75, y = -1.5;
+  const double before = peak_resident_bytes();
+  ebla_qdot_info info;
+  const double v = ebla_dqdot(n, &x, 0, &y, 0, nullptr, &info);
+  const double grown = peak_resident_bytes() - before;
+  ASSERT_EQ(info.status, EBLA_OK) << ebla_last_error();
+  EXPECT_LT(grown, 64.0 * 1024 * 1024) << "the peak resident memory grew by " << grown << " bytes";
+  EXPECT_LE(std::fabs(v - static_cast<double>(n) * x * y), info.bound);
+}
+
+// n beyond what any memory holds: the invalid-argument status and a message naming the
+// function and n, checked before any allocation, for arrays and constants alike.
+TEST(CQdot, HugeLengthIsAnInvalidArgumentNamingN) {
+  const float x = 1.0f, y = 2.0f;
+  const std::size_t n = std::size_t{1} << 60;
+  for (std::ptrdiff_t inc : {0, 1}) {
+    ebla_qdot_info info;
+    const double v = ebla_sqdot(n, &x, inc, &y, inc, nullptr, &info);
+    const std::string what = ebla_last_error();
+    EXPECT_TRUE(std::isnan(v));
+    EXPECT_EQ(info.status, EBLA_INVALID_ARGUMENT) << what;
+    EXPECT_EQ(what.rfind("ebla_sqdot: n = 1152921504606846976", 0), 0u) << what;
+    ebla_qdot_plan* plan = nullptr;
+    EXPECT_EQ(ebla_sqdot_select(n, &x, inc, &y, inc, nullptr, &plan), EBLA_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(ebla_last_error()).find("ebla_sqdot_select: n = 1152921504606846976"), std::string::npos)
+        << ebla_last_error();
+    EXPECT_EQ(plan, nullptr);
+  }
+}
+
+// A ladder names custom formats: levels separated by ';', or by ',' with a custom format's
+// key=value pieces kept in it. Both give the bits of the C++ call on the same ladder.
+TEST(CQdot, LadderNamesCustomFormats) {
+  std::mt19937_64 gen(708);
+  const std::size_t n = 20000;
+  const std::vector<double> x = wide<double>(gen, n, 12), y = wide<double>(gen, n, 12);
+  ebla::QdotOptions q;
+  q.tolerance = 1e-3;
+  q.perforate_all = false;
+  q.ladder = {ebla::QdotLevel::of(ebla::formats::binary64()), ebla::QdotLevel::of(ebla::formats::binary32()),
+              ebla::QdotLevel::of(ebla::format_by_name("custom:t=8,emin=-14,emax=15")), ebla::QdotLevel::skip()};
+  const ebla::QdotResult r = ebla::qdot(x.data(), y.data(), n, q);
+  ASSERT_GT(r.stats.count_per_level[2], 0u) << "the custom level is not used at this tolerance";
+  for (const char* ladder : {"binary64;binary32;custom:t=8,emin=-14,emax=15;perforate",
+                             "binary64,binary32,custom:t=8,emin=-14,emax=15,perforate"}) {
+    ebla_qdot_options o;
+    ebla_qdot_options_init(&o);
+    o.tolerance = q.tolerance;
+    o.ladder = ladder;
+    ebla_qdot_info info;
+    const double v = ebla_dqdot(n, x.data(), 1, y.data(), 1, &o, &info);
+    ASSERT_EQ(info.status, EBLA_OK) << ladder << ": " << ebla_last_error();
+    EXPECT_EQ(bits(v), bits(r.value)) << ladder;
+    EXPECT_EQ(bits(info.bound), bits(r.bound)) << ladder;
+    EXPECT_EQ(info.count[2], r.stats.count_per_level[2]) << ladder;
+  }
+}
+
+TEST(CQdot, MalformedLadderIsAnInvalidArgumentWithAMessage) {
+  const std::vector<double> x = {1.0, 2.0}, y = {3.0, 4.0};
+  const std::pair<const char*, const char*> cases[] = {
+      {"binary64,,binary16", "level 2 of the ladder 'binary64,,binary16' is empty"},
+      {"binary64;binary16;", "level 3 of the ladder 'binary64;binary16;' is empty"},
+      {"binary64,emin=3", "unknown format 'emin=3'"},
+      {"binary64;custom:t=8,emin=-6", "needs t, emin and emax"},
+      {"binary64;custom:t=8;emin=-6;emax=7", "needs t, emin and emax"},
+  };
+  for (const auto& [ladder, message] : cases) {
+    ebla_qdot_options o;
+    ebla_qdot_options_init(&o);
+    o.ladder = ladder;
+    ebla_qdot_info info;
+    const double v = ebla_dqdot(2, x.data(), 1, y.data(), 1, &o, &info);
+    const std::string what = ebla_last_error();
+    EXPECT_TRUE(std::isnan(v)) << ladder;
+    EXPECT_EQ(info.status, EBLA_INVALID_ARGUMENT) << ladder;
+    EXPECT_NE(what.find("ebla_dqdot: ebla::qdot_ladder_by_names"), std::string::npos) << what;
+    EXPECT_NE(what.find(message), std::string::npos) << "'" << message << "' not in: " << what;
+  }
 }

@@ -108,6 +108,27 @@ mkdir -p "$dir/here" "$dir/there"
 cp "$dir/tri.mtx" "$dir/here/tri.mtx"
 expect_error "a file missing on one rank" "cannot open 'tri.mtx'" \
   -np 1 --wdir "$dir/here" "$ebla" cg --matrix tri.mtx : -np 1 --wdir "$dir/there" "$ebla" cg --matrix tri.mtx
+# the same path naming different files where the ranks run (A_11 = 9 there, not 10; a
+# start vector that differs in one entry): refused on every rank, naming the option, the
+# file and the ranks that differ; the same files everywhere solve as one process does
+awk '$1 == 1 && $2 == 1 { $3 = 9 } { print }' "$dir/tri.mtx" > "$dir/there/tri.mtx"
+for solver in cg power; do
+  expect_error "$solver: different files under one path" \
+    "ebla $solver --matrix: 'tri.mtx' is not the same file on every rank: rank(s) 1.* read other bytes than rank 0" \
+    -np 1 --wdir "$dir/here" "$ebla" $solver --matrix tri.mtx : -np $((np - 1)) --wdir "$dir/there" "$ebla" $solver --matrix tri.mtx
+done
+cp "$dir/tri.mtx" "$dir/there/tri.mtx"
+for place in here there; do
+  awk -v last=$([ $place = here ] && echo 1 || echo 2) 'BEGIN { print "%%MatrixMarket matrix array real general"; print 1000, 1;
+                                                             for (i = 1; i < 1000; i++) print 1; print last }' > "$dir/$place/x0.mtx"
+done
+expect_error "cg: different --x0 files under one path" "ebla cg --x0: 'x0.mtx' is not the same file on every rank" \
+  -np $((np - 1)) --wdir "$dir/here" "$ebla" cg --matrix tri.mtx --x0 x0.mtx : -np 1 --wdir "$dir/there" "$ebla" cg --matrix tri.mtx --x0 x0.mtx
+"$ebla" cg --matrix "$dir/tri.mtx" --json > "$dir/serial.json" || fail "cg --matrix tri.mtx: serial run"
+run -np 1 --wdir "$dir/here" "$ebla" cg --matrix tri.mtx --json : -np $((np - 1)) --wdir "$dir/there" "$ebla" cg --matrix tri.mtx --json \
+  > "$dir/mpi.json" 2> "$dir/err.txt" || fail "the same files in two directories: exit code $? (stderr: $(head -c 400 "$dir/err.txt"))"
+[ "$(field iterations "$dir/mpi.json")" = "$(field iterations "$dir/serial.json")" ] ||
+  fail "the same files in two directories: iterations $(field iterations "$dir/mpi.json"), one process: $(field iterations "$dir/serial.json")"
 # the host threads of a rank may differ
 run -np 1 "$ebla" cg --nx 6 --ny 6 --nz 6 --kokkos-num-threads 1 : \
   -np $((np - 1)) "$ebla" cg --nx 6 --ny 6 --nz 6 --kokkos-num-threads=2 > "$dir/out.txt" 2> "$dir/err.txt" ||

@@ -51,7 +51,10 @@ double ebla_qdot(const double* x, const double* y, size_t n, double tolerance, e
  * Element i of x is x[i * incx] for incx >= 0 and x[(n - 1 - i) * (-incx)] for incx < 0, as
  * BLAS defines it (incx = 0 repeats x[0]); likewise y. The products are those of the
  * contiguous arrays in that order, so a call with increments 1 gives the bits of ebla_qdot
- * and of ebla::qdot. Strided arrays are gathered into contiguous ones first. opt may be
+ * and of ebla::qdot. Strided arrays are gathered into contiguous ones first; a vector of
+ * increment 0 is not copied (its one value is read where a copy would hold it: the same
+ * bits). An n beyond what an array or the memory available holds is EBLA_INVALID_ARGUMENT,
+ * found before any allocation, its message naming the function and n. opt may be
  * NULL (the defaults); info may be NULL. ebla_sqdot takes float arrays (ladder default
  * {binary32, binary16, perforate}) and returns its value as a double. Safe to call from
  * several threads at once. On bad input the result is NaN, info->status is
@@ -59,7 +62,9 @@ double ebla_qdot(const double* x, const double* y, size_t n, double tolerance, e
 typedef struct ebla_qdot_options {
   double tolerance;   /* > 0 */
   const char* policy; /* "budget" (NULL: budget) or "paper" */
-  const char* ladder; /* e.g. "binary64,binary32,binary16,perforate"; NULL: the default */
+  const char* ladder; /* e.g. "binary64,binary32,binary16,perforate"; NULL: the default. Levels
+                         are separated by ';' or ','; a custom format keeps its own key=value
+                         pieces: "binary64;custom:t=8,emin=-6,emax=7;perforate" */
 } ebla_qdot_options;
 
 /* The defaults: tolerance 1e-8, budget policy, the default ladder. */

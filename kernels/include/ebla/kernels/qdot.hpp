@@ -195,7 +195,11 @@ struct QdotResult {
 const char* to_string(QdotPolicy p);
 /// "budget" or "paper"; throws InvalidArgument naming the string otherwise.
 QdotPolicy qdot_policy_by_name(const std::string& name);
-/// Parses a ladder like "binary64,binary32,binary16,perforate".
+/// Parses a ladder like "binary64,binary32,binary16,perforate": format names (format_by_name)
+/// and perforate, separated by ';' or ','; a custom format keeps its key=value pieces, so
+/// "binary64;custom:t=8,emin=-6,emax=7" and "binary64,custom:t=8,emin=-6,emax=7" are the same
+/// ladder. "" is the empty ladder (the default). Throws InvalidArgument naming the level and
+/// the ladder for an empty level or a name that is not a format.
 std::vector<QdotLevel> qdot_ladder_by_names(const std::string& names);
 std::string to_string(const std::vector<QdotLevel>& ladder);
 

@@ -25,6 +25,23 @@ QdotResult qdot_compute_host(const double* x, const double* y, std::size_t n, co
 QdotResult qdot_compute_host(const float* x, const float* y, std::size_t n, const QdotPlan& plan,
                              HostIsa isa = best_host_isa(), bool count_levels = true);
 
+/// n components in host memory: the array from p on, or, if constant, p[0] n times (a
+/// vector of BLAS increment 0).
+template <class T>
+struct HostVector {
+  const T* p = nullptr;
+  bool constant = false;
+};
+/// qdot_select_host and qdot_compute_host on vectors that may be constant: the bits of the
+/// same calls on contiguous copies of them, with no array of n made (the kernels read a
+/// constant vector's chunks from one block of copies, a chunk long). No check of p or n.
+QdotPlan qdot_select_host(HostVector<double> x, HostVector<double> y, std::size_t n, const QdotOptions& options);
+QdotPlan qdot_select_host(HostVector<float> x, HostVector<float> y, std::size_t n, const QdotOptions& options);
+QdotResult qdot_compute_host(HostVector<double> x, HostVector<double> y, std::size_t n, const QdotPlan& plan,
+                             bool count_levels = true);
+QdotResult qdot_compute_host(HostVector<float> x, HostVector<float> y, std::size_t n, const QdotPlan& plan,
+                             bool count_levels = true);
+
 /// qdot with a plan to try: one pass over x and y counts the histogram and accumulates the
 /// products under `hint`; if the plan the histogram selects (returned in `selected`) puts
 /// every filled bin at the hint's level, that accumulation is the result (stats.passes = 1),

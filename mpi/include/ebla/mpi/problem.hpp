@@ -27,7 +27,10 @@ using DistributedProblem = BasicProblem<DistributedOperator>;
 /// b = A 1 and x0 = 0, for the power method the owned rows of the serial problem's random
 /// unit start vector. Any other source: the serial problem (ebla::load_problem) on every
 /// rank, split by rows in balanced blocks (block_first_row). Throws InvalidArgument naming
-/// spec's operator field for a dense operator.
+/// spec's operator field for a dense operator, and, on every rank, naming the field of an
+/// input file (matrix, rhs, x0, hdf5) whose bytes differ between the ranks (a digest of each
+/// file, streamed, compared in one MPI_Allgather: the same path may name different files
+/// on different ranks).
 DistributedProblem load_problem(const ProblemSpec& spec, ProblemUse use, MPI_Comm comm);
 
 /// Collective: the maximum of v over the ranks.
