@@ -198,8 +198,10 @@ unit vector of --seed, since A 1 = s 1 would be an eigenvector), --matrix A.mtx 
 [--x0 x0.mtx], or --hdf5 in.h5 (/A, optional /b, /x0). Without --rhs (or /b), b = A 1, so the
 exact solution is the vector of ones and max |x - 1| is reported. A matrix from a file must
 be symmetric (checked unless --no-symmetry-check).
-Exit code: 0 converged; 1 not converged (maximum iterations or breakdown; for a sweep: exact
-CG did not converge); 2 bad input (options, files), with a message on stderr.
+Exit code: 0 converged (the true residual, computed in double-double, within tau); 1 not
+converged (maximum iterations, breakdown, or a true residual above tau: status unconfirmed;
+for a sweep: exact CG did not converge); 2 bad input (options, files), with a message on
+stderr.
 )" + solver_footer());
   // every option checked before any work
   return [c] { return SolverCommand<Cg>::run(make_config(*c)); };

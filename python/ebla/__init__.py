@@ -419,7 +419,8 @@ class DotHistory:
 class CgResult:
     """The result of :func:`cg` (solvers/cg.hpp).
 
-    x: the iterate at exit; status "converged", "max_iterations" or "breakdown";
+    x: the iterate at exit; status "converged", "max_iterations", "breakdown" or
+    "unconfirmed" (the stopping test passed, the true residual did not meet tol);
     true_residual = ||b - A x|| in double-double; recursive_residual the ||r_k|| the
     stopping test saw; levels the rungs of the dot products' precision mix; history a
     :class:`DotHistory`; rr0 the record of the first r^T r; events what the automatic

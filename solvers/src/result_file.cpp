@@ -107,7 +107,7 @@ void write_sweep_runs(const Hdf5Group& root, const QdotSweep<Run>& s, QdotPolicy
   root.attribute("groups", joined(groups));
   root.dataset("tolerance", s.tolerances);
   root.dataset("iterations", iterations);
-  root.dataset("status", status).attribute("codes", "0 converged, 1 max_iterations, 2 breakdown");
+  root.dataset("status", status).attribute("codes", "0 converged, 1 max_iterations, 2 breakdown, 3 unconfirmed");
   for (std::size_t d = 0; d < 2; ++d)
     root.dataset(std::string(dot_series(s.reference)[d].first) + "_fraction_mean", means[d].values, means[d].rows(),
                  means[d].rungs)
