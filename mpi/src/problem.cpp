@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -77,6 +78,12 @@ DistributedProblem load_hpccg(const ProblemSpec& spec, ProblemUse use, int rank,
 // word (little-endian; the last one padded with zeros) mixed into the state by splitmix64,
 // then the length.
 std::uint64_t file_digest(const std::string& path, const std::string& option) {
+  // every rank reads the whole file: a pipe or a FIFO would reach one rank (and be drained
+  // by the digest), a FIFO that no process writes to would block here
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw_invalid(option, "'" + path + "' is not a regular file: under mpirun every rank reads the whole file, "
+                          "so it must be one");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_invalid(option, "cannot open '" + path + "': " + std::strerror(errno));
   std::vector<char> block(std::size_t{1} << 20);

@@ -58,6 +58,10 @@ struct Source {
 Id open_file(const Source& src) {
   std::error_code ec;
   if (!std::filesystem::exists(src.path, ec)) throw_invalid(src.function, src.path + ": no such file");
+  // HDF5 seeks in its file: a directory, a FIFO or a device is refused before H5Fopen (which
+  // would wait forever on a FIFO that no process writes to)
+  if (!std::filesystem::is_regular_file(src.path, ec))
+    throw_invalid(src.function, src.path + ": not a regular file (an HDF5 file must be one)");
   const hid_t f = H5Fopen(src.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) throw_invalid(src.function, src.path + ": cannot open as an HDF5 file (" + hdf5_innermost_error() + ")");
   return Id(f, H5Fclose);

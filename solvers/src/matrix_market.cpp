@@ -7,6 +7,9 @@
 #include <ebla/core/memory.hpp>
 #include <ebla/core/temporary.hpp>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,7 +21,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <istream>
+#include <streambuf>
 #include <limits>
 #include <memory>
 #include <string>
@@ -53,12 +57,74 @@ std::string lower(std::string s) {
 
 std::string fields_text(std::size_t n) { return std::to_string(n) + (n == 1 ? " field" : " fields"); }
 
+// The bytes of an open file descriptor as a stream buffer (it owns the descriptor); a read
+// that fails ends the stream and keeps its errno.
+class DescriptorBuffer : public std::streambuf {
+public:
+  explicit DescriptorBuffer(int fd) : fd_(fd), block_(new char[block]) {}
+  ~DescriptorBuffer() override { ::close(fd_); }
+  DescriptorBuffer(const DescriptorBuffer&) = delete;
+  DescriptorBuffer& operator=(const DescriptorBuffer&) = delete;
+  int error() const { return error_; }
+
+protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    ssize_t got = 0;
+    do got = ::read(fd_, block_.get(), block);
+    while (got < 0 && errno == EINTR);
+    if (got <= 0) {
+      error_ = got < 0 ? errno : 0;
+      return traits_type::eof();
+    }
+    setg(block_.get(), block_.get(), block_.get() + got);
+    return traits_type::to_int_type(*gptr());
+  }
+
+private:
+  static constexpr std::size_t block = 1 << 16;
+  int fd_;
+  std::unique_ptr<char[]> block_;
+  int error_ = 0;
+};
+
+// How long a FIFO given as an input may stay without data: a pipe from a running program
+// (/dev/stdin, <(zcat A.mtx.gz)) has its first bytes long before; a FIFO that no process
+// opens for writing would otherwise block the run forever.
+constexpr int fifo_wait_ms = 10000;
+
+// Opens `path` for reading: a directory and a FIFO without data are refused, naming it.
+int open_input(const std::string& path, const char* function) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO: no wait for a writer here
+  if (fd < 0) throw_invalid(function, "cannot open " + in_quotes(path) + ": " + std::strerror(errno));
+  struct stat st {};
+  std::string refused;
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) refused = "cannot read " + in_quotes(path) + ": it is a directory";
+  if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    pollfd p{fd, POLLIN, 0};
+    int ready = 0;
+    do ready = ::poll(&p, 1, fifo_wait_ms);
+    while (ready < 0 && errno == EINTR);
+    if (ready == 0)
+      refused = in_quotes(path) + " is a FIFO to which nothing was written in " + std::to_string(fifo_wait_ms / 1000) +
+                " s (no process writes to it)";
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (refused.empty() && (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0))
+    refused = "cannot read " + in_quotes(path) + ": " + std::strerror(errno);
+  if (!refused.empty()) {
+    ::close(fd);
+    throw_invalid(function, refused);
+  }
+  return fd;
+}
+
 // Reads a Matrix Market file line by line; fail() names the file and the current line.
 class Reader {
 public:
   Reader(const std::string& path, const char* function)
-      : path_(path), function_(function), in_(path), buffer_(new char[max_line + 1]) {
-    if (!in_) throw_invalid(function_, "cannot open " + in_quotes(path_) + ": " + std::strerror(errno));
+      : path_(path), function_(function), file_(open_input(path, function)), in_(&file_),
+        buffer_(new char[max_line + 1]) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(path_, ec)) bytes_ = std::filesystem::file_size(path_, ec);
   }
@@ -69,7 +135,8 @@ public:
   bool raw(std::string& line) {
     in_.getline(buffer_.get(), static_cast<std::streamsize>(max_line + 1));
     const auto got = static_cast<std::size_t>(in_.gcount());
-    if (in_.bad()) fail("read error");
+    if (in_.bad() || file_.error() != 0)
+      fail(std::string("read error: ") + std::strerror(file_.error() != 0 ? file_.error() : EIO));
     if (in_.fail()) {
       if (in_.eof() && got == 0) return false;
       ++line_;
@@ -151,7 +218,8 @@ private:
   static constexpr std::size_t max_line = 1 << 20;
   std::string path_;
   const char* function_;
-  std::ifstream in_;
+  DescriptorBuffer file_;
+  std::istream in_;
   std::unique_ptr<char[]> buffer_;  // not zero-filled: getline writes what is read
   std::uintmax_t bytes_ = 0;
   long line_ = 0;
