@@ -88,6 +88,9 @@ class Draw:
         a[self.rng.random((n, n)) < 0.5] = 0.0
         if self.rng.random() < 0.5:
             a = a + a.T
+            if self.rng.random() < 0.5:  # and diagonally dominant: SPD where its values are finite
+                with np.errstate(all="ignore"):
+                    a[np.diag_indices(n)] = np.abs(a).sum(axis=1) + 1
         form = self.pick(["dense", "csr", "csc", "coo", "lil", "f32", "int", "huge", "rect"])
         if form == "dense":
             return a

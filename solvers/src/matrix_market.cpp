@@ -199,14 +199,13 @@ public:
 
   double value(const std::string& s) const {
     const char* begin = s.data() + (s[0] == '+' && s.size() > 1 && s[1] != '-' ? 1 : 0);
-    const std::size_t digits = s[0] == '+' || s[0] == '-' ? 1 : 0;
-    if (integers && (s.size() == digits || s.find_first_not_of("0123456789", digits) != std::string::npos))
-      fail("value " + in_quotes(s) + " is not an integer, as the banner's field 'integer' says every value is");
     double v = 0;
     const auto r = std::from_chars(begin, s.data() + s.size(), v);
     if (r.ec == std::errc::result_out_of_range) fail("value " + in_quotes(s) + " is out of the range of double");
     if (r.ec != std::errc() || r.ptr != s.data() + s.size()) fail("value " + in_quotes(s) + " is not a number");
     if (!std::isfinite(v)) fail("value " + in_quotes(s) + " is not finite");
+    if (integers && v != std::floor(v))
+      fail("value " + in_quotes(s) + " is not an integer, as the banner's field 'integer' says every value is");
     return v;
   }
 

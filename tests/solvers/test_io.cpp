@@ -144,7 +144,7 @@ TEST_F(MatrixMarket, ReadsTheSampleFiles) {
 
 TEST_F(MatrixMarket, CommentsBlankLinesAndSpacing) {
   const std::string path = text_file("c.mtx",
-                                     "%%MatrixMarket MATRIX Coordinate Integer General\r\n"
+                                     "%%MatrixMarket MATRIX Coordinate Real General\r\n"
                                      "% a comment\n"
                                      "\n"
                                      "   \t\n"
@@ -158,6 +158,18 @@ TEST_F(MatrixMarket, CommentsBlankLinesAndSpacing) {
                                      "\n"
                                      "% trailing comment\n");
   EXPECT_EQ(to_host(ebla::read_matrix_market(path)), (HostCsr{2, 3, {0, 2, 3}, {0, 2, 0}, {0.5, -4, 5}}));
+}
+
+// The field "integer": every value a whole number, in any spelling (+5e0); 4.5 is refused,
+// naming the line.
+TEST_F(MatrixMarket, AnIntegerFieldHoldsWholeNumbersOnly) {
+  const std::string whole = text_file("i.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 +5e0\n2 2 -3\n");
+  EXPECT_EQ(to_host(ebla::read_matrix_market(whole)), (HostCsr{2, 2, {0, 1, 2}, {0, 1}, {5, -3}}));
+  const std::string fraction = text_file("f.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 4\n2 2 4.5\n");
+  const std::string e = error_of([&] { ebla::read_matrix_market(fraction); });
+  EXPECT_NE(e.find("f.mtx:4: value '4.5' is not an integer"), std::string::npos) << e;
+  const std::string vector = text_file("v.mtx", "%%MatrixMarket matrix array integer general\n2 1\n1\n0.25\n");
+  EXPECT_NE(error_of([&] { ebla::read_matrix_market_vector(vector); }).find("'0.25' is not an integer"), std::string::npos);
 }
 
 TEST_F(MatrixMarket, DuplicatesAreSummed) {
