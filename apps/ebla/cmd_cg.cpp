@@ -185,7 +185,7 @@ Command add_cg(CLI::App& app) {
                  "qdot(r, r) + its bound <= tau^2; approximate: sqrt(qdot(r, r)) <= tau as the seed's "
                  "Algorithm 4.1 (reproduction only: guarantees nothing)")
       ->capture_default_str();
-  app.add_option("--max-iter", c->max_iter, "Maximum number of iterations")->capture_default_str();
+  app.add_option("--max-iter", c->max_iter, "Maximum number of iterations")->capture_default_str()->transform(whole_number());
   app.add_flag("--jacobi", c->jacobi, "Precondition with diag(A)^-1");
   add_experiment_options(app, *c,
                          "auto: for each problem of a set (or the one of --problem/--matrix/--hdf5), exact CG, each "

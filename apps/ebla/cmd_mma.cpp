@@ -88,10 +88,13 @@ std::pair<MatrixUnit, std::string> chosen_unit(const MmaOptions& o) {
   if (o.unit.empty() == o.unit_file.empty()) throw_invalid("ebla mma", "give one of --unit and --unit-file");
   if (!o.unit_file.empty())
     return {under_option("ebla mma --unit-file", [&] { return read_unit_spec_file(o.unit_file); }), o.unit_file};
-  std::string names;
-  for (const NamedMatrixUnit& u : matrix_unit_catalogue()) names += (names.empty() ? "" : ", ") + u.name;
-  return {under_option("ebla mma --unit (known: " + names + ")", [&] { return matrix_unit_by_name(o.unit); }),
-          o.unit};
+  try {
+    return {matrix_unit_by_name(o.unit), o.unit};
+  } catch (const InvalidArgument& e) {  // what is wrong first, then the names to choose from
+    std::string names;
+    for (const NamedMatrixUnit& u : matrix_unit_catalogue()) names += (names.empty() ? "" : ", ") + u.name;
+    throw_invalid("ebla mma --unit", std::string(e.what()) + " (known: " + names + ")");
+  }
 }
 
 int run_mma(const MmaOptions& o) {

@@ -157,7 +157,7 @@ using PowerCommand = SolverCommand<Power>;
 Command add_power(CLI::App& app) {
   auto c = std::make_shared<SolverCli>();
   add_solver_options(app, *c, me);
-  app.add_option("--max-iter", c->max_iter, "Maximum number of iterations")->capture_default_str();
+  app.add_option("--max-iter", c->max_iter, "Maximum number of iterations")->capture_default_str()->transform(whole_number());
   add_experiment_options(app, *c,
                          "auto: for each problem of a set (or the one of --problem/--matrix/--hdf5), PM, each tolerance "
                          "of --sweep-qdot-tol (default 1e-12:1e-3) and --qdot-tol auto: iterations, eigenvalue error, "

@@ -135,7 +135,8 @@ Command add_probe(CLI::App& app) {
                               "probed through the emulation and compared with its spec");
   app.add_option("--length,-k", o->length,
                  "Products per call of an emulated unit, 1..64 (default: two of its operations, "
-                 "2 b, so that the probes can find b)");
+                 "2 b, so that the probes can find b)")
+      ->transform(whole_number());
   unit->excludes(all);
   file->excludes(unit);
   file->excludes(all);

@@ -59,6 +59,11 @@ class KokkosSession {
 /// fraction or more digits than that are refused, not wrapped or clamped).
 CLI::Validator seed_range();
 
+/// For whole-number options of type int: a whole number written as a float ("1e3", "2.5e2")
+/// becomes its digits ("1000", "250"), so that every size takes the same forms; any other
+/// text is left for the option's own conversion to accept or refuse.
+CLI::Validator whole_number();
+
 /// The check of every --output: a file name that is not empty (an empty one would write
 /// nothing and say nothing).
 CLI::Validator output_file();

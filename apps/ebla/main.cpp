@@ -13,6 +13,8 @@
 
 #include <csignal>
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -40,6 +42,19 @@ CLI::Validator seed_range() {
         return fits ? std::string() : "'" + text + "' is not a seed: give a whole number in 0..9223372036854775807";
       },
       "INT in 0..2^63-1");
+}
+
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) {
+        if (text.find_first_of(".eE") == std::string::npos) return std::string();
+        double v = 0;
+        const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (r.ec == std::errc() && r.ptr == text.data() + text.size() && v == std::floor(v) && std::fabs(v) < 0x1p53)
+          text = std::to_string(static_cast<long long>(v));
+        return std::string();
+      },
+      "");
 }
 
 CLI::Validator output_file() {
@@ -149,6 +164,31 @@ std::string unknown_command_message(const CLI::App& app, int argc, char** argv) 
          "; the commands are " + names;
 }
 
+// The first --word of the command line that is no option of the command named (nor of
+// ebla's), with the command's nearest option within two edits: "'--qdot-toll' is not an
+// option of ebla cg (did you mean '--qdot-tol'?)"; empty if there is none.
+std::string unknown_option_message(const CLI::App& app, int argc, char** argv) {
+  const std::vector<CLI::App*> parsed = app.get_subcommands();
+  if (parsed.empty()) return "";
+  const CLI::App* sub = parsed.front();
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.rfind("--", 0) != 0 || word.size() == 2) continue;
+    const std::string name = word.substr(0, word.find('='));
+    if (sub->get_option_no_throw(name) != nullptr || app.get_option_no_throw(name) != nullptr) continue;
+    std::string nearest;
+    std::size_t best = 3;
+    for (const CLI::Option* o : sub->get_options())
+      for (const std::string& l : o->get_lnames()) {
+        const std::size_t d = ebla::edit_distance(name, "--" + l);
+        if (d < best) best = d, nearest = "--" + l;
+      }
+    return "'" + name + "' is not an option of ebla " + sub->get_name() +
+           (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)");
+  }
+  return "";
+}
+
 // Ends a run whose parse stopped it: help, version, or a parse error (exit code 2). A word
 // that is no command is an error even next to --help (`ebla mpfma --help` would otherwise
 // print the top-level help and succeed).
@@ -162,6 +202,9 @@ int end_of_parse(const CLI::App& app, const std::exception_ptr& stop, int argc, 
     if (unknown.empty()) return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     if (unknown.empty()) return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    const std::string option = unknown_option_message(app, argc, argv);
+    if (unknown.empty()) spdlog::error("{}", printable(option.empty() ? e.what() : option.c_str()));
   } catch (const CLI::ParseError& e) {
     if (unknown.empty()) spdlog::error("{}", printable(e.what()));
   }

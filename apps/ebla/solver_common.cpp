@@ -51,9 +51,9 @@ void add_problem_options(CLI::App& app, ProblemCli& p, Solver s) {
   auto& r = p.registered;
   r.push_back(app.add_option("--problem", p.problem,
                              cg ? "hpccg (default) or laplacian (needs --shift)" : "laplacian (default) or hpccg"));
-  r.push_back(app.add_option("--nx", p.nx, "hpccg grid size in x")->capture_default_str());
-  r.push_back(app.add_option("--ny", p.ny, "hpccg grid size in y")->capture_default_str());
-  r.push_back(app.add_option("--nz", p.nz, "hpccg grid size in z")->capture_default_str());
+  r.push_back(app.add_option("--nx", p.nx, "hpccg grid size in x")->capture_default_str()->transform(whole_number()));
+  r.push_back(app.add_option("--ny", p.ny, "hpccg grid size in y")->capture_default_str()->transform(whole_number()));
+  r.push_back(app.add_option("--nz", p.nz, "hpccg grid size in z")->capture_default_str()->transform(whole_number()));
   r.push_back(app.add_option("--n", p.n, "laplacian: number of vertices (1e4 is accepted)")->capture_default_str());
   r.push_back(
       app.add_option("--degree", p.degree, "laplacian: mean degree of the random graph")->capture_default_str());
