@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws the GEMM figures of seed 001 (Figs. 5.1, 5.2) and seed 000 (Fig. 6) from `ebla gemm --output` files.
+"""Draws the GEMM figures of Mary & Mikaitis (Figs. 5.1, 5.2) and Bhola & Duraisamy (Fig. 6) from `ebla gemm --output` files.
 
     ebla gemm --experiment narrow-range -o narrow.h5
     ebla gemm --experiment tensor-core -o tc.h5
@@ -7,7 +7,7 @@
     python3 apps/plot_gemm.py narrow.h5 tc.h5 tc_fp16.h5 --out-dir docs/figures
 
 Figs. 5.1 and 5.2 (gemm_fig5_1.png, gemm_fig5_2.png): one panel per input format (rows) and
-subnormals off (left) and on (right), as in seed 001; x = k (log), y = the normwise relative
+subnormals off (left) and on (right), as in Mary & Mikaitis; x = k (log), y = the normwise relative
 error ||C - AB||_inf / (||A||_inf ||B||_inf) (log); one colour per p = 1, 2, 3, solid for the
 formats' own (narrow) range and dashed for the unbounded range, and the certified bound of the
 narrow-range run as a thin dotted line of the same colour (where it is finite: an infinite
@@ -42,8 +42,8 @@ FIGURES = {"fig5_1": ("5.1", "gemm_fig5_1.png"), "fig5_2": ("5.2", "gemm_fig5_2.
 CURVES = (("error", "-", "black", "forward error |C - AB| / |AB|"),
           ("certified", "--", "#2ca02c", "certified bound"),
           ("probable", ":", "#17becf", "probable bound"),
-          ("dbea", "--", "#d62728", "DBEA (seed 000, Thm 3.8; 3.7 for binary16 entries)"),
-          ("vibea", "-.", "#1f77b4", "VIBEA (seed 000, Thm 3.10; 3.9), failure per entry"))
+          ("dbea", "--", "#d62728", "DBEA (Bhola & Duraisamy, Thm 3.8; 3.7 for binary16 entries)"),
+          ("vibea", "-.", "#1f77b4", "VIBEA (Bhola & Duraisamy, Thm 3.10; 3.9), failure per entry"))
 
 
 class PlotError(Exception):
@@ -134,7 +134,7 @@ def draw_narrow(path, fg, out):
                 ax.set_ylabel("||C - AB|| / (||A|| ||B||)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     a = fg.parent.attrs
-    fig.suptitle(f"Fig. {fig_name} (seed 001): Model 1, FMA chain in {acc}; m = {int(a['m'])}, n = {int(a['n'])}, "
+    fig.suptitle(f"Fig. {fig_name} (Mary & Mikaitis): Model 1, FMA chain in {acc}; m = {int(a['m'])}, n = {int(a['n'])}, "
                  f"entries +-10^phi, phi ~ U[-{float(a['range']):g}, {float(a['range']):g}], seed {int(a['seed'])}",
                  fontsize=11)
     legend_height = 0.8 / fig.get_figheight()  # the legend below the panels, clear of the curves
@@ -221,7 +221,7 @@ def main():
             for ax, (path, g) in zip(axes[0], tc):
                 summarise_tensor_core(path, g)
                 panel_tensor_core(ax, path, g)
-            fig.suptitle("Fig. 6 (seed 000, section 4.2): GEMM on a tensor-core-like unit,\n"
+            fig.suptitle("Fig. 6 (Bhola & Duraisamy, section 4.2): GEMM on a tensor-core-like unit,\n"
                          "forward error and bounds per entry", fontsize=11)
             out = os.path.join(args.out_dir, "gemm_fig6.png")
             fig.savefig(out, dpi=110)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws seed 000's Fig. 5 (section 4.1, the MAC unit) from `ebla mac --output` HDF5 files.
+"""Draws Bhola & Duraisamy's Fig. 5 (section 4.1, the MAC unit) from `ebla mac --output` HDF5 files.
 
     ebla mac -o mac.h5
     ebla mac --input-format binary32 -o mac_fp32.h5
@@ -102,7 +102,7 @@ def main():
             panel(ax, path)
     except (PlotError, OSError, KeyError) as e:
         sys.exit(f"plot_mac.py: {e}")
-    fig.suptitle("d = a*b + c: MAC without FMA, FMA and MPFMA (seed 000, section 4.1, Fig. 5)")
+    fig.suptitle("d = a*b + c: MAC without FMA, FMA and MPFMA (Bhola & Duraisamy, section 4.1, Fig. 5)")
     fig.savefig(args.out, dpi=120)
     plt.close(fig)
     print(f"wrote {args.out}")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws the qdot figures of seed 002 (section 4.1) from `ebla qdot --output` HDF5 files.
+"""Draws the qdot figures of Diffenderfer et al. (section 4.1) from `ebla qdot --output` HDF5 files.
 
     ebla qdot --experiment tightness -o tightness.h5
     ebla qdot --experiment effectiveness -o effectiveness.h5
@@ -76,7 +76,7 @@ def plot_tightness(group, outdir):
         ax.set_ylabel("bound/|x^T y| - relerr")
         ax.grid(True, which="both", alpha=0.3)
     tol = ", ".join(f"{t:g}" for t in group.attrs["tolerances"])
-    fig.suptitle(f"qdot bound tightness (seed 002, Fig. 1): tolerance {tol}; "
+    fig.suptitle(f"qdot bound tightness (Diffenderfer et al., Fig. 1): tolerance {tol}; "
                  f"boxes: quartiles, whiskers: min..max\n{describe(group)}")
     save(fig, outdir, "qdot_fig1_tightness.png")
 
@@ -144,15 +144,15 @@ def main():
                 drawn += 1
             if "effectiveness" in f:
                 plot_series(f["effectiveness"], args.outdir, "relerr", "relative error |qdot - x^T y| / |x^T y|",
-                            "qdot effectiveness (seed 002, Fig. 2): relative error vs tolerance",
+                            "qdot effectiveness (Diffenderfer et al., Fig. 2): relative error vs tolerance",
                             "qdot_fig2_effectiveness.png", log_y=True, tolerance_line=True)
                 drawn += 1
             if "speedup" in f:
                 plot_series(f["speedup"], args.outdir, "speedup", "speedup t_dot / t_compute",
-                            "qdot speedup (seed 002, Fig. 3)", "qdot_fig3_speedup.png",
+                            "qdot speedup (Diffenderfer et al., Fig. 3)", "qdot_fig3_speedup.png",
                             log_y=False, ones_line=True)
                 plot_series(f["speedup"], args.outdir, "efficiency", "efficiency t_dot / (t_select + t_dot)",
-                            "qdot efficiency (seed 002, Definition 2.1)", "qdot_efficiency.png",
+                            "qdot efficiency (Diffenderfer et al., Definition 2.1)", "qdot_efficiency.png",
                             log_y=False)
                 drawn += 1
     if drawn == 0:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws the solver figures of seed 002 (sections 4.2-4.3) from `ebla cg` and `ebla power` HDF5 files.
+"""Draws the solver figures of Diffenderfer et al. (sections 4.2-4.3) from `ebla cg` and `ebla power` HDF5 files.
 
     ebla cg --nx 100 --ny 100 --nz 1 --sweep-qdot-tol 1e-16:1e3 -o cg_sweep.h5
     plot_solvers.py cg cg_sweep.h5 --out cg_fig4.png          # Fig. 4: precision per iteration
@@ -139,7 +139,7 @@ def plot_cg(path, out, tol):
         if chosen is not None:
             how = (f"\ntolerance {chosen:g}: the largest that kept exact CG's "
                    f"{int(f.attrs['reference_iterations'])} iterations" if tol is None else f"\ntolerance {chosen:g}")
-        fig.suptitle(f"Rungs used by qdot at each iteration of ACG (seed 002, Fig. 4){how}\n{describe(f, g)}",
+        fig.suptitle(f"Rungs used by qdot at each iteration of ACG (Diffenderfer et al., Fig. 4){how}\n{describe(f, g)}",
                      fontsize=10)
         save(fig, out)
 
@@ -194,7 +194,7 @@ def plot_levels(path, out, tol, iterations, columns, z):
                    for i, name in enumerate(rungs + ["zero product"])]
         axes[0][-1].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.05, 1.0), fontsize=9)
         where = f"z = {z} of a {nx} x {ny} x {nz} mesh" if nz > 1 else f"the {nx} x {ny} mesh"
-        fig.suptitle(f"Rung of each component of the qdot calls of ACG on {where} (seed 002, Fig. 5)"
+        fig.suptitle(f"Rung of each component of the qdot calls of ACG on {where} (Diffenderfer et al., Fig. 5)"
                      f"{'' if chosen is None else f', tolerance {chosen:g}'}\n{describe(f, g)}", fontsize=10)
         save(fig, out)
 
@@ -247,7 +247,7 @@ def plot_power(path, out, tol):
         stacked_percentages(axes[1][1], g["xy_fraction"][()], g["xy_zero_fraction"][()], rungs, 0,
                             f"(d) qdot(x^T y) at tolerance {chosen:g}")
         axes[1][1].legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=9)
-        fig.suptitle(f"Approximate power method vs double-precision PM (seed 002, Figs. 6-7): "
+        fig.suptitle(f"Approximate power method vs double-precision PM (Diffenderfer et al., Figs. 6-7): "
                      f"{text(a['problem_description'])}, n = {int(a['n'])}\n"
                      f"PM: {int(a['reference_iterations'])} iterations, "
                      f"lambda = {float(a['reference_eigenvalue']):.12g}; "
@@ -347,7 +347,7 @@ def main():
                                      epilog=__doc__.split("\n\n", 1)[1])
     sub = parser.add_subparsers(dest="figure", required=True)
     for name, what in (("cg", "Fig. 4"), ("levels", "Fig. 5"), ("power", "Figs. 6-7")):
-        p = sub.add_parser(name, help=f"seed 002 {what}")
+        p = sub.add_parser(name, help=f"Diffenderfer et al. {what}")
         p.add_argument("file", help="HDF5 file written by ebla cg / ebla power --output")
         p.add_argument("--out", "-o", required=True, help="the PNG file to write")
         p.add_argument("--tol", type=float, help="in a sweep file: the run at this qdot tolerance")

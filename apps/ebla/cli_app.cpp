@@ -20,20 +20,20 @@ std::map<CLI::App*, Command> build_app(CLI::App& app, int& kokkos_threads) {
   add("round", "Round values to a format and show the result exactly", add_round);
   add("bounds", "Deterministic and probabilistic error constants for n roundings", add_bounds);
   add("qdot", "The error-bounded quantized dot product on synthetic data: one run, or the "
-              "experiments of seed 002 (tightness, effectiveness, speedup)", add_qdot);
-  add("cg", "Conjugate gradients with exact, qdot or fixed-format dot products (seed 002, Algorithm 4.1)",
+              "experiments of Diffenderfer et al. (tightness, effectiveness, speedup)", add_qdot);
+  add("cg", "Conjugate gradients with exact, qdot or fixed-format dot products (Diffenderfer et al., Algorithm 4.1)",
       add_cg);
-  add("power", "The power method with exact, qdot or fixed-format dot products (seed 002, Algorithm 4.2)",
+  add("power", "The power method with exact, qdot or fixed-format dot products (Diffenderfer et al., Algorithm 4.2)",
       add_power);
   add("mac", "d = a*b + c by MAC, FMA and mixed-precision FMA with their deterministic and probabilistic "
-             "bounds (seed 000, section 4.1, Fig. 5)", add_mac);
+             "bounds (Bhola & Duraisamy, section 4.1, Fig. 5)", add_mac);
   add("gemm", "Mixed-precision GEMM (Model 1) with certified bounds: one run, the choice for a tolerance, "
-              "or the experiments of seed 001 (Figs. 5.1, 5.2) and seed 000 (Fig. 6)", add_gemm);
-  add("probe", "The tests of seed 003 on a matrix-multiply unit: a preset, or this CPU's VDPBF16PS (avx512_bf16_hw)",
+              "or the experiments of Mary & Mikaitis (Figs. 5.1, 5.2) and Bhola & Duraisamy (Fig. 6)", add_gemm);
+  add("probe", "The tests of Fasi et al. on a matrix-multiply unit: a preset, or this CPU's VDPBF16PS (avx512_bf16_hw)",
       add_probe);
   add("mma", "One dot product c + sum a_i b_i through a matrix-multiply unit, on values or bit patterns",
       add_mma);
-  add("weakform", "The weak-form kernel A += B C layer by layer with its layer-wise error bounds (seed 004)",
+  add("weakform", "The weak-form kernel A += B C layer by layer with its layer-wise error bounds (Xie)",
       add_weakform);
   add("info", "This build and this machine: versions, Kokkos backends and threads, the instruction set of "
               "each host kernel, the GEMM engines", add_info);

@@ -39,9 +39,9 @@ int run_bounds(const BoundsOptions& o) {
     std::printf("%10.0f %14.6e %14.6e %10.4f %14.6e %10.4f\n", n, bounds::gamma(n, u),
                 bounds::gamma_tilde(n, u, l_hm), l_hm, bounds::gamma_tilde(n, u, l_vi), l_vi);
   }
-  std::printf("gamma_n = nu/(1-nu) (Lemma 2.1 of seed 000); gamma~_n(lambda) = exp(lambda sqrt(n) u"
+  std::printf("gamma_n = nu/(1-nu) (Lemma 2.1 of Bhola & Duraisamy); gamma~_n(lambda) = exp(lambda sqrt(n) u"
               " + n u^2/(1-u)) - 1,\nwith lambda from Higham & Mary 2019 (HM) or from the"
-              " variance-informed p_b of seed 000 Lemma 2.2 (VI).\n");
+              " variance-informed p_b of Bhola & Duraisamy Lemma 2.2 (VI).\n");
   return 0;
 }
 

@@ -46,7 +46,7 @@ Command add_formats(CLI::App& app) {
   app.add_flag("--json", *json, "One JSON object per format (exact values as hex-float strings)");
   app.footer(
       "Columns: precision t (with the implicit bit), exponent range [emin, emax], unit roundoff\n"
-      "u = 2^-t, smallest normal fmin = 2^emin, largest finite fmax (seed 001, Table 2.1).");
+      "u = 2^-t, smallest normal fmin = 2^emin, largest finite fmax (Mary & Mikaitis, Table 2.1).");
   return [json] {
     *json ? print_json() : print_table();
     return 0;

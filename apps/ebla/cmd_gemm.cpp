@@ -70,7 +70,7 @@ Command add_gemm(CLI::App& app) {
   o->given = given_among(r);
   o->name = [](const std::string& option) { return "ebla gemm " + option; };
   r.push_back(app.add_option("--experiment,-e", o->experiment,
-                             "narrow-range (seed 001, Figs. 5.1, 5.2) or tensor-core (seed 000, Fig. 6); "
+                             "narrow-range (Mary & Mikaitis, Figs. 5.1, 5.2) or tensor-core (Bhola & Duraisamy, Fig. 6); "
                              "without it, one run (or the selection with --tolerance)"));
   r.push_back(app.add_option("--figure", o->figure, "narrow-range: 5.1, 5.2 or both")->capture_default_str());
   r.push_back(app.add_option("--k-list", o->k_list, "narrow-range: the inner dimensions k")->delimiter(','));
@@ -94,7 +94,7 @@ Command add_gemm(CLI::App& app) {
   r.push_back(app.add_option("--unit", o->unit,
                              "Matrix-multiply unit of the emulated engine, from the catalogue (default "
                              "fma_binary32; tensor-core h100_fp16)"));
-  r.push_back(app.add_flag("--no-scaling", o->no_scaling, "No power-of-two scaling (seed 001 (3.1))"));
+  r.push_back(app.add_flag("--no-scaling", o->no_scaling, "No power-of-two scaling (Mary & Mikaitis (3.1))"));
   r.push_back(app.add_flag("--no-subnormals", o->no_subnormals, "Words without subnormals, the unit DAZ/FTZ"));
   r.push_back(app.add_flag("--reference", o->reference,
                            "Also compute AB exactly, the observed error, and the entrywise bounds to compare"));
@@ -108,7 +108,7 @@ Command add_gemm(CLI::App& app) {
   add_progress_option(app, o->progress);
   r.push_back(app.get_option("--progress"));
   app.footer(
-      "C = A B by Model 1 of seed 001 (scaling, p words, products on an engine) with certified\n"
+      "C = A B by Model 1 of Mary & Mikaitis (scaling, p words, products on an engine) with certified\n"
       "bounds (docs/gemm.md). Experiments (docs/gemm-experiments.md):\n"
       "  narrow-range: m = n = 10, k = 10,100,1000,10000,100000, entries +-10^phi, phi ~ U[-10, 10];\n"
       "                Fig. 5.1: fp8 words, binary16 FMA chain; Fig. 5.2: binary16 and fp8 words,\n"

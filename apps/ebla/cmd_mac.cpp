@@ -125,7 +125,7 @@ Command add_mac(CLI::App& app) {
   app.add_option("--output,-o", o->output, "Write the errors and bounds of every sample to this HDF5 file")->check(output_file());
   add_progress_option(app, o->progress);
   app.footer(
-      "d = a*b + c, a, b, c ~ U[1,2], computed three ways by ebla::mpfma (seed 000, section 4.1,\n"
+      "d = a*b + c, a, b, c ~ U[1,2], computed three ways by ebla::mpfma (Bhola & Duraisamy, section 4.1,\n"
       "Fig. 5): MAC without FMA in --high, FMA in --high, and MPFMA (a, b in --low, sum in --high).\n"
       "Errors are relative to the exact d; DBEA and VIBEA are the deterministic and probabilistic\n"
       "bounds (docs/bounds.md). apps/plot_mac.py draws Fig. 5 from --output.\n"

@@ -141,7 +141,7 @@ Command add_probe(CLI::App& app) {
   file->excludes(unit);
   file->excludes(all);
   app.footer(
-      "The tests of seed 003 generalised to the unit's precisions (docs/probes.md). Exit code 1 "
+      "The tests of Fasi et al. generalised to the unit's precisions (docs/probes.md). Exit code 1 "
       "when a finding contradicts the unit's model.");
   return [o] {
     if (!o->unit_file.empty()) {  // a custom unit: probed as a preset is

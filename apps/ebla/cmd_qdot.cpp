@@ -237,7 +237,7 @@ Command add_qdot(CLI::App& app) {
                  "compare-policies; without it, one run");
   app.add_flag("--compare-policies", o->compare_policies,
                "Run the budget and paper policies on the same data: levels and bound per tolerance");
-  app.add_option("--dist,-d", o->dists, "Distributions A and/or B (seed 002, section 4.1)")->delimiter(',');
+  app.add_option("--dist,-d", o->dists, "Distributions A and/or B (Diffenderfer et al., section 4.1)")->delimiter(',');
   app.add_option("--t", o->t_values, "Distribution parameters t (exponent spread)")->delimiter(',');
   app.add_option("--n,--sizes,-n", o->sizes, "Vector lengths, e.g. 1e2,1e3 (up to 1e9)")->delimiter(',');
   app.add_option("--tol", o->tolerances, "Tolerances eps > 0")->delimiter(',');
@@ -261,7 +261,7 @@ Command add_qdot(CLI::App& app) {
       "  speedup:          A,B t=5,9,13, n=1e4..1e6, tol 1e-15..1e-1, 3 samples\n"
       "  compare-policies: B t=5,9,13, n=1e5, tol 1e-15..1e-1, 5 samples\n"
       "Lists are comma-separated. Errors are relative to the exact x^T y; speedup = t_dot /\n"
-      "t_compute and efficiency = t_dot / (t_select + t_dot) (seed 002, Definition 2.1), with\n"
+      "t_compute and efficiency = t_dot / (t_select + t_dot) (Diffenderfer et al., Definition 2.1), with\n"
       "t_dot the time of KokkosBlas::dot on the same vectors. The experiments report progress on\n"
       "stderr (--progress N: a line at most every N seconds; 0: none).");
   return [o] { return run_qdot(*o); };

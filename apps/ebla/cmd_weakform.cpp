@@ -105,7 +105,7 @@ int run_weakform(const WeakformCliOptions& options) {
     table.print();
     if (c.nk > max_rows) std::printf("... (%zu more layers, in the totals below)\n", c.nk - max_rows);
   }
-  std::printf("\n(14'), (15'): certified bounds; (14), (15): as printed in seed 004 (gamma_{n+1} |B'| |C'|);\n"
+  std::printf("\n(14'), (15'): certified bounds; (14), (15): as printed in Xie (gamma_{n+1} |B'| |C'|);\n"
               "> (14): entries whose error exceeds the printed (14) (docs/weakform.md says why)\n");
   std::printf("certified bounds: %ld violations in %zu layers of %zu entries%s\n", violations, c.nk, c.ni * c.nj,
               violations == 0 ? " (error <= bound everywhere)" : "");
@@ -145,7 +145,7 @@ Command add_weakform(CLI::App& app) {
   app.add_option("--seed", o->seed, "Seed of the data (mt19937_64)")->capture_default_str()->check(seed_range());
   add_progress_option(app, o->progress);
   app.footer(
-      "A[i,j,k] += sum_ii B[i,ii,k] C[j,ii] (seed 004, Algorithm 1) by ebla::weakform, every inner sum an\n"
+      "A[i,j,k] += sum_ii B[i,ii,k] C[j,ii] (Xie, Algorithm 1) by ebla::weakform, every inner sum an\n"
       "FMA chain (or, with --product, products rounded before each addition; with --unit or\n"
       "--unit-file, the unit's operations: tensor cores, DAZ/FTZ, chains); per layer the observed error\n"
       "against the certified bounds (14'), (15') and the printed (14), (15) (docs/weakform.md).\n"

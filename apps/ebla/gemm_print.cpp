@@ -67,7 +67,7 @@ std::int64_t print_result(const GemmResult& r) {
   std::printf("  ||A||_inf = %.6e, ||B||_inf = %.6e\n\n", r.norm_a, r.norm_b);
   Table table({"", "||.||_inf", "relative to ||A|| ||B||"});
   table.add({"certified bound", sci(r.normwise_bound), sci(r.normwise_bound / scale)});
-  table.add({"paper's bound (seed 001)", sci(r.paper.normwise), sci(r.paper.normwise / scale)});
+  table.add({"paper's bound (Mary & Mikaitis)", sci(r.paper.normwise), sci(r.paper.normwise / scale)});
   if (r.observed_normwise >= 0)
     table.add({"observed ||C - AB||", sci(r.observed_normwise), sci(r.observed_normwise / scale)});
   table.print();
@@ -169,17 +169,17 @@ int run_narrow(const Config& c, Hdf5Writer* out) {
   spec.threads = c.threads;
   spec.progress = progress_lines("ebla gemm: narrow-range", c.progress);
   const NarrowRangeResult result = narrow_range_study(spec);
-  std::printf("ebla gemm: seed 001, section 5: narrow range against unbounded range\n");
+  std::printf("ebla gemm: Mary & Mikaitis, section 5: narrow range against unbounded range\n");
   std::printf("  A %lld x k, B k x %lld, entries %s, seed %llu; AB exact (correctly rounded)\n",
               static_cast<long long>(spec.m), static_cast<long long>(spec.n),
               distribution_text(GemmDistribution::logscale, spec.range).c_str(),
               static_cast<unsigned long long>(spec.seed));
-  std::printf("  FMA chain in the accumulation format; relative to ||A||_inf ||B||_inf (seed 001 (5.1))\n");
+  std::printf("  FMA chain in the accumulation format; relative to ||A||_inf ||B||_inf (Mary & Mikaitis (5.1))\n");
   for (const NarrowFigure& f : result.figures) {
     print_narrow_table(f, spec.k_list, "normwise relative error ||C - AB||_inf / (||A||_inf ||B||_inf)",
                        &NarrowPoint::error, false);
     print_narrow_table(f, spec.k_list, "certified bound / (||A||_inf ||B||_inf)", &NarrowPoint::certified, false);
-    print_narrow_table(f, spec.k_list, "seed 001's bound (Theorem 3.1, p = 1; 4.1, p > 1) / (||A||_inf ||B||_inf)",
+    print_narrow_table(f, spec.k_list, "Mary & Mikaitis' bound (Theorem 3.1, p = 1; 4.1, p > 1) / (||A||_inf ||B||_inf)",
                        &NarrowPoint::paper, true);
     for (std::size_t i = 0; i < f.cases.size(); ++i)
       for (std::size_t ik = 0; ik < spec.k_list.size(); ++ik) {
@@ -217,7 +217,7 @@ int run_tensor_core(const Config& c, Hdf5Writer* out) {
   for (const EntryViolation& v : t.first_violations)
     std::printf("violation: entry (%zu, %zu): |C - AB| = %.6e > bound %.6e\n", v.i, v.j, v.error, v.bound);
   const GemmData& d = c.data;
-  std::printf("ebla gemm: seed 000, section 4.2 (Fig. 6): A %lld x %lld, B %lld x %lld, entries %s, seed %llu\n",
+  std::printf("ebla gemm: Bhola & Duraisamy, section 4.2 (Fig. 6): A %lld x %lld, B %lld x %lld, entries %s, seed %llu\n",
               static_cast<long long>(d.m), static_cast<long long>(d.k), static_cast<long long>(d.k),
               static_cast<long long>(d.n), data_text(d).c_str(), static_cast<unsigned long long>(d.seed));
   std::printf("  %s (the matrices as given, as the seed's cuBLAS call)\n",
@@ -233,13 +233,13 @@ int run_tensor_core(const Config& c, Hdf5Writer* out) {
   row("forward error |C - AB| / |AB|", t.error);
   row("certified bound", t.certified);
   row("probable bound", t.probable);
-  row(exact ? "DBEA (seed 000, Theorem 3.7)" : "DBEA (seed 000, Theorem 3.8)", t.dbea);
-  const std::string vibea = exact ? "VIBEA (seed 000, Theorem 3.9)" : "VIBEA (seed 000, Theorem 3.10)";
+  row(exact ? "DBEA (Bhola & Duraisamy, Theorem 3.7)" : "DBEA (Bhola & Duraisamy, Theorem 3.8)", t.dbea);
+  const std::string vibea = exact ? "VIBEA (Bhola & Duraisamy, Theorem 3.9)" : "VIBEA (Bhola & Duraisamy, Theorem 3.10)";
   row(vibea + ", per entry", t.vibea);
   row(vibea + ", whole product", t.vibea_matrix);
   table.print();
   if (!t.dbea_over_vibea.empty())
-    std::printf("\nDBEA / VIBEA per entry (seed 000: \"nearly an order of magnitude\"): median %.2f with the "
+    std::printf("\nDBEA / VIBEA per entry (Bhola & Duraisamy: \"nearly an order of magnitude\"): median %.2f with the "
                 "per-entry lambda, %.2f with the whole-product one\n",
                 t.dbea_over_vibea.median(), t.dbea_over_vibea_matrix.median());
   const Sample& ratio = t.certified_over_dbea;

@@ -111,7 +111,7 @@ const char* step_name(ProductStep s) {
 }
 
 void write_parameters(const Hdf5Object& g, const MacSpec& spec) {
-  g.attribute("experiment", "seed 000, section 4.1, Fig. 5: d = a*b + c")
+  g.attribute("experiment", "Bhola & Duraisamy, section 4.1, Fig. 5: d = a*b + c")
       .attribute("distribution", "a, b, c ~ U[1,2] i.i.d. (uniform over the binary64 numbers of [1, 2)), "
                                  "mt19937_64 of the seed, then rounded to nearest in input_format")
       .attribute("input_format", format_name(spec.given))
