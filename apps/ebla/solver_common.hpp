@@ -308,7 +308,11 @@ struct SolverCommand {
   // The problem, the reference run, a row per tolerance, the largest tolerances.
   static void print_sweep(const ProblemData& p, const Config& c, const Sweep& s) {
     Command::print_problem(p, c);
-    std::printf("  dots: qdot, policy %s, ladder %s\n", to_string(c.dots.qdot_policy), join_names(c.dots.rungs).c_str());
+    // the plan margin of every row (0 unless --qdot-margin is given: select then compute, as
+    // the papers' runs), which a single run needs to give the same row
+    const int margin = c.dots.at(1, true).qdot.plan_margin;
+    std::printf("  dots: qdot, policy %s, ladder %s, plan margin %d (a single run with --qdot-margin %d gives a row)\n",
+                to_string(c.dots.qdot_policy), join_names(c.dots.rungs).c_str(), margin, margin);
     Command::print_reference(s);
     Table t(sweep_header(Command::columns(), c.dots.rungs, Command::prefixes(c)));
     for (std::size_t i = 0; i < s.runs.size(); ++i) {
