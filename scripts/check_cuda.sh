@@ -123,6 +123,6 @@ export NVCC_WRAPPER_DEFAULT_COMPILER=g++-11
 say "building ebla with nvcc_wrapper in $build"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DEBLA_NATIVE=OFF -DEBLA_FORTRAN=OFF \
   -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" -DCMAKE_C_COMPILER=gcc-11 \
-  -DKokkos_ROOT="$prefix" -DKokkosKernels_ROOT="$prefix" -DEBLA_TEST_DISCOVERY=PRE_TEST
+  -DKokkos_ROOT="$prefix" -DKokkosKernels_ROOT="$prefix" -DEBLA_TEST_DISCOVERY=PRE_TEST -DEBLA_ENABLE_MPI=OFF
 cmake --build "$build" -j "$jobs"
 say "all of ebla compiled for CUDA ($arch) in $build"

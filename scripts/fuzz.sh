@@ -36,7 +36,7 @@ build="$(cd "$build" && pwd)"
 # ---- build ---------------------------------------------------------------------------------
 start=$SECONDS
 if ! cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-       -DEBLA_FUZZ=ON -DEBLA_BUILD_TESTS=OFF -DEBLA_BUILD_APPS=OFF > "$build/fuzz-configure.log" 2>&1; then
+       -DEBLA_FUZZ=ON -DEBLA_BUILD_TESTS=OFF -DEBLA_BUILD_APPS=OFF -DEBLA_ENABLE_MPI=OFF > "$build/fuzz-configure.log" 2>&1; then
   tail -n 30 "$build/fuzz-configure.log" >&2
   echo "fuzz: configuring failed (log: $build/fuzz-configure.log)" >&2
   exit 2
