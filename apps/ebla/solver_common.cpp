@@ -117,7 +117,9 @@ void add_solver_options(CLI::App& app, SolverCli& c, Solver s) {
 
 void add_experiment_options(CLI::App& app, SolverCli& c, const std::string& experiment_help) {
   app.add_option("--experiment", c.experiment, experiment_help);
-  app.add_option("--matrix-dir", c.matrix_dir, "--experiment auto: where the set's matrices are")->capture_default_str();
+  app.add_option("--matrix-dir", c.matrix_dir,
+                 "--experiment auto: where the set's matrices are (default: share/ebla/matrices beside the "
+                 "program, installed or in its build tree, else data/matrices in the current directory)");
 }
 
 void add_output_options(CLI::App& app, OutputCli& o, Solver s) {
@@ -143,11 +145,24 @@ void check_output(const OutputCli& o, Solver s) {
 
 }  // namespace
 
+std::string default_matrix_dir(const std::string& option) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path program = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path beside = ec ? fs::path() : (program.parent_path() / EBLA_MATRIX_DIR_FROM_BIN).lexically_normal();
+  const fs::path here = fs::path("data") / "matrices";
+  for (const fs::path& dir : {beside, here})
+    if (!dir.empty() && fs::is_regular_file(dir / "1138_bus.mtx", ec)) return dir.string();
+  throw_invalid(option, "the matrices of the set are neither in '" + beside.string() + "' (beside the program) nor in '" +
+                            here.string() + "' (from a clone's root): give --matrix-dir DIR");
+}
+
 SolverSetup make_setup(const SolverCli& c, Solver s) {
   SolverSetup setup;
   setup.problem = make_problem_spec(c.problem, use_of(s));
   setup.experiment = !c.experiment.empty();
   setup.matrix_dir = c.matrix_dir;
+  if (setup.experiment && setup.matrix_dir.empty()) setup.matrix_dir = default_matrix_dir(option_name(s, "--matrix-dir"));
   if (setup.experiment) {  // auto on the problem of the options, if one was given, else on the set
     if (c.experiment != "auto")
       throw_invalid(option_name(s, "--experiment"), "unknown experiment '" + c.experiment + "' (known: auto)");

@@ -100,8 +100,15 @@ struct SolverCli {
   double tol = 1e-8;     ///< power: 1e-6
   int max_iter = 10000;  ///< power: 300
   std::string experiment;  ///< "auto" or empty
-  std::string matrix_dir = EBLA_MATRIX_DIR;
+  std::string matrix_dir;  ///< empty: default_matrix_dir()
 };
+
+/// Where --experiment auto finds its matrices when --matrix-dir is not given: share/ebla/
+/// matrices beside the program (EBLA_MATRIX_DIR_FROM_BIN from the directory of the running
+/// ebla: installed, <prefix>/bin/../share/ebla/matrices; in a build tree, the copy CMake
+/// makes in <build>/share), else data/matrices in the current directory (a clone's root);
+/// InvalidArgument naming `option` and both places where neither holds them.
+std::string default_matrix_dir(const std::string& option);
 
 /// The options of the problem and the dot products, and --tol; add_experiment_options adds
 /// --experiment (`experiment_help`) and --matrix-dir, add_output_options the output options.
