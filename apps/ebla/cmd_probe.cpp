@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "study_progress.hpp"
 
 namespace ebla::cli {
 
@@ -30,6 +31,7 @@ constexpr const char* amx_hw = "amx_bf16_hw";
 struct ProbeCliOptions {
   std::string unit, unit_file;
   bool all = false;
+  std::string progress;  // --progress, as study_progress.hpp reads it
   int length = 0;  // products per call of an emulated unit; 0: two of its operations
 };
 
@@ -137,6 +139,7 @@ Command add_probe(CLI::App& app) {
                  "Products per call of an emulated unit, 1..64 (default: two of its operations, "
                  "2 b, so that the probes can find b)")
       ->transform(whole_number());
+  add_progress_option(app, o->progress);
   unit->excludes(all);
   file->excludes(unit);
   file->excludes(all);
@@ -154,10 +157,14 @@ Command add_probe(CLI::App& app) {
     if (!o->all) check_name(o->unit);
     if (o->length != 0 && (o->length < 1 || o->length > 64))
       throw_invalid("ebla probe --length", std::to_string(o->length) + " is outside 1..64");
+    const experiments::Progress progress =
+        progress_lines("ebla probe:", progress_interval(o->progress, "ebla probe --progress"));
     bool agree = true;
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (i > 0) std::printf("\n");
+      std::fflush(stdout);  // the units done so far before a progress line on stderr
       agree = run_one(names[i], o->length) && agree;
+      if (progress) progress(i + 1, names.size(), names[i]);
     }
     return agree ? 0 : 1;
   };
