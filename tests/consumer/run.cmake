@@ -10,6 +10,8 @@ step(${CMAKE_COMMAND} -S "${SOURCE}" -B "${WORK}/build" -DCMAKE_PREFIX_PATH=${WO
 step(${CMAKE_COMMAND} --build "${WORK}/build")
 step("${WORK}/build/consumer_cxx")
 step("${WORK}/build/consumer_c")
+step("${WORK}/build/readme_cxx")
+step("${WORK}/build/readme_c")
 if(MPIEXEC)
   step(${MPIEXEC} -n 2 --oversubscribe "${WORK}/build/consumer_mpi")
 endif()

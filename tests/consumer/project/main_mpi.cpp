@@ -32,6 +32,20 @@ int main(int argc, char** argv) {
       std::printf("consumer_mpi on %d ranks: qdot = %.17g, ACG %d iterations, failures = %d\n", ranks, r.value,
                   c.iterations, failures);
   }
+  {  // README.md's distributed CG, as shown there (tests/apps/readme_snippets.py compares them)
+    ebla::QdotOptions q;
+    q.tolerance = 1e2;
+    q.policy = ebla::QdotPolicy::paper;
+    // README: begin
+#include <ebla/mpi/solvers.hpp>
+
+ebla::mpi::DistributedStencil A(100, 100, 10, MPI_COMM_WORLD);   // halo exchange in apply()
+ebla::Vector b = ebla::mpi::hpccg_rhs(A), x0("x0", A.size());     // this rank's rows
+ebla::CgResult r = ebla::mpi::cg(A, b, x0, ebla::DotPolicy::approximate(q), {});  // one MPI_Allreduce per qdot
+    // README: end
+    if (r.status != ebla::SolverStatus::converged) ++failures;
+    if (rank == 0) std::printf("consumer_mpi: README's ACG on %d ranks: %d iterations\n", ranks, r.iterations);
+  }
   Kokkos::finalize();
   MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Finalize();
