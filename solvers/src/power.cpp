@@ -116,8 +116,11 @@ double residual_of(const SolverSpace& A, Vector x, double lambda) {
     std::frexp(size, &e);
     e = -e;
   }
-  Vector sx("ebla::power 2^e x", x.extent(0)), lx("ebla::power lambda x", x.extent(0));
-  detail::times_power_of_two(x, e, sx);
+  Vector sx = x, lx("ebla::power lambda x", x.extent(0));
+  if (e != 0) {  // only then a scaled copy of x
+    sx = Vector("ebla::power 2^e x", x.extent(0));
+    detail::times_power_of_two(x, e, sx);
+  }
   scaled(sx, lambda, lx);
   return std::ldexp(A.residual_norm(sx, lx), -e);
 }
