@@ -26,7 +26,7 @@ namespace {
 constexpr Solver me = Solver::cg;
 
 struct CgCli : SolverCli {
-  std::string norm = "absolute", stop = "exact";
+  std::string norm = "absolute", stop = "exact", storage = "binary64";
   bool jacobi = false;
 };
 
@@ -52,6 +52,13 @@ CgConfig make_config(const CgCli& c) {
   cfg.solver.norm = parse_norm(c.norm);
   cfg.solver.stop = parse_stop(c.stop);
   cfg.solver.jacobi = c.jacobi;
+  cfg.solver.storage = storage_policy_by_name(c.storage, option_name(me, "--storage").c_str());
+  if (cfg.solver.storage.narrow()) {
+    if (cfg.solver.stop != StopTest::exact_norm)
+      throw_invalid(option_name(me, "--storage " + c.storage), "needs --stop exact (its dot products ride in the passes)");
+    if (c.out.levels)
+      throw_invalid(option_name(me, "--storage " + c.storage), "computes its dot products in the passes: no --levels maps");
+  }
   if (cfg.solver.jacobi && cfg.solver.stop != StopTest::exact_norm)
     throw_invalid(option_name(me, "--stop " + c.stop),
                   "needs r^T r, which Jacobi-preconditioned CG does not compute: drop --jacobi or use --stop exact");
@@ -91,6 +98,10 @@ struct Cg : CommandBase<CgConfig, me> {
     else if (!p.x_exact_source.empty())
       std::printf("max |x - x*|        %.3e  (b = A x*, x* = %s)\n", run.max_error, p.x_exact_source.c_str());
     std::printf("time                %.3g s (dot products %.3g s)\n", r.seconds, run.dot_seconds);
+    if (r.storage != "binary64" && r.iterations > 0)
+      std::printf("storage             %s: %d residual replacements, %.1f bytes per row and iteration (model), %.1f GB/s\n",
+                  r.storage.c_str(), r.replacements, r.bytes_moved / r.iterations / static_cast<double>(p.n),
+                  r.iteration_seconds > 0 ? r.bytes_moved / r.iteration_seconds * 1e-9 : 0.0);
     print_events(r.events);
     if (r.history.empty()) return;
     std::printf("precision mix, mean over iterations (%% of components):\n");
@@ -120,6 +131,7 @@ struct Cg : CommandBase<CgConfig, me> {
     j["stop"] = stop_name(c.solver.stop);
     j["max_iterations"] = c.solver.max_iterations;
     j["jacobi"] = c.solver.jacobi;
+    j["storage"] = to_string(c.solver.storage);
   }
 
   static void print_reference(const QdotSweep<CgRun>& s) {
@@ -187,6 +199,12 @@ Command add_cg(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--max-iter", c->max_iter, "Maximum number of iterations")->capture_default_str()->transform(whole_number());
   app.add_flag("--jacobi", c->jacobi, "Precondition with diag(A)^-1");
+  app.add_option("--storage", c->storage,
+                 "Format of the Krylov vectors p, q = A p and r: binary64, binary32, bfloat16, binary16, block16, "
+                 "block8 (16/8-bit integers, one exponent per 32 values), or auto (the rule of docs/solvers.md); "
+                 "narrow storage: csr or stencil operator, one process, --stop exact; the dot products ride in "
+                 "the passes in binary64")
+      ->capture_default_str();
   add_experiment_options(app, *c,
                          "auto: for each problem of a set (or the one of --problem/--matrix/--hdf5), exact CG, each "
                          "tolerance of --sweep-qdot-tol (default 1e-12:1e-3) and --qdot-tol auto: iterations, share "

@@ -6,6 +6,7 @@
 #include <ebla/kernels/qdot_host.hpp>
 
 #include "accurate_dots.hpp"
+#include "cg_stored.hpp"
 #include "lanczos_condition.hpp"
 #include "vector_range.hpp"
 
@@ -147,7 +148,8 @@ void agree(const SolverSpace& A, const char* function, const std::string& proble
     throw_invalid(function, problem.empty() ? std::string("invalid input on another process") : problem);
 }
 
-std::string problem_of(std::size_t n, ConstVector b, ConstVector x0, const CgOptions& o) {
+std::string problem_of(const SolverSpace& A, ConstVector b, ConstVector x0, const CgOptions& o) {
+  const std::size_t n = A.size();
   if (b.extent(0) != n) return "b has " + std::to_string(b.extent(0)) + " entries, A " + std::to_string(n) + " rows";
   if (x0.extent(0) != n) return "x0 has " + std::to_string(x0.extent(0)) + " entries, A " + std::to_string(n) + " rows";
   if (!(o.tolerance > 0) || !std::isfinite(o.tolerance)) return "tolerance " + std::to_string(o.tolerance) + " must be positive and finite";
@@ -157,6 +159,7 @@ std::string problem_of(std::size_t n, ConstVector b, ConstVector x0, const CgOpt
     return std::string("the ") + to_string(o.stop) +
            " stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with Jacobi";
   if (!finite_vector(b)) return "b has a NaN or infinite entry";
+  if (const std::string s = detail::storage_problem(A, o); !s.empty()) return s;
   if (!finite_vector(x0)) return "x0 has a NaN or infinite entry";
   return {};
 }
@@ -183,6 +186,7 @@ CgResult stop(CgResult res, SolverStatus status, std::string reason) {
 // The arguments are checked (cg below); dinv is D^-1 with Jacobi, else empty.
 CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVector dinv, const DotPolicy& given,
                  const CgOptions& o) {
+  if (o.storage.narrow()) return detail::stored_cg(A, b, x0, dinv, o);  // cg_stored.cpp
   const DotPolicy dots = detail::in_solver(given, A);  // the plan margin resolved
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t n = A.size(), N = A.global_size();
@@ -419,7 +423,7 @@ CgResult scaled_cg(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVec
 }  // namespace
 
 CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
-  agree(A, "ebla::cg", problem_of(A.size(), b, x0, o));
+  agree(A, "ebla::cg", problem_of(A, b, x0, o));
   const Vector dinv = checked_diagonal(A, o.jacobi);
   const int e = range_exponent(A, b);
   if (e != 0) return scaled_cg(A, b, x0, dinv, dots, o, e);

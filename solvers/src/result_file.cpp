@@ -66,6 +66,32 @@ void write_dot_columns(const Hdf5Group& g, const std::string& name, const DotCol
   write_levels(g, name, maps, rungs);
 }
 
+// Narrow storage: per iteration the format of p, q and r, the gap bound, whether the residual
+// was replaced before it, and the bytes moved (model); the events say why.
+void write_storage_columns(const Hdf5Group& g, const CgResult& r) {
+  std::vector<std::int64_t> storage_p, storage_r, replaced;
+  std::vector<double> gap, bytes;
+  for (const CgIteration& it : r.history) {
+    storage_p.push_back(static_cast<std::int64_t>(it.storage.p));
+    storage_r.push_back(static_cast<std::int64_t>(it.storage.r));
+    replaced.push_back(it.replaced ? 1 : 0);
+    gap.push_back(it.gap);
+    bytes.push_back(it.bytes);
+  }
+  std::string codes;
+  for (Storage s : storage_formats())
+    codes += (codes.empty() ? "" : ", ") + std::to_string(static_cast<int>(s)) + " " + to_string(s);
+  g.attribute("storage", r.storage).attribute("replacements", r.replacements);
+  g.dataset("storage_p", storage_p).attribute("codes", codes).attribute("meaning", "the format of p");
+  g.dataset("storage_r", storage_r).attribute("codes", codes).attribute("meaning", "the format of q and r");
+  g.dataset("gap", gap).attribute("meaning", "G_k: ||b - A x_k - r_k|| <= G_k (and binary64 rounding)");
+  g.dataset("replaced", replaced).attribute("meaning", "1: r replaced by b - A x before the iteration");
+  g.dataset("bytes", bytes).attribute("meaning", "bytes the iteration read and wrote (model)");
+  std::string events;  // one line each
+  for (const SolverEvent& e : r.events) events += std::to_string(e.iteration) + ": " + e.what + "\n";
+  if (!events.empty()) g.attribute("storage_events", events);
+}
+
 // The --stop value of a stopping test.
 const char* stop_name(StopTest s) { return s == StopTest::exact_norm ? "exact" : to_string(s); }
 
@@ -142,6 +168,7 @@ void write_options(const Hdf5Object& g, const CgOptions& o) {
   g.attribute("tolerance", o.tolerance).attribute("norm", to_string(o.norm));
   g.attribute("stop", stop_name(o.stop));
   g.attribute("max_iterations", o.max_iterations).attribute("jacobi", std::int64_t{o.jacobi});
+  g.attribute("storage", to_string(o.storage));
 }
 
 void write_options(const Hdf5Object& g, const PowerOptions& o) {
@@ -168,6 +195,7 @@ void write_run(const Hdf5Group& g, const CgRun& run, std::size_t n, bool levels)
   const std::vector<std::string>& rungs = run.rungs;
   write_dot_columns(g, "rr", rr, run.rr, rungs, n, levels, "qdot tolerance of c_(k+1) (0: exact)");
   write_dot_columns(g, "pq", pq, run.pq, rungs, n, levels, "qdot tolerance of p^T q (0: exact)");
+  if (run.result.storage != "binary64") write_storage_columns(g, run.result);
 }
 
 void write_run(const Hdf5Group& g, const PowerRun& run, std::size_t n, bool levels) {

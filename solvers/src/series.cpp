@@ -100,10 +100,18 @@ double last_change(const PowerResult& r) { return r.history.empty() ? nan : r.hi
 
 NamedValues result_values(const CgRun& run) {
   const CgResult& r = run.result;
-  return {{"tolerance_used", r.tolerance_used},         {"initial_residual", r.initial_residual},
-          {"recursive_residual", r.recursive_residual}, {"true_residual", r.true_residual},
-          {"b_norm", r.b_norm},                         {"max_error", run.max_error},
-          {"seconds", r.seconds},                       {"dot_seconds", run.dot_seconds}};
+  NamedValues v{{"tolerance_used", r.tolerance_used},         {"initial_residual", r.initial_residual},
+                {"recursive_residual", r.recursive_residual}, {"true_residual", r.true_residual},
+                {"b_norm", r.b_norm},                         {"max_error", run.max_error},
+                {"seconds", r.seconds},                       {"dot_seconds", run.dot_seconds}};
+  if (r.storage != "binary64") {  // narrow storage: the replacements and the traffic (model)
+    const double iterations = r.iterations > 0 ? r.iterations : 1;
+    v.push_back({"replacements", static_cast<double>(r.replacements)});
+    v.push_back({"bytes_per_iteration", r.bytes_moved / iterations});
+    v.push_back({"iteration_seconds", r.iteration_seconds});
+    v.push_back({"GBps", r.iteration_seconds > 0 ? r.bytes_moved / r.iteration_seconds * 1e-9 : 0.0});
+  }
+  return v;
 }
 
 NamedValues result_values(const PowerRun& run) {

@@ -45,6 +45,31 @@ void cg_cases(Digest& d) {
   record(d, ebla::cg(csr, problem.b, problem.x0, ebla::DotPolicy::approximate(q), o));
 }
 
+// CG with narrow storage: each kind of format for p, q and r (tiles merged in tile order),
+// with and without Jacobi, on both operators; the iterates, gap bounds and replacements.
+void cg_storage_cases(Digest& d) {
+  const auto problem = ebla::hpccg_problem(40, 40, 20);  // 32,000 rows: 63 tiles
+  const ebla::StencilOperator stencil(40, 40, 20);
+  const ebla::CsrOperator csr(problem.A);
+  ebla::CgOptions o;
+  o.tolerance = 1e-6;
+  const ebla::Storage formats[][2] = {{ebla::Storage::binary32, ebla::Storage::binary64},
+                                      {ebla::Storage::block8, ebla::Storage::binary16},
+                                      {ebla::Storage::bfloat16, ebla::Storage::block16}};
+  for (const auto& f : formats) {
+    o.storage = ebla::StoragePolicy::of(f[0], f[1]);
+    for (bool jacobi : {false, true}) {
+      o.jacobi = jacobi;
+      for (const auto& r : {ebla::cg(stencil, problem.b, problem.x0, ebla::DotPolicy::exact(), o),
+                            ebla::cg(csr, problem.b, problem.x0, ebla::DotPolicy::exact(), o)}) {
+        record(d, r);
+        d.add(r.replacements);
+        for (const auto& it : r.history) d.add(it.gap);
+      }
+    }
+  }
+}
+
 void power_cases(Digest& d) {
   const ebla::CsrOperator L(ebla::graph_laplacian(30000, 10, 1));
   ebla::PowerOptions o;
@@ -60,5 +85,6 @@ void power_cases(Digest& d) {
 
 const ebla_threads::Register cg_case("solvers.cg", cg_cases);
 const ebla_threads::Register power_case("solvers.power", power_cases);
+const ebla_threads::Register cg_storage_case("solvers.cg_storage", cg_storage_cases);
 
 }  // namespace

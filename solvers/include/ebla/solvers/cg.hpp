@@ -59,6 +59,7 @@
 #include <ebla/solvers/dots.hpp>
 #include <ebla/solvers/operators.hpp>
 #include <ebla/solvers/space.hpp>
+#include <ebla/solvers/storage_rule.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -93,6 +94,10 @@ struct CgOptions {
   int stall_window = cg_stall_window;
   /// Called after every iteration with (k, ||r_k||) (progress lines); may be empty.
   std::function<void(int, double)> progress;
+  /// The format of p, q and r (storage_rule.hpp). Narrow storage needs an operator that
+  /// reads stored vectors (csr or stencil, one process) and StopTest::exact_norm; its dot
+  /// products ride in the passes in binary64, whatever the DotPolicy.
+  StoragePolicy storage;
 };
 
 /// What one iteration did.
@@ -102,6 +107,11 @@ struct CgIteration {
   DotRecord pq;               ///< p^T q (line 7 of Algorithm 4.1)
   DotRecord rr;               ///< r^T r (line 10), or r^T z with Jacobi
   std::vector<std::uint8_t> pq_levels, rr_levels;  ///< only with record_levels
+  // narrow storage (CgOptions::storage) only:
+  StorageFormats storage;     ///< the formats p, q and r were stored in
+  double gap = 0;             ///< G_k after the iteration: ||b - A x - r|| <= G_k + rounding
+  bool replaced = false;      ///< the residual was replaced before the iteration
+  double bytes = 0;           ///< bytes the iteration's passes read and wrote (model)
 };
 
 struct CgResult {
@@ -119,6 +129,9 @@ struct CgResult {
   std::vector<CgIteration> history;  ///< one entry per iteration
   /// DotPolicy::automatic: the safeguards that fired and the dot products repeated, in order
   std::vector<SolverEvent> events;
+  std::string storage = "binary64";  ///< the storage policy (to_string(StoragePolicy))
+  int replacements = 0;              ///< residual replacements (narrow storage)
+  double bytes_moved = 0;            ///< bytes of all iterations (model; narrow storage)
   double seconds = 0;                ///< the whole call
   double iteration_seconds = 0;      ///< the iterations only (no set-up, no true residual)
 };

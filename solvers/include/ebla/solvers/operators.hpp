@@ -108,6 +108,18 @@ private:
   Kokkos::View<double**, Kokkos::LayoutRight> A_;
 };
 
+/// The rows of an operator for kernels that read stored vectors (cg_steps): a CSR matrix,
+/// HPCCG's 27-point stencil, or none (the dense operator, spaces over several processes).
+struct RowsOf {
+  enum class Kind : std::uint8_t { none, csr, stencil };
+  Kind kind = Kind::none;
+  CsrMatrix A;              ///< csr
+  int nx = 0, ny = 0, nz = 0;  ///< stencil
+};
+inline RowsOf rows_of(const CsrOperator& A) { return {RowsOf::Kind::csr, A.matrix(), 0, 0, 0}; }
+inline RowsOf rows_of(const StencilOperator& A) { return {RowsOf::Kind::stencil, CsrMatrix(), A.nx(), A.ny(), A.nz()}; }
+inline RowsOf rows_of(const DenseOperator&) { return {}; }
+
 namespace detail {
 
 /// The kernels behind the operators, for operators whose rows live on several processes

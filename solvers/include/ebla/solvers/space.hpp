@@ -46,6 +46,9 @@ public:
   /// Whether the space is one process (dot is ebla::dot on the owned vectors themselves):
   /// then a solver may compute a dot product inside a pass of its own (cg.cpp).
   virtual bool single_process() const { return false; }
+  /// The operator's rows for kernels that read stored vectors (operators.hpp), or Kind::none
+  /// where the space cannot give them (then CG refuses narrow storage).
+  virtual RowsOf rows() const { return {}; }
 };
 
 /// One process: the operator's own rows, ebla::dot, no communication.
@@ -66,6 +69,7 @@ public:
   double max(double local) const override { return local; }
   bool all(bool ok) const override { return ok; }
   bool single_process() const override { return true; }
+  RowsOf rows() const override { return rows_of(A_); }
 
 private:
   const Op& A_;

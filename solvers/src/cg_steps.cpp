@@ -1,0 +1,245 @@
+#include "cg_steps.hpp"
+
+#include <ebla/core/error.hpp>
+
+#include <cmath>
+
+namespace ebla::detail {
+
+namespace {
+
+using Fields = TileFields<6>;
+// fields 3 and 4 (max |v|, max |z|) are maxima, the others sums
+constexpr unsigned max_fields = (1u << 3) | (1u << 4);
+
+StepSums sums_of(const Fields& f) { return {f.v[0], f.v[1], f.v[2], f.v[3], f.v[4], f.v[5] != 0}; }
+
+KOKKOS_INLINE_FUNCTION void add_store(Fields& f, const StoreSums& s) {
+  f.v[2] += s.err2;
+  f.v[3] = max_nan(f.v[3], s.amax);
+  if (s.bad) f.v[5] = 1;
+}
+
+// r^T r, r^T z (z = D^-1 r or r) and max |z| over the stored r of the tile [b, e), into
+// fields 0, 1 and 4.
+// (r holds the tile's stored values).
+KOKKOS_INLINE_FUNCTION void residual_sums(const double* r, const ConstVector& dinv, bool jacobi, std::size_t b,
+                                          std::size_t e, Fields& f) {
+  LaneSums rr, rz;
+  LaneMax zmax;
+  if (jacobi) {
+    in_lanes(e - b, [&](std::size_t i, int j) {
+      const double zi = dinv(b + i) * r[i];
+      rr.s[j] += r[i] * r[i];
+      rz.s[j] += r[i] * zi;
+      zmax.add(j, zi);
+    });
+    f.v[1] = rz.total();
+  } else {
+    in_lanes(e - b, [&](std::size_t i, int j) {
+      rr.s[j] += r[i] * r[i];
+      zmax.add(j, r[i]);
+    });
+    f.v[1] = rr.total();
+  }
+  f.v[0] = rr.total();
+  f.v[4] = zmax.total();
+}
+
+// (A p)_i for the rows [b, e) of HPCCG's 27-point stencil, in out[0, e - b): per grid line,
+// the column sums t over the (up to 9) neighbouring lines, then 28 p_i - (t_(i-1) + t_i +
+// t_(i+1)) = 27 p_i - the neighbours, the same operations in the same order as
+// stencil27_apply (operators.cpp), so binary64 storage gives its bits.
+struct StencilRows {
+  int nx, ny, nz;
+  template <class P>
+  KOKKOS_INLINE_FUNCTION void rows(const P& p, std::size_t b, std::size_t e, double* out) const {
+    double t[stored_tile + 2];
+    const std::size_t line_length = static_cast<std::size_t>(nx);
+    for (std::size_t i = b; i < e;) {
+      const std::size_t line = i / line_length;
+      const int ix0 = static_cast<int>(i % line_length);
+      const int ix1 = static_cast<int>(ix0 + (e - i) < line_length ? ix0 + (e - i) : line_length);  // exclusive
+      const int iy = static_cast<int>(line % ny), iz = static_cast<int>(line / ny);
+      const int lo = ix0 > 0 ? ix0 - 1 : 0, hi = ix1 < nx ? ix1 : nx - 1;  // columns [lo, hi]
+      for (int ix = lo; ix <= hi; ++ix) t[ix - lo] = 0;
+      for (int dz = iz > 0 ? -1 : 0; dz <= (iz < nz - 1 ? 1 : 0); ++dz)
+        for (int dy = iy > 0 ? -1 : 0; dy <= (iy < ny - 1 ? 1 : 0); ++dy) {
+          const std::size_t row = (static_cast<std::size_t>(iz + dz) * ny + static_cast<std::size_t>(iy + dy)) * line_length;
+          for (int ix = lo; ix <= hi; ++ix) t[ix - lo] += p.load(row + ix);
+        }
+      const std::size_t base = line * line_length;
+      for (int ix = ix0; ix < ix1; ++ix) {
+        const double left = ix > 0 ? t[ix - 1 - lo] : 0.0, right = ix < nx - 1 ? t[ix + 1 - lo] : 0.0;
+        out[base + ix - b] = 28.0 * p.load(base + ix) - (left + t[ix - lo] + right);
+      }
+      i = base + ix1;
+    }
+  }
+};
+
+// (A p)_i for the rows [b, e) of a CSR matrix, each row's products summed in entry order.
+struct CsrRows {
+  CsrMatrix::row_map_type::const_type row_map;
+  CsrMatrix::index_type::const_type entries;
+  CsrMatrix::values_type::const_type values;
+  template <class P>
+  KOKKOS_INLINE_FUNCTION void rows(const P& p, std::size_t b, std::size_t e, double* out) const {
+    for (std::size_t i = b; i < e; ++i) {
+      double s = 0;
+      for (std::size_t k = row_map(i); k < row_map(i + 1); ++k) s += values(k) * p.load(static_cast<std::size_t>(entries(k)));
+      out[i - b] = s;
+    }
+  }
+};
+
+// f(rows) with the row computer of A.
+template <class F>
+decltype(auto) with_rows(const RowsOf& A, const char* function, F&& f) {
+  switch (A.kind) {
+    case RowsOf::Kind::stencil: return f(StencilRows{A.nx, A.ny, A.nz});
+    case RowsOf::Kind::csr: return f(CsrRows{A.A.graph.row_map, A.A.graph.entries, A.A.values});
+    case RowsOf::Kind::none: break;
+  }
+  throw_invalid(function, "the operator cannot read stored vectors (only csr and stencil can)");
+}
+
+// The reading of a binary64 View through the accessor interface.
+struct DoubleRead {
+  ConstVector v;
+  KOKKOS_INLINE_FUNCTION double load(std::size_t i) const { return v(i); }
+};
+
+}  // namespace
+
+double infinity_norm_bound(const RowsOf& A) {
+  constexpr double slack = 1 + 0x1p-30;  // the rounding of a computed row sum, with room to spare
+  if (A.kind == RowsOf::Kind::stencil) return 53 * slack;  // |27| + 26 |-1|
+  if (A.kind != RowsOf::Kind::csr) return 0;
+  const auto rows = A.A.graph.row_map;
+  const auto vals = A.A.values;
+  const auto f = over_tiles<1>("ebla::cg_stored norm", static_cast<std::size_t>(A.A.numRows()), 1u,
+                               KOKKOS_LAMBDA(std::size_t b, std::size_t e, TileFields<1>& t) {
+                                 for (std::size_t i = b; i < e; ++i) {
+                                   double s = 0;
+                                   for (std::size_t k = rows(i); k < rows(i + 1); ++k) s += magnitude(vals(k));
+                                   t.v[0] = max_nan(t.v[0], s);
+                                 }
+                               });
+  return f.v[0] * slack;
+}
+
+StepSums apply_stored(const RowsOf& A, double a_norm, const StoredVector& p, StoredVector& q, double p_max,
+                      bool q_max_needed) {
+  q.scale_exponent = store_scale_exponent(q.format, a_norm * p_max);
+  return with_rows(A, "ebla::cg", [&](const auto& rows) {
+    return dispatch_storage(p.format, q.format, [&](auto sp, auto sq) {
+      const StoredAccess<decltype(sp)::value> in(p);
+      StoredAccess<decltype(sq)::value> out(q);
+      out.track_max = q_max_needed;
+      return sums_of(over_tiles<6>("ebla::cg_stored apply", q.n, max_fields,
+                                   KOKKOS_LAMBDA(std::size_t b, std::size_t e, Fields& f) {
+                                     double local[stored_tile];
+                                     double* v = out.tile_buffer(b, local);
+                                     rows.rows(in, b, e, v);     // q = A p (line 6)
+                                     StoreSums st;
+                                     out.store_tile(b, e - b, v, st);
+                                     add_store(f, st);
+                                     LaneSums pq, abs_pq;  // p^T q of the stored q
+                                     in_lanes(e - b, [&](std::size_t i, int j) {
+                                       const double t = in.load(b + i) * v[i];
+                                       pq.s[j] += t;
+                                       abs_pq.s[j] += magnitude(t);
+                                     });
+                                     f.v[0] = pq.total();
+                                     f.v[1] = abs_pq.total();
+                                   }));
+    });
+  });
+}
+
+StepSums update_stored(double alpha, const StoredVector& p, const StoredVector& q, Vector x, StoredVector& r,
+                       ConstVector dinv, double q_max, double r_max) {
+  if (q.format != r.format) throw_invalid("ebla::cg", "q and r must share a storage format");
+  // |r_i - alpha q_i| <= max |r| + |alpha| max |q|, with room for the rounding
+  const int old_scale = r.scale_exponent;
+  r.scale_exponent = store_scale_exponent(r.format, (r_max + std::fabs(alpha) * q_max) * (1 + 0x1p-40));
+  const bool jacobi = dinv.extent(0) > 0;
+  return dispatch_storage(p.format, r.format, [&](auto sp, auto sr) {
+    constexpr Storage R = decltype(sr)::value;
+    const StoredAccess<decltype(sp)::value> pa(p);
+    const StoredAccess<R> qa(q), r_old(r, old_scale);
+    StoredAccess<R> ra(r);
+    ra.track_max = r.format != Storage::binary64;
+    return sums_of(over_tiles<6>("ebla::cg_stored update", r.n, max_fields,
+                                 KOKKOS_LAMBDA(std::size_t b, std::size_t e, Fields& f) {
+                                   double local[stored_tile];
+                                   double* v = ra.tile_buffer(b, local);  // r in place where binary64
+                                   for (std::size_t i = b; i < e; ++i) {
+                                     x(i) += alpha * pa.load(i);                 // x = x + alpha p (line 8)
+                                     v[i - b] = r_old.load(i) - alpha * qa.load(i);  // r = r - alpha q (line 9)
+                                   }
+                                   StoreSums st;
+                                   ra.store_tile(b, e - b, v, st);
+                                   add_store(f, st);
+                                   residual_sums(v, dinv, jacobi, b, e, f);   // r^T r, r^T z (line 10)
+                                 }));
+  });
+}
+
+StepSums direction_stored(double beta, const StoredVector& r, ConstVector dinv, StoredVector& p, double z_max,
+                          double p_max) {
+  const int old_scale = p.scale_exponent;
+  p.scale_exponent = store_scale_exponent(p.format, (z_max + std::fabs(beta) * p_max) * (1 + 0x1p-40));
+  const bool jacobi = dinv.extent(0) > 0;
+  return dispatch_storage(p.format, r.format, [&](auto sp, auto sr) {
+    constexpr Storage P = decltype(sp)::value;
+    const StoredAccess<decltype(sr)::value> ra(r);
+    const StoredAccess<P> p_old(p, old_scale), pa(p);
+    return sums_of(over_tiles<6>("ebla::cg_stored direction", p.n, max_fields,
+                                 KOKKOS_LAMBDA(std::size_t b, std::size_t e, Fields& f) {
+                                   double v[stored_tile];
+                                   if (jacobi)                              // z = D^-1 r
+                                     for (std::size_t i = b; i < e; ++i) v[i - b] = dinv(i) * ra.load(i);
+                                   else
+                                     for (std::size_t i = b; i < e; ++i) v[i - b] = ra.load(i);
+                                   if (beta != 0)                           // p = z + beta p (line 12)
+                                     for (std::size_t i = b; i < e; ++i) v[i - b] += beta * p_old.load(i);
+                                   StoreSums st;
+                                   pa.store_tile(b, e - b, v, st);
+                                   add_store(f, st);
+                                 }));
+  });
+}
+
+StepSums replace_stored(const RowsOf& A, ConstVector b, ConstVector x, StoredVector& r, ConstVector dinv) {
+  const bool jacobi = dinv.extent(0) > 0;
+  return with_rows(A, "ebla::cg", [&](const auto& rows) {
+    const DoubleRead xr{x};
+    // max |b - A x| first: a bound on r from b and x alone can be far too wide for narrow range
+    const double r_max = over_tiles<1>("ebla::cg_stored residual max", r.n, 1u,
+                                       KOKKOS_LAMBDA(std::size_t lo, std::size_t hi, TileFields<1>& t) {
+                                         double v[stored_tile];
+                                         rows.rows(xr, lo, hi, v);
+                                         LaneMax m;
+                                         in_lanes(hi - lo, [&](std::size_t i, int j) { m.add(j, b(lo + i) - v[i]); });
+                                         t.v[0] = m.total();
+                                       }).v[0];
+    r.scale_exponent = store_scale_exponent(r.format, r_max);
+    return dispatch_storage(r.format, [&](auto sr) {
+      const StoredAccess<decltype(sr)::value> ra(r);
+      return sums_of(over_tiles<6>("ebla::cg_stored replace", r.n, max_fields,
+                                   KOKKOS_LAMBDA(std::size_t lo, std::size_t hi, Fields& f) {
+                                     double v[stored_tile];
+                                     rows.rows(xr, lo, hi, v);
+                                     for (std::size_t i = lo; i < hi; ++i) v[i - lo] = b(i) - v[i - lo];  // r = b - A x
+                                     StoreSums st;
+                                     ra.store_tile(lo, hi - lo, v, st);
+                                     add_store(f, st);
+                                     residual_sums(v, dinv, jacobi, lo, hi, f);
+                                   }));
+    });
+  });
+}
+
+}  // namespace ebla::detail

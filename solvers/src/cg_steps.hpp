@@ -1,0 +1,45 @@
+// The passes of CG with stored Krylov vectors (cg_stored.cpp), each one pass over its vectors
+// that also takes the sums the iteration branches on (binary64, per tile, merged in tile
+// order: the same bits for any thread count). p, q and r are StoredVectors of one format S;
+// x, b and D^-1 stay binary64.
+//
+//   apply:      q = A p                 stored;  p^T q, |p|^T |q|, ||q - fl_S(q)||^2, max |q|
+//   update:     x += alpha p, r -= alpha q;      r^T r, r^T z (z = D^-1 r), ||r - fl_S(r)||^2,
+//                                                max |r|, max |z|
+//   direction:  p = z + beta p;                  ||p - fl_S(p)||^2, max |p|
+//   replace:    r = b - A x                      (the residual replacement), as update
+//
+// Where it runs: the default execution space; the rows of A (operators.hpp: RowsOf) are read
+// through StoredAccess, every tile's rows computed in binary64.
+#pragma once
+
+#include <ebla/kernels/stored_vector.hpp>
+#include <ebla/solvers/operators.hpp>
+
+namespace ebla::detail {
+
+/// The sums of a pass (what the fields mean depends on the pass, see above).
+struct StepSums {
+  double dot = 0;       ///< apply: p^T q; update, replace: r^T r
+  double abs_dot = 0;   ///< apply: |p|^T |q|; update, replace: r^T z (= r^T r without Jacobi)
+  double err2 = 0;      ///< ||v - stored v||^2 of the vector the pass stores
+  double amax = 0;      ///< max |stored v_i|
+  double zmax = 0;      ///< update, replace: max |z_i|
+  bool bad = false;     ///< a value was not finite
+};
+
+/// A bound on the infinity norm of A (its largest row sum of |a_ij|), with room for the
+/// rounding of a row's sum: max_i |(A p)_i| as computed is at most it times max |p_j|.
+double infinity_norm_bound(const RowsOf& A);
+
+/// a_norm: infinity_norm_bound(A), which scales q's format; q_max_needed: whether the pass
+/// must find max |q_i| where q is binary64 (a narrow r is scaled by it).
+StepSums apply_stored(const RowsOf& A, double a_norm, const StoredVector& p, StoredVector& q, double p_max,
+                      bool q_max_needed = true);
+StepSums update_stored(double alpha, const StoredVector& p, const StoredVector& q, Vector x, StoredVector& r,
+                       ConstVector dinv, double q_max, double r_max);
+StepSums direction_stored(double beta, const StoredVector& r, ConstVector dinv, StoredVector& p, double z_max,
+                          double p_max);
+StepSums replace_stored(const RowsOf& A, ConstVector b, ConstVector x, StoredVector& r, ConstVector dinv);
+
+}  // namespace ebla::detail

@@ -1,0 +1,246 @@
+// CG with p, q and r stored narrow (CgOptions::storage): every format certifies its result
+// against a binary128 residual, vectors built to underflow an unscaled narrow format still
+// solve, the gap bound G_k holds at every iteration, the residual is replaced where the gap
+// grows and CG falls back to binary64 when the rule says so, and bad combinations throw.
+#include <ebla/core/error.hpp>
+#include <ebla/solvers/cg.hpp>
+#include <ebla/solvers/problems.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "../../solvers/src/cg_steps.hpp"
+
+namespace {
+
+using ebla::Storage;
+
+ebla::CgOptions options(ebla::StoragePolicy storage, double tolerance = 1e-10) {
+  ebla::CgOptions o;
+  o.tolerance = tolerance;
+  o.norm = ebla::Norm::relative;
+  o.storage = storage;
+  return o;
+}
+
+ebla::StoragePolicy fixed(Storage s) { return ebla::StoragePolicy::of(s); }
+
+// ||b - A x|| in binary128 from the CSR matrix (each product and sum exact to 113 bits).
+double quad_residual(const ebla::CsrMatrix& A, ebla::ConstVector b, ebla::ConstVector x) {
+  const auto rows = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
+  const auto cols = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
+  const auto vals = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
+  const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+  const auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  __float128 sum = 0;
+  for (std::size_t i = 0; i + 1 < rows.extent(0); ++i) {
+    __float128 r = hb(i);
+    for (std::size_t k = rows(i); k < rows(i + 1); ++k) r -= static_cast<__float128>(vals(k)) * hx(cols(k));
+    sum += r * r;
+  }
+  return std::sqrt(static_cast<double>(sum));
+}
+
+ebla::Vector scaled(ebla::ConstVector v, double s) {
+  ebla::Vector w("w", v.extent(0));
+  Kokkos::parallel_for(
+      "scale", v.extent(0), KOKKOS_LAMBDA(const std::size_t i) { w(i) = s * v(i); });
+  return w;
+}
+
+TEST(CgStorage, EveryFormatCertifiesItsResidualOnBothOperators) {
+  const auto P = ebla::hpccg_problem(16, 16, 16);
+  const ebla::CsrOperator csr(P.A);
+  const ebla::StencilOperator stencil(16, 16, 16);
+  const auto exact = ebla::cg(csr, P.b, P.x0, ebla::DotPolicy::exact(), options({}));
+  ASSERT_EQ(exact.status, ebla::SolverStatus::converged);
+  for (Storage s : ebla::storage_formats()) {
+    for (bool jacobi : {false, true}) {
+      ebla::CgOptions o = options(fixed(s));
+      o.jacobi = jacobi;
+      for (const ebla::CgResult& r : {ebla::cg(csr, P.b, P.x0, ebla::DotPolicy::exact(), o),
+                                      ebla::cg(stencil, P.b, P.x0, ebla::DotPolicy::exact(), o)}) {
+        const std::string what = std::string(ebla::to_string(s)) + (jacobi ? " jacobi" : "");
+        ASSERT_EQ(r.status, ebla::SolverStatus::converged) << what << ": " << r.stop_reason;
+        const double truth = quad_residual(P.A, P.b, r.x);
+        EXPECT_LE(truth, r.tolerance_used) << what;
+        EXPECT_LE(std::fabs(truth - r.true_residual), 1e-12 * truth) << what;
+        // narrow storage costs iterations, within reason on this easy problem
+        EXPECT_LE(r.iterations, 2 * exact.iterations) << what;
+        if (s != Storage::binary64) {
+          EXPECT_EQ(r.storage, ebla::to_string(s));
+          EXPECT_GT(r.bytes_moved, 0.0);
+          for (const auto& it : r.history) EXPECT_TRUE(it.storage == (ebla::StorageFormats{s, s})) << what;
+        }
+      }
+    }
+  }
+}
+
+TEST(CgStorage, Binary32KeepsTheIterationCountOnHpccg) {
+  const ebla::StencilOperator A(24, 24, 24);
+  const auto b = ebla::hpccg_rhs(24, 24, 24);
+  const ebla::Vector x0("x0", A.size());
+  const auto exact = ebla::cg(A, b, x0, ebla::DotPolicy::exact(), options({}));
+  ebla::StoragePolicy automatic;
+  automatic.kind = ebla::StoragePolicy::Kind::automatic;
+  const auto narrow = ebla::cg(A, b, x0, ebla::DotPolicy::exact(), options(automatic));
+  ASSERT_EQ(narrow.status, ebla::SolverStatus::converged);
+  EXPECT_EQ(narrow.storage, "auto");
+  EXPECT_LE(narrow.iterations, exact.iterations * 1.03 + 1) << exact.iterations;
+}
+
+TEST(CgStorage, VectorsBelowTheNarrowFormatsRangeStillSolve) {
+  // b = 2^-160 A 1: every entry below binary32's smallest subnormal (unscaled storage would
+  // hold zeros), while ||b||^2 stays inside double's range (no scaling of the system)
+  const auto P = ebla::hpccg_problem(10, 10, 10);
+  const ebla::CsrOperator A(P.A);
+  const ebla::Vector b = scaled(P.b, 0x1p-160);
+  const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+  for (std::size_t i = 0; i < hb.extent(0); ++i) ASSERT_EQ(static_cast<float>(hb(i)), 0.0f);
+  for (Storage s : {Storage::binary32, Storage::bfloat16, Storage::binary16, Storage::block16, Storage::block8}) {
+    const auto r = ebla::cg(A, b, P.x0, ebla::DotPolicy::exact(), options(fixed(s)));
+    ASSERT_EQ(r.status, ebla::SolverStatus::converged) << ebla::to_string(s) << ": " << r.stop_reason;
+    EXPECT_TRUE(r.events.empty() || r.events.front().what.find("scaled") == std::string::npos) << ebla::to_string(s);
+    EXPECT_LE(quad_residual(P.A, b, r.x), r.tolerance_used) << ebla::to_string(s);
+  }
+}
+
+TEST(CgStorage, TheGapBoundHoldsAtEveryIteration) {
+  // stopped after k iterations: | ||b - A x_k|| - ||r_k|| | <= ||b - A x_k - r_k|| <= G_k
+  // (plus binary64's own rounding, far below G_k here)
+  const auto P = ebla::hpccg_problem(12, 12, 12);
+  const ebla::CsrOperator A(P.A);
+  int checked = 0, violations = 0;
+  for (Storage s : {Storage::bfloat16, Storage::binary16, Storage::block8, Storage::block16, Storage::binary32})
+    for (int k = 1; k <= 30; ++k) {
+      ebla::CgOptions o = options(fixed(s));
+      o.max_iterations = k;
+      o.storage.gap_ratio = 0.5;  // few replacements: let the gap grow
+      const auto r = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), o);
+      if (r.status != ebla::SolverStatus::max_iterations) continue;
+      const double truth = quad_residual(P.A, P.b, r.x);
+      const double gap = r.history.back().gap;
+      const double rounding = 1e-14 * r.b_norm;
+      ++checked;
+      if (!(std::fabs(truth - r.recursive_residual) <= gap + rounding)) {
+        ++violations;
+        ADD_FAILURE() << ebla::to_string(s) << " k = " << k << ": true " << truth << ", recursive "
+                      << r.recursive_residual << ", gap " << gap;
+      }
+    }
+  EXPECT_GE(checked, 100);
+  EXPECT_EQ(violations, 0);
+}
+
+TEST(CgStorage, TheResidualIsReplacedWhereTheGapGrows) {
+  const auto P = ebla::hpccg_problem(12, 12, 12);
+  const ebla::CsrOperator A(P.A);
+  const auto r = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options(fixed(Storage::bfloat16)));
+  ASSERT_EQ(r.status, ebla::SolverStatus::converged);
+  EXPECT_GT(r.replacements, 0);
+  int flagged = 0, said = 0;
+  for (const auto& it : r.history) flagged += it.replaced ? 1 : 0;
+  for (const auto& e : r.events) said += e.what.find("r replaced by b - A x") != std::string::npos ? 1 : 0;
+  EXPECT_EQ(said, r.replacements);
+  EXPECT_GE(flagged, 1);
+  EXPECT_LE(flagged, r.replacements);
+  // each replacement closed the gap to the rounding of r alone
+  for (std::size_t k = 1; k < r.history.size(); ++k)
+    if (r.history[k].replaced) EXPECT_LT(r.history[k].gap, r.history[k - 1].gap) << k;
+}
+
+TEST(CgStorage, FallsBackToBinary64WhenTheResidualStalls) {
+  // a diagonal matrix with eigenvalues from 1 to 1e4: CG's residual norm rises and falls,
+  // so a stall window of 1 fires early and the rule returns the storage to binary64
+  const std::size_t n = 400;
+  Kokkos::View<double**, Kokkos::LayoutRight> D("D", n, n);
+  auto h = Kokkos::create_mirror_view(D);
+  for (std::size_t i = 0; i < n; ++i) h(i, i) = std::pow(1e4, static_cast<double>(i) / (n - 1));
+  Kokkos::deep_copy(D, h);
+  // the same matrix in CSR (the dense operator reads no stored vectors)
+  ebla::CsrMatrix::row_map_type::non_const_type rows("rows", n + 1);
+  ebla::CsrMatrix::index_type::non_const_type cols("cols", n);
+  ebla::CsrMatrix::values_type::non_const_type vals("vals", n);
+  auto hr = Kokkos::create_mirror_view(rows);
+  auto hc = Kokkos::create_mirror_view(cols);
+  auto hv = Kokkos::create_mirror_view(vals);
+  for (std::size_t i = 0; i <= n; ++i) hr(i) = i;
+  for (std::size_t i = 0; i < n; ++i) {
+    hc(i) = static_cast<int>(i);
+    hv(i) = h(i, i);
+  }
+  Kokkos::deep_copy(rows, hr);
+  Kokkos::deep_copy(cols, hc);
+  Kokkos::deep_copy(vals, hv);
+  const ebla::CsrMatrix M("diag", static_cast<int>(n), static_cast<int>(n), static_cast<int>(n), vals, rows, cols);
+  const ebla::CsrOperator A(M);
+  ebla::Vector b("b", n), x0("x0", n);
+  Kokkos::deep_copy(b, 1.0);
+  ebla::StoragePolicy automatic;
+  automatic.kind = ebla::StoragePolicy::Kind::automatic;
+  ebla::CgOptions o = options(automatic, 1e-8);
+  o.stall_window = 1;
+  o.max_iterations = 5000;
+  const auto r = ebla::cg(A, b, x0, ebla::DotPolicy::exact(), o);
+  ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;
+  int fell_back_at = -1;
+  for (const auto& e : r.events)
+    if (e.what.find("stored in binary64 from here") != std::string::npos && fell_back_at < 0) fell_back_at = e.iteration;
+  ASSERT_GE(fell_back_at, 1) << "no fallback";
+  for (std::size_t k = 0; k < r.history.size(); ++k)
+    EXPECT_TRUE(r.history[k].storage == (static_cast<int>(k) < fell_back_at ? ebla::automatic_storage() : ebla::StorageFormats{})) << k;
+  EXPECT_LE(quad_residual(M, b, r.x), r.tolerance_used);
+}
+
+TEST(CgStorage, Binary64StoredProductIsTheStencilsOwn) {
+  // the stored-vector stencil sums in apply's order: binary64 storage gives apply's bits
+  const int nx = 37, ny = 5, nz = 6;  // lines that do not fill tiles
+  const ebla::StencilOperator A(nx, ny, nz);
+  const std::size_t n = A.size();
+  ebla::Vector x("x", n), y("y", n);
+  auto hx = Kokkos::create_mirror_view(x);
+  for (std::size_t i = 0; i < n; ++i) hx(i) = std::sin(1.0 + static_cast<double>(i)) * std::ldexp(1.0, static_cast<int>(i % 40) - 20);
+  Kokkos::deep_copy(x, hx);
+  A.apply(x, y);
+  ebla::StoredVector p = ebla::make_stored_vector(Storage::binary64, n, "p"), q = ebla::make_stored_vector(Storage::binary64, n, "q");
+  ebla::store(p, x);
+  ebla::detail::apply_stored(ebla::rows_of(A), ebla::detail::infinity_norm_bound(ebla::rows_of(A)), p, q, 1.0);
+  const auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  const auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), q.f64);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hq(i), hy(i)) << i;
+}
+
+TEST(CgStorage, RefusesWhatCannotReadStoredVectors) {
+  const auto P = ebla::hpccg_problem(4, 4, 4);
+  Kokkos::View<double**, Kokkos::LayoutRight> dense("A", 64, 64);
+  auto h = Kokkos::create_mirror_view(dense);
+  for (int i = 0; i < 64; ++i) h(i, i) = 2;
+  Kokkos::deep_copy(dense, h);
+  const ebla::DenseOperator D(dense);
+  auto expect = [](auto call, const char* fragment) {
+    try {
+      call();
+      ADD_FAILURE() << "no exception for " << fragment;
+    } catch (const ebla::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect([&] { ebla::cg(D, P.b, P.x0, ebla::DotPolicy::exact(), options(fixed(Storage::block8))); }, "storage block8 needs an operator");
+  ebla::CgOptions certified = options(fixed(Storage::binary32));
+  certified.stop = ebla::StopTest::certified;
+  const ebla::CsrOperator A(P.A);
+  expect([&] { ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), certified); }, "exact_norm");
+  ebla::CgOptions levels = options(fixed(Storage::binary16));
+  levels.record_levels = true;
+  expect([&] { ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), levels); }, "no ladder maps");
+  ebla::CgOptions ratio = options(fixed(Storage::binary16));
+  ratio.storage.gap_ratio = 1;
+  expect([&] { ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), ratio); }, "gap_ratio");
+  expect([] { ebla::storage_policy_by_name("fp8", "ebla cg --storage"); }, "ebla cg --storage: unknown storage 'fp8'");
+}
+
+}  // namespace
