@@ -14,7 +14,7 @@ cg      the percentage of components at each rung of the ladder, per iteration, 
         p^T q (stacked bars). A single-run file, or a sweep file: the run of --tol, by default
         the largest tolerance that kept exact CG's iteration count (as in the seed).
 levels  the rung of every component of r^T r and p^T q on the nx x ny mesh (a z-slice of it)
-        at a few iterations: an `ebla cg --levels` file of an hpccg problem.
+        at a few iterations: an `ebla cg --levels` file of an hpccg or diffusion problem.
 auto    an `ebla cg|power --experiment auto` file: per problem, the residual histories (power
         method: |lambda_k - lambda_PM,k|) of exact, the best fixed tolerance and auto, and the
         qdot tolerance auto chose for each dot product per iteration.
@@ -167,8 +167,8 @@ def plot_levels(path, out, tol, iterations, columns, z):
     with h5py.File(path, "r") as f:
         g, chosen = run_group(f, path, tol, "largest_tolerance_same_iterations")
         require(g, ["rr_levels", "pq_levels"], path)
-        if text(f.attrs.get("problem", "")) != "hpccg":
-            raise PlotError(f"{path}: the maps need the mesh of an hpccg problem (this is "
+        if text(f.attrs.get("problem", "")) not in ("hpccg", "diffusion"):
+            raise PlotError(f"{path}: the maps need the mesh of an hpccg or diffusion problem (this is "
                             f"{text(f.attrs.get('problem', '?'))})")
         nx, ny, nz = (int(f.attrs[k]) for k in ("nx", "ny", "nz"))
         if not 0 <= z < nz:

@@ -211,8 +211,10 @@ Command add_cg(CLI::App& app) {
                          "below binary64, modelled bytes (docs/solvers.md)");
   add_output_options(app, c->out, me);
   app.footer(R"(Solves A x = b. Problems: --problem hpccg (default, 20 x 20 x 20; b = A 1, x0 = 0), --problem
-laplacian --shift s (L + s I, L the graph Laplacian; b = A x*, x* = sqrt(n) times the random
-unit vector of --seed, since A 1 = s 1 would be an eigenvector), --matrix A.mtx [--rhs b.mtx]
+diffusion (-div(k grad u) by 7-point finite volumes on the same grid, k of --seed spanning
+1e-3..1e3, Dirichlet boundary; b = A 1, x0 = 0; docs/solvers.md), --problem laplacian --shift s
+(L + s I, L the graph Laplacian; b = A x*, x* = sqrt(n) times the random unit vector of
+--seed, since A 1 = s 1 would be an eigenvector), --matrix A.mtx [--rhs b.mtx]
 [--x0 x0.mtx], or --hdf5 in.h5 (/A, optional /b, /x0). Without --rhs (or /b), b = A 1, so the
 exact solution is the vector of ones and max |x - 1| is reported. A matrix from a file must
 be symmetric (checked unless --no-symmetry-check).

@@ -164,7 +164,8 @@ Command add_power(CLI::App& app) {
                          "share below binary64, modelled bytes (docs/solvers.md)");
   add_output_options(app, c->out, me);
   app.footer(R"(Estimates the largest eigenvalue. Problems: --problem laplacian (default: n = 10000, mean
-degree 10, seed 1), --problem hpccg, --matrix A.mtx, or --hdf5 in.h5 (/A, optional /x0).
+degree 10, seed 1), --problem hpccg, --problem diffusion (k of --seed), --matrix A.mtx, or
+--hdf5 in.h5 (/A, optional /x0).
 Start vector: a random unit vector of --seed, or --x0 x0.mtx. The eigenvalue update is the
 Rayleigh quotient x^T A x of the unit iterate (seed 002 prints a wrong formula; power.hpp).
 Exit code: 0 converged; 1 not converged (maximum iterations or breakdown; for a sweep: the

@@ -50,15 +50,21 @@ void add_problem_options(CLI::App& app, ProblemCli& p, Solver s) {
   if (!cg) p.n = "10000";
   auto& r = p.registered;
   r.push_back(app.add_option("--problem", p.problem,
-                             cg ? "hpccg (default) or laplacian (needs --shift)" : "laplacian (default) or hpccg"));
-  r.push_back(app.add_option("--nx", p.nx, "hpccg grid size in x")->capture_default_str()->transform(whole_number()));
-  r.push_back(app.add_option("--ny", p.ny, "hpccg grid size in y")->capture_default_str()->transform(whole_number()));
-  r.push_back(app.add_option("--nz", p.nz, "hpccg grid size in z")->capture_default_str()->transform(whole_number()));
+                             cg ? "hpccg (default), diffusion (7-point, k_i spanning 1e-3..1e3; --jacobi helps) or "
+                                  "laplacian (needs --shift)"
+                                : "laplacian (default), hpccg or diffusion (7-point, k_i spanning 1e-3..1e3)"));
+  r.push_back(app.add_option("--nx", p.nx, "hpccg, diffusion: grid size in x")
+                  ->capture_default_str()->transform(whole_number()));
+  r.push_back(app.add_option("--ny", p.ny, "hpccg, diffusion: grid size in y")
+                  ->capture_default_str()->transform(whole_number()));
+  r.push_back(app.add_option("--nz", p.nz, "hpccg, diffusion: grid size in z")
+                  ->capture_default_str()->transform(whole_number()));
   r.push_back(app.add_option("--n", p.n, "laplacian: number of vertices (1e4 is accepted)")->capture_default_str());
   r.push_back(
       app.add_option("--degree", p.degree, "laplacian: mean degree of the random graph")->capture_default_str());
-  r.push_back(app.add_option("--seed", p.seed, cg ? "laplacian: seed of the graph"
-                                                  : "seed of the graph (laplacian) and of the start vector")
+  r.push_back(app.add_option("--seed", p.seed, cg ? "seed of the graph (laplacian) or of k (diffusion)"
+                                                  : "seed of the graph (laplacian) or of k (diffusion), and of the start "
+                                                    "vector")
                   ->capture_default_str()->check(seed_range()));
   r.push_back(app.add_option("--shift", p.shift,
                              cg ? "laplacian: solve (L + s I) x = b; required (s > 0), L alone is singular"

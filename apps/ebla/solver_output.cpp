@@ -46,7 +46,7 @@ void add_problem_json(Json& j, const ProblemData& p) {
   j["operator"] = p.operator_name;
   j["n"] = p.n;
   j["nnz"] = p.nnz;
-  if (p.name != "hpccg") return;
+  if (p.name != "hpccg" && p.name != "diffusion") return;
   j["nx"] = p.nx;
   j["ny"] = p.ny;
   j["nz"] = p.nz;

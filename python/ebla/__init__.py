@@ -11,8 +11,8 @@ bound the library certifies:
 - ``gemm(A, B, ...)``: mixed-precision matrix products with certified bounds (seed 001);
 - ``cg(A, b, ...)`` and ``power_method(A, ...)``: conjugate gradients and the power method
   with exact, approximate (qdot), fixed-format or automatically chosen dot products;
-- ``hpccg_problem``, ``graph_laplacian``, ``random_unit_vector``, ``read_matrix_market``:
-  the test problems of the experiments.
+- ``hpccg_problem``, ``diffusion_problem``, ``graph_laplacian``, ``random_unit_vector``,
+  ``read_matrix_market``: the test problems of the experiments.
 
 Inputs are float64 or float32 arrays of any stride (copied only where they are not
 contiguous, or where a float32 array meets a float64 kernel); matrices for the solvers are
@@ -58,8 +58,8 @@ from . import _ebla
 __all__ = [
     "Format", "formats", "format_info", "round", "QdotPlan", "QdotResult", "qdot", "qdot_select",
     "qdot_compute", "GemmResult", "gemm", "exact_gemm", "matrix_units", "DotHistory", "CgResult",
-    "cg", "PowerResult", "power_method", "hpccg_problem", "graph_laplacian", "random_unit_vector",
-    "read_matrix_market",
+    "cg", "PowerResult", "power_method", "hpccg_problem", "diffusion_problem", "graph_laplacian",
+    "random_unit_vector", "read_matrix_market",
 ]
 
 QdotPlan = _ebla.QdotPlan
@@ -632,6 +632,15 @@ def hpccg_problem(nx, ny, nz):
     function = "ebla.hpccg_problem"
     arrays, b = _ebla.hpccg_problem(_integer(nx, "nx", function), _integer(ny, "ny", function),
                                     _integer(nz, "nz", function))
+    return _csr(arrays), b
+
+
+def diffusion_problem(nx, ny, nz, seed=1):
+    """-div(k grad u) by 7-point finite volumes on an nx x ny x nz grid, k_i in [1e-3, 1e3] drawn
+    from seed (docs/solvers.md), as scipy CSR, and b = A 1 (exact)."""
+    function = "ebla.diffusion_problem"
+    arrays, b = _ebla.diffusion_problem(_integer(nx, "nx", function), _integer(ny, "ny", function),
+                                        _integer(nz, "nz", function), _integer(seed, "seed", function, _UINT64))
     return _csr(arrays), b
 
 

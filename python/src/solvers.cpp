@@ -422,6 +422,17 @@ void register_solvers(py::module_& m) {
     const HpccgProblem p = hpccg_problem(nx, ny, nz);
     return py::make_tuple(csr_to_arrays(p.A), vector_to_numpy(p.b));
   }, py::arg("nx"), py::arg("ny"), py::arg("nz"), "HPCCG's 27-point matrix and right-hand side (CSR arrays, b).");
+  m.def("diffusion_problem", [](int nx, int ny, int nz, std::uint64_t seed) {
+    ProblemSpec spec = named_for("ebla.diffusion_problem");
+    spec.source = ProblemSource::diffusion;
+    spec.nx = nx;
+    spec.ny = ny;
+    spec.nz = nz;
+    check_problem_spec(spec, ProblemUse::cg);
+    const DiffusionProblem p = diffusion_problem(nx, ny, nz, seed);
+    return py::make_tuple(csr_to_arrays(p.A), vector_to_numpy(p.b));
+  }, py::arg("nx"), py::arg("ny"), py::arg("nz"), py::arg("seed"),
+     "The 7-point variable-coefficient diffusion matrix and b = A 1 (CSR arrays, b).");
   m.def("graph_laplacian", [](std::size_t n, double mean_degree, std::uint64_t seed) {
     ProblemSpec spec = named_for("ebla.graph_laplacian");
     spec.source = ProblemSource::laplacian;

@@ -166,6 +166,8 @@ def calls(d):
                                                     dot=d.often(None, d.name), format=d.often(None, d.name),
                                                     seed=d.often(1, d.integer), check_symmetry=d.pick([True, False]))
     yield "hpccg_problem", lambda: ebla.hpccg_problem(d.often(2, d.size), d.often(3, d.size), 2)
+    yield "diffusion_problem", lambda: ebla.diffusion_problem(d.often(2, d.size), 3, d.often(2, d.size),
+                                                              d.often(1, d.integer))
     yield "graph_laplacian", lambda: ebla.graph_laplacian(d.often(30, d.size), d.often(4.0, d.number),
                                                           d.often(1, d.integer))
     yield "random_unit_vector", lambda: ebla.random_unit_vector(d.often(5, d.size), d.often(1, d.integer))

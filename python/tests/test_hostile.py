@@ -36,6 +36,10 @@ def test_problems_beyond_memory_are_refused():
         ebla.hpccg_problem(1200, 1200, 1200)
     with pytest.raises(ValueError, match=r"^ebla\.hpccg_problem: ny = 4294967296 is outside"):
         ebla.hpccg_problem(1, 2**32, 1)
+    with pytest.raises(ValueError, match=r"^ebla\.diffusion_problem: nx: .*needs about .* of memory"):
+        ebla.diffusion_problem(1290, 1290, 1290)
+    with pytest.raises(ValueError, match=r"^ebla\.diffusion_problem: seed = -1 is outside"):
+        ebla.diffusion_problem(2, 2, 2, -1)
     with pytest.raises(ValueError, match=r"^ebla\.graph_laplacian: n: .*needs about .* of memory"):
         ebla.graph_laplacian(2**31 - 1, 1e6, 1)
 

@@ -127,6 +127,23 @@ def test_problems_match_their_definitions(source_dir):
     assert abs(np.linalg.norm(v) - 1) < 1e-15 and np.all(v >= 0)
 
 
+def test_diffusion_problem_matches_its_definition():
+    A, b = ebla.diffusion_problem(5, 4, 3, seed=2)
+    assert A.shape == (60, 60) and (A != A.T).nnz == 0
+    assert A.nnz == 60 + 2 * (4 * 12 + 5 * 3 * 3 + 20 * 2)
+    assert np.array_equal(A @ np.ones(60), b)  # entries on a grid of 2^-38: exact in any order
+    d = A.diagonal()
+    off = np.asarray(abs(A).sum(axis=1)).ravel() - d
+    assert np.all(d > 0) and np.all(d >= off) and np.count_nonzero(d > off) == 60 - 3 * 2 * 1
+    assert np.count_nonzero(A.data != A.data.astype(np.float32)) > 0.9 * A.nnz
+    A2, b2 = ebla.diffusion_problem(5, 4, 3, seed=2)
+    assert (A2 != A).nnz == 0 and np.array_equal(b2, b)
+    r = ebla.cg(A, b, tol=1e-10, norm="relative", jacobi=True)
+    assert r.status == "converged" and np.max(np.abs(r.x - 1)) < 1e-6
+    with pytest.raises(ValueError, match=r"^ebla\.diffusion_problem: ny: 0 is not a positive size"):
+        ebla.diffusion_problem(2, 0, 2)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda A, b: ebla.cg(A[:, :-1], b), "not square"),
     (lambda A, b: ebla.cg(A, b[:-1]), "900 rows but b has 899"),

@@ -53,6 +53,10 @@ void check_grid(const ProblemSpec& spec) {
                   text("grid %d x %d x %d has %.0f rows, more than %d", spec.nx, spec.ny, spec.nz, rows, INT_MAX));
 }
 
+bool on_grid(const ProblemSpec& spec) {
+  return spec.source == ProblemSource::hpccg || spec.source == ProblemSource::diffusion;
+}
+
 void check_laplacian(const ProblemSpec& spec, ProblemUse use) {
   const double n = static_cast<double>(spec.n);
   if (spec.n < 2 || spec.n > static_cast<std::size_t>(INT_MAX))
@@ -75,20 +79,23 @@ void check_dense_size(const ProblemSpec& spec, std::size_t n) {
 
 // What a generated problem needs before it is built (files are checked by their readers):
 // per row, HPCCG's 27-point CSR about 400 bytes (measured: the matrix's 324 and CG's
-// vectors), matrix-free 64 (the vectors); the graph Laplacian 32 bytes per stored entry
-// (building and holding it) and 64 a row; dense 8 n^2 more.
+// vectors), matrix-free 64 (the vectors); the diffusion matrix's 7-point CSR 92 bytes and its
+// coefficients 8 while it is built, beside the vectors; the graph Laplacian 32 bytes per
+// stored entry (building and holding it) and 64 a row; dense 8 n^2 more.
 void check_problem_memory(const ProblemSpec& spec) {
-  if (spec.source != ProblemSource::hpccg && spec.source != ProblemSource::laplacian) return;
-  const bool hpccg = spec.source == ProblemSource::hpccg;
-  const double n = static_cast<double>(hpccg ? grid_rows(spec) : spec.n);
+  if (!on_grid(spec) && spec.source != ProblemSource::laplacian) return;
+  const bool grid = on_grid(spec);
+  const double n = static_cast<double>(grid ? grid_rows(spec) : spec.n);
   double bytes = 64 * n;
   if (spec.op == OperatorKind::dense) bytes += 8 * n * n;
-  else if (!hpccg) bytes += 32 * n * (spec.degree + 1);
+  else if (!grid) bytes += 32 * n * (spec.degree + 1);
+  else if (spec.source == ProblemSource::diffusion) bytes += 100 * n;
   else if (spec.op == OperatorKind::csr) bytes += 336 * n;
   const std::string what =
-      hpccg ? text("the %d x %d x %d grid (%s operator)", spec.nx, spec.ny, spec.nz, to_string(spec.op))
-            : text("the Laplacian of %.0f vertices of mean degree %g", n, spec.degree);
-  detail::check_memory(spec.named(hpccg ? "nx" : "n"), what, bytes);
+      grid ? text("the %d x %d x %d %sgrid (%s operator)", spec.nx, spec.ny, spec.nz,
+                  spec.source == ProblemSource::diffusion ? "diffusion " : "", to_string(spec.op))
+           : text("the Laplacian of %.0f vertices of mean degree %g", n, spec.degree);
+  detail::check_memory(spec.named(grid ? "nx" : "n"), what, bytes);
 }
 
 // ---- the matrix ----------------------------------------------------------------------------
@@ -288,6 +295,22 @@ void load_hpccg(const ProblemSpec& spec, ProblemUse use, Problem& p) {
   p.b_source = "A 1 (HPCCG)";
 }
 
+void load_diffusion(const ProblemSpec& spec, ProblemUse use, Problem& p) {
+  p.nx = spec.nx;
+  p.ny = spec.ny;
+  p.nz = spec.nz;
+  p.description = text("diffusion -div(k grad u), 7-point finite volumes, k in [1e-3, 1e3] of seed %llu, on a "
+                       "%d x %d x %d grid",
+                       static_cast<unsigned long long>(spec.seed), spec.nx, spec.ny, spec.nz);
+  const DiffusionProblem d = diffusion_problem(spec.nx, spec.ny, spec.nz, spec.seed);
+  set_csr_operator(spec, p, d.A);
+  if (use == ProblemUse::cg) {
+    p.b = d.b;
+    set_solution(p, ones(p.n), "1");
+  }
+  p.b_source = "A 1 (exact)";
+}
+
 void load_rhs(const ProblemSpec& spec, Problem& p) {
   if (!spec.rhs.empty()) {
     p.b = read_vector(spec, spec.rhs, "rhs");
@@ -297,7 +320,7 @@ void load_rhs(const ProblemSpec& spec, Problem& p) {
     set_solution(p, Vector(), "");
     return;
   }
-  if (p.b.extent(0) > 0) return;  // hpccg
+  if (p.b.extent(0) > 0) return;  // hpccg, diffusion
   if (spec.source == ProblemSource::hdf5) {
     p.b = read_hdf5_optional(spec, "b");
     if (p.b.extent(0) > 0) {
@@ -359,6 +382,7 @@ const char* to_string(ProblemSource s) {
     case ProblemSource::laplacian: return "laplacian";
     case ProblemSource::matrix: return "matrix";
     case ProblemSource::hdf5: return "hdf5";
+    case ProblemSource::diffusion: return "diffusion";
   }
   return "?";
 }
@@ -372,12 +396,12 @@ std::string ProblemSpec::named(const std::string& field) const {
 }
 
 void check_problem_spec(const ProblemSpec& spec, ProblemUse use) {
-  if (spec.source == ProblemSource::hpccg) check_grid(spec);
+  if (on_grid(spec)) check_grid(spec);
   if (spec.source == ProblemSource::laplacian) check_laplacian(spec, use);
   if (spec.op == OperatorKind::stencil && spec.source != ProblemSource::hpccg)
     throw_invalid(spec.named("operator"), std::string("stencil is HPCCG's 27-point stencil: only for hpccg, not for ") +
                                               to_string(spec.source));
-  if (spec.op == OperatorKind::dense && spec.source == ProblemSource::hpccg) check_dense_size(spec, grid_rows(spec));
+  if (spec.op == OperatorKind::dense && on_grid(spec)) check_dense_size(spec, grid_rows(spec));
   if (spec.op == OperatorKind::dense && spec.source == ProblemSource::laplacian) check_dense_size(spec, spec.n);
   check_problem_memory(spec);
   if (spec.source == ProblemSource::matrix && spec.matrix.empty()) throw_invalid(spec.named("matrix"), "empty file name");
@@ -391,6 +415,8 @@ Problem load_problem(const ProblemSpec& spec, ProblemUse use) {
   p.operator_name = to_string(spec.op);
   if (spec.source == ProblemSource::hpccg) {
     load_hpccg(spec, use, p);
+  } else if (spec.source == ProblemSource::diffusion) {
+    load_diffusion(spec, use, p);
   } else {
     const CsrMatrix A = read_source_matrix(spec, use, p);
     if (A.numRows() == 0)

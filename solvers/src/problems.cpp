@@ -1,5 +1,7 @@
-// Test problems (see problems.hpp): HPCCG's 27-point matrix, Erdos-Renyi graph
-// Laplacians, seeded start vectors, and the symmetry check of input matrices.
+// Test problems (see problems.hpp): HPCCG's 27-point matrix, the 7-point variable-coefficient
+// diffusion matrix, Erdos-Renyi graph Laplacians, seeded start vectors, and the symmetry check
+// of input matrices. Compiled with -ffp-contract=off: the diffusion coefficients are the same
+// bits on every machine, with or without fused multiply-adds.
 #include <ebla/solvers/problems.hpp>
 
 #include <ebla/core/error.hpp>
@@ -100,6 +102,117 @@ Vector constant_vector(const char* label, std::size_t n, double value) {
   return v;
 }
 
+// ---- diffusion ------------------------------------------------------------------------
+
+constexpr int lattice_intervals = 4;  // of the smooth field per axis: 5 nodes
+
+// The smooth field's node values, drawn first: node (a, b, c) at (c * 5 + b) * 5 + a.
+std::vector<double> lattice_values(std::mt19937_64& gen) {
+  std::vector<double> v((lattice_intervals + 1) * (lattice_intervals + 1) * (lattice_intervals + 1));
+  for (double& x : v) x = uniform(gen);
+  return v;
+}
+
+// The lattice interval of cell c of n along an axis and the smoothstep weight of its centre,
+// which lies at x = 4 (c + 1/2) / n in (0, 4) in lattice units.
+struct Blend {
+  int node;
+  double w;
+};
+
+Blend blend(int c, int n) {
+  const double x = (lattice_intervals * 2.0 * c + lattice_intervals) / (2.0 * n);
+  const int node = std::min(static_cast<int>(std::floor(x)), lattice_intervals - 1);
+  const double f = x - node;
+  return {node, f * f * (3 - 2 * f)};
+}
+
+double lerp(double a, double b, double w) { return a + w * (b - a); }
+
+// g at the centre of cell (ix, iy, iz): the lattice values blended along x, then y, then z.
+double smooth_field(const std::vector<double>& v, const Blend& x, const Blend& y, const Blend& z) {
+  constexpr int m = lattice_intervals + 1;
+  auto at = [&](int a, int b, int c) { return v[static_cast<std::size_t>((c * m + b) * m + a)]; };
+  double along_y[2];
+  for (int dz = 0; dz < 2; ++dz) {
+    double along_x[2];
+    for (int dy = 0; dy < 2; ++dy)
+      along_x[dy] = lerp(at(x.node, y.node + dy, z.node + dz), at(x.node + 1, y.node + dy, z.node + dz), x.w);
+    along_y[dz] = lerp(along_x[0], along_x[1], y.w);
+  }
+  return lerp(along_y[0], along_y[1], z.w);
+}
+
+// 10^x for x in [-3, 3], linear within each decade: 10^d (1 + 9 f), d = floor(x), f = x - d.
+double decade_power(double x) {
+  static const double powers[] = {1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3};
+  const double d = std::floor(x);
+  const double f = x - d;
+  return powers[static_cast<int>(d) + 3] * (1 + 9 * f);
+}
+
+// Rounded to a multiple of 2^-38 (exact scalings; std::round does not depend on the rounding mode).
+double on_grid(double v) { return std::round(v * 0x1p38) * 0x1p-38; }
+
+// The harmonic mean of two cell coefficients: bitwise symmetric (a b = b a, a + b = b + a).
+double face_coefficient(double a, double b) { return on_grid(2 * (a * b) / (a + b)); }
+
+// Row i = (ix, iy, iz) from offset `at`: the neighbours -z, -y, -x, the cell, +x, +y, +z, in
+// ascending columns; a missing neighbour is a boundary face, which adds q(2 k_i) to A_ii.
+// Returns the sum of the row's entries (exact: see problems.hpp).
+double fill_diffusion_row(int nx, int ny, int nz, int ix, int iy, int iz, const double* k, std::size_t at,
+                          const Entries::HostMirror& col, const Values::HostMirror& val) {
+  const int plane = nx * ny;
+  const int row = iz * plane + iy * nx + ix;
+  const bool has[6] = {iz > 0, iy > 0, ix > 0, ix < nx - 1, iy < ny - 1, iz < nz - 1};
+  const int offset[6] = {-plane, -nx, -1, 1, nx, plane};
+  const double boundary = on_grid(2 * k[row]);
+  const std::size_t first = at;
+  double diagonal = 0;
+  std::size_t diagonal_at = 0;
+  for (int face = 0; face < 6; ++face) {
+    if (face == 3) diagonal_at = at++;  // the cell's own column, between -x and +x
+    if (!has[face]) {
+      diagonal += boundary;
+      continue;
+    }
+    const int j = row + offset[face];
+    const double c = face_coefficient(k[row], k[j]);
+    diagonal += c;
+    col(at) = j;
+    val(at++) = -c;
+  }
+  col(diagonal_at) = row;
+  val(diagonal_at) = diagonal;
+  double sum = 0;
+  for (std::size_t e = first; e < at; ++e) sum += val(e);
+  return sum;
+}
+
+// The matrix of the cell coefficients k; b = A 1 (the row sums) into row_sums.
+CsrMatrix diffusion_matrix(int nx, int ny, int nz, ConstVector k_view, const Vector::HostMirror& row_sums) {
+  const std::size_t n = static_cast<std::size_t>(nx) * ny * nz;
+  const auto k = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), k_view);
+  RowMap row_map("ebla::diffusion row_map", n + 1);
+  auto ptr = Kokkos::create_mirror_view(row_map);
+  ptr(0) = 0;
+  for_each_point(nx, ny, nz, [&](std::size_t i, int ix, int iy, int iz, int) {
+    ptr(i + 1) = ptr(i) + 1 + (ix > 0) + (ix < nx - 1) + (iy > 0) + (iy < ny - 1) + (iz > 0) + (iz < nz - 1);
+  });
+  const std::size_t nnz = ptr(n);
+  Entries entries(Kokkos::ViewAllocateWithoutInitializing("ebla::diffusion entries"), nnz);
+  Values values(Kokkos::ViewAllocateWithoutInitializing("ebla::diffusion values"), nnz);
+  auto col = Kokkos::create_mirror_view(entries);
+  auto val = Kokkos::create_mirror_view(values);
+  for_each_point(nx, ny, nz, [&](std::size_t i, int ix, int iy, int iz, int) {
+    row_sums(i) = fill_diffusion_row(nx, ny, nz, ix, iy, iz, k.data(), ptr(i), col, val);
+  });
+  Kokkos::deep_copy(row_map, ptr);
+  Kokkos::deep_copy(entries, col);
+  Kokkos::deep_copy(values, val);
+  return CsrMatrix("ebla::diffusion", static_cast<int>(n), static_cast<int>(n), nnz, values, row_map, entries);
+}
+
 // ---- graph Laplacians ----------------------------------------------------------------
 
 // Calls f(i, j) for the edges i < j of G(n, p), in row-major order of the strictly upper
@@ -165,6 +278,45 @@ Vector hpccg_rhs(int nx, int ny, int nz) {
   for_each_point(nx, ny, nz, [&](std::size_t i, int, int, int, int count) { h(i) = 28.0 - count; });
   Kokkos::deep_copy(b, h);
   return b;
+}
+
+Vector diffusion_coefficients(int nx, int ny, int nz, std::uint64_t seed) {
+  check_grid(nx, ny, nz, "ebla::diffusion_coefficients");
+  std::mt19937_64 gen(seed);
+  const std::vector<double> lattice = lattice_values(gen);
+  Vector k(Kokkos::ViewAllocateWithoutInitializing("ebla::diffusion k"), static_cast<std::size_t>(nx) * ny * nz);
+  auto t = Kokkos::create_mirror_view(k);
+  double low = std::numeric_limits<double>::infinity(), high = -low;
+  for_each_point(nx, ny, nz, [&](std::size_t i, int ix, int iy, int iz, int) {
+    const double g = smooth_field(lattice, blend(ix, nx), blend(iy, ny), blend(iz, nz));
+    t(i) = 0.7 * g + 0.3 * uniform(gen);
+    low = std::min(low, t(i));
+    high = std::max(high, t(i));
+  });
+  const double range = high - low;
+  for (std::size_t i = 0; i < t.extent(0); ++i) {
+    const double s = range > 0 ? (t(i) - low) / range : 0.0;
+    t(i) = decade_power(6 * s - 3);
+  }
+  Kokkos::deep_copy(k, t);
+  return k;
+}
+
+DiffusionProblem diffusion_problem(int nx, int ny, int nz, std::uint64_t seed) {
+  check_grid(nx, ny, nz, "ebla::diffusion_problem");
+  DiffusionProblem p;
+  p.nx = nx;
+  p.ny = ny;
+  p.nz = nz;
+  p.seed = seed;
+  const std::size_t n = static_cast<std::size_t>(nx) * ny * nz;
+  p.b = Vector(Kokkos::ViewAllocateWithoutInitializing("ebla::diffusion b"), n);
+  auto b = Kokkos::create_mirror_view(p.b);
+  p.A = diffusion_matrix(nx, ny, nz, diffusion_coefficients(nx, ny, nz, seed), b);
+  Kokkos::deep_copy(p.b, b);
+  p.x0 = constant_vector("ebla::diffusion x0", n, 0.0);
+  p.x_exact = constant_vector("ebla::diffusion x_exact", n, 1.0);
+  return p;
 }
 
 CsrMatrix graph_laplacian(std::size_t n, double mean_degree, std::uint64_t seed) {

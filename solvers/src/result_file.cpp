@@ -152,7 +152,7 @@ void write_problem(const Hdf5Object& g, const ProblemData& p, ProblemUse use) {
       .attribute("nnz", p.nnz)
       .attribute("x0", p.x0_source);
   if (use == ProblemUse::cg) g.attribute("b", p.b_source).attribute("x_exact", p.x_exact_source);
-  if (p.name == "hpccg") g.attribute("nx", p.nx).attribute("ny", p.ny).attribute("nz", p.nz);
+  if (p.name == "hpccg" || p.name == "diffusion") g.attribute("nx", p.nx).attribute("ny", p.ny).attribute("nz", p.nz);
 }
 
 void write_dot_attributes(const Hdf5Object& g, const DotPolicy& policy, const std::vector<std::string>& rungs) {

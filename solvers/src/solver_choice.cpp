@@ -34,6 +34,7 @@ const char* source_text(ProblemSource s) {
     case ProblemSource::laplacian: return "--problem laplacian";
     case ProblemSource::matrix: return "--matrix";
     case ProblemSource::hdf5: return "--hdf5";
+    case ProblemSource::diffusion: return "--problem diffusion";
   }
   return "?";
 }
@@ -49,18 +50,20 @@ ProblemSource choose_source(const ProblemChoice& p, ProblemUse use) {
   const std::string name = p.problem.empty() ? (use == ProblemUse::cg ? "hpccg" : "laplacian") : p.problem;
   if (name == "hpccg") return ProblemSource::hpccg;
   if (name == "laplacian") return ProblemSource::laplacian;
+  if (name == "diffusion") return ProblemSource::diffusion;
   throw_invalid(p.named("--problem"),
-                "unknown problem '" + name + "' (known: hpccg, laplacian; or --matrix FILE, --hdf5 FILE)");
+                "unknown problem '" + name + "' (known: hpccg, laplacian, diffusion; or --matrix FILE, --hdf5 FILE)");
 }
 
 // Options that only make sense for some sources.
 void check_applies(const ProblemChoice& p, ProblemUse use, ProblemSource src) {
   using S = ProblemSource;
-  const std::vector<S> any = {S::hpccg, S::laplacian, S::matrix, S::hdf5};
+  const std::vector<S> any = {S::hpccg, S::diffusion, S::laplacian, S::matrix, S::hdf5};
+  const std::vector<S> grids = {S::hpccg, S::diffusion};
   const std::vector<std::pair<const char*, std::vector<S>>> rules = {
-      {"nx", {S::hpccg}},     {"ny", {S::hpccg}},     {"nz", {S::hpccg}},
+      {"nx", grids},          {"ny", grids},          {"nz", grids},
       {"n", {S::laplacian}},  {"degree", {S::laplacian}}, {"shift", {S::laplacian}},
-      {"seed", use == ProblemUse::cg ? std::vector<S>{S::laplacian} : any},
+      {"seed", use == ProblemUse::cg ? std::vector<S>{S::diffusion, S::laplacian} : any},
       {"no-symmetry-check", {S::matrix, S::hdf5}}};
   for (const auto& [option, sources] : rules) {
     if (!p.was_given(option) || std::find(sources.begin(), sources.end(), src) != sources.end()) continue;

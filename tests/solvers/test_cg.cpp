@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -504,6 +505,32 @@ TEST(Cg, AutomaticDotsAreCertifiedToTheAccuracyTheRuleAsks) {
     }
   EXPECT_GT(approximated, r.history.size() / 2);
   EXPECT_GT(below64, 0.3 * static_cast<double>(approximated));  // 61% measured (docs/solvers.md)
+}
+
+// The diffusion problem, k over six decades: CG with Jacobi converges to the tolerance with
+// exact and with automatic dot products, in a small part of the iterations it needs without.
+TEST(Cg, JacobiSolvesTheDiffusionProblem) {
+  const DiffusionProblem p = diffusion_problem(12, 12, 12, 1);
+  const CsrOperator A(p.A);
+  CgOptions o;
+  o.tolerance = 1e-10;
+  o.norm = Norm::relative;
+  o.jacobi = true;
+  int preconditioned = 0;
+  for (const DotPolicy& dots : {DotPolicy::exact(), DotPolicy::automatic()}) {
+    const CgResult r = cg(A, p.b, p.x0, dots, o);
+    ASSERT_EQ(r.status, SolverStatus::converged) << dots.to_string();
+    EXPECT_LE(r.true_residual, r.tolerance_used) << dots.to_string();
+    const std::vector<double> x = to_host(r.x);
+    double error = 0;
+    for (double v : x) error = std::max(error, std::fabs(v - 1));
+    EXPECT_LT(error, 1e-6) << dots.to_string();  // 3e-8 measured
+    preconditioned = std::max(preconditioned, r.iterations);
+  }
+  EXPECT_LT(preconditioned, 100);  // 62 measured
+  o.jacobi = false;
+  const CgResult plain = cg(A, p.b, p.x0, DotPolicy::exact(), o);
+  EXPECT_GT(plain.iterations, 10 * preconditioned);  // 2915 measured
 }
 
 // HPCCG 20^3 to 1e-8: the accuracy the default rule asks falls while kappa(T_k) climbs and

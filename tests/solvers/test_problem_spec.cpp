@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
@@ -82,6 +83,32 @@ TEST(ProblemSpec, StencilAndDenseOperatorsApplyTheSameMatrix) {
   EXPECT_EQ(host(dense.b), host(csr.b));
 }
 
+ProblemSpec diffusion(int nx, int ny, int nz, std::uint64_t seed, OperatorKind op = OperatorKind::csr) {
+  ProblemSpec s = grid(nx, ny, nz, op);
+  s.source = ProblemSource::diffusion;
+  s.seed = seed;
+  return s;
+}
+
+TEST(ProblemSpec, DiffusionForCgIsAOnesWithZeroStart) {
+  const ebla::Problem p = ebla::load_problem(diffusion(4, 3, 5, 2), ProblemUse::cg);
+  EXPECT_EQ(p.name, "diffusion");
+  EXPECT_TRUE(contains(p.description, "of seed 2, on a 4 x 3 x 5 grid"));
+  EXPECT_EQ(p.n, 60u);
+  EXPECT_EQ(p.nnz, 60u + 2u * (3u * 15u + 4u * 2u * 5u + 12u * 4u));
+  EXPECT_EQ(p.nx * 100 + p.ny * 10 + p.nz, 435);
+  EXPECT_EQ(p.x_exact_source, "1");
+  EXPECT_EQ(host(p.x0), std::vector<double>(60, 0.0));
+  EXPECT_EQ(host(p.b), times_a(p, p.x_exact));  // entries on a grid of 2^-38: exact sums
+  const ebla::Problem dense = ebla::load_problem(diffusion(4, 3, 5, 2, OperatorKind::dense), ProblemUse::cg);
+  EXPECT_EQ(host(dense.b), host(p.b));
+  EXPECT_EQ(times_a(dense, p.x_exact), host(p.b));
+  const ebla::Problem power = ebla::load_problem(diffusion(4, 3, 5, 2), ProblemUse::power);
+  EXPECT_EQ(power.b.extent(0), 0u);
+  EXPECT_EQ(power.x0_source, "random unit vector, seed 2");
+  EXPECT_NE(host(ebla::load_problem(diffusion(4, 3, 5, 3), ProblemUse::cg).b), host(p.b));  // another k
+}
+
 TEST(ProblemSpec, PowerStartsFromTheSeedsUnitVector) {
   ProblemSpec s = laplacian(200, 6, 0);
   s.seed = 5;
@@ -139,6 +166,13 @@ TEST(ProblemSpec, BadSpecsNameTheFieldAndTheValue) {
   stencil.op = OperatorKind::stencil;
   EXPECT_TRUE(contains(error(stencil), "ebla::ProblemSpec::operator: stencil is HPCCG's 27-point stencil"));
   EXPECT_TRUE(contains(error(grid(20, 20, 20, OperatorKind::dense)), "ebla::ProblemSpec::operator: dense: n = 8000 exceeds 5000"));
+  EXPECT_EQ(error(diffusion(0, 2, 2, 1)), "ebla::ProblemSpec::nx: 0 is not a positive size");
+  EXPECT_TRUE(contains(error(diffusion(2000, 2000, 2000, 1)), "ebla::ProblemSpec::nx: grid 2000 x 2000 x 2000 has"));
+  EXPECT_TRUE(contains(error(diffusion(4, 4, 4, 1, OperatorKind::stencil)),
+                       "ebla::ProblemSpec::operator: stencil is HPCCG's 27-point stencil: only for hpccg, not for diffusion"));
+  EXPECT_TRUE(contains(error(diffusion(20, 20, 20, 1, OperatorKind::dense)), "dense: n = 8000 exceeds 5000"));
+  EXPECT_TRUE(contains(error(diffusion(1290, 1290, 1290, 1)),
+                       "the 1290 x 1290 x 1290 diffusion grid (csr operator) needs about"));
   ProblemSpec named = grid(-3, 2, 2);
   named.name_field = [](const std::string& field) { return "my --" + field; };
   EXPECT_EQ(error(named), "my --nx: -3 is not a positive size");

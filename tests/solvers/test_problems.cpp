@@ -1,6 +1,8 @@
-// Test problems: HPCCG's matrix against a construction from its definition, graph
-// Laplacians against an independent O(n^2) generator and against the statistics of
-// G(n, p), seeded unit vectors, and the symmetry check.
+// Test problems: HPCCG's matrix against a construction from its definition, the diffusion
+// matrix against its definition written out afresh (coefficients, entries, b = A 1 exactly,
+// symmetry and diagonal dominance), graph Laplacians against an independent O(n^2)
+// generator and against the statistics of G(n, p), seeded unit vectors, and the symmetry
+// check.
 #include <ebla/solvers/problems.hpp>
 
 #include <ebla/core/error.hpp>
@@ -9,10 +11,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -173,6 +178,219 @@ TEST(ProblemsHpccgRows, SlabsAreTheRowsOfTheWholeMatrix) {
   }
   EXPECT_TRUE(contains(error_of([] { ebla::hpccg_rows(2, 2, 3, 2, 2); }), "not inside [0, 3)"));
   EXPECT_TRUE(contains(error_of([] { ebla::hpccg_rows(2, 2, 3, -1, 1); }), "ebla::hpccg_rows"));
+}
+
+// ---- diffusion ----------------------------------------------------------------------
+
+// The cell coefficients by the rule of problems.hpp, written out afresh.
+std::vector<double> reference_coefficients(int nx, int ny, int nz, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  auto uniform = [&] { return static_cast<double>(gen() >> 11) * 0x1p-53; };
+  double node[5][5][5];  // [z][y][x]
+  for (auto& plane : node)
+    for (auto& line : plane)
+      for (double& v : line) v = uniform();
+  struct Axis {
+    int at;
+    double w;
+  };
+  auto axis = [](int c, int n) {
+    const double x = 4 * (c + 0.5) / n;  // the cell centre in lattice units
+    const int at = std::min(static_cast<int>(x), 3);
+    const double f = x - at;
+    return Axis{at, f * f * (3 - 2 * f)};
+  };
+  auto mix = [](double a, double b, double w) { return a + w * (b - a); };
+  std::vector<double> t;
+  for (int iz = 0; iz < nz; ++iz)
+    for (int iy = 0; iy < ny; ++iy)
+      for (int ix = 0; ix < nx; ++ix) {
+        const Axis x = axis(ix, nx), y = axis(iy, ny), z = axis(iz, nz);
+        double yz[2][2];
+        for (int dz = 0; dz < 2; ++dz)
+          for (int dy = 0; dy < 2; ++dy)
+            yz[dz][dy] = mix(node[z.at + dz][y.at + dy][x.at], node[z.at + dz][y.at + dy][x.at + 1], x.w);
+        const double g = mix(mix(yz[0][0], yz[0][1], y.w), mix(yz[1][0], yz[1][1], y.w), z.w);
+        t.push_back(0.7 * g + 0.3 * uniform());
+      }
+  const double low = *std::min_element(t.begin(), t.end()), high = *std::max_element(t.begin(), t.end());
+  const double decades[] = {1e-3, 1e-2, 1e-1, 1, 10, 100, 1000};
+  for (double& v : t) {
+    const double x = 6 * (high > low ? (v - low) / (high - low) : 0) - 3;
+    const double d = std::floor(x);
+    v = decades[static_cast<int>(d) + 3] * (1 + 9 * (x - d));
+  }
+  return t;
+}
+
+double to_grid(double v) { return std::round(v * 0x1p38) * 0x1p-38; }
+
+// Row i of the diffusion matrix by its definition: {column: value}.
+std::map<int, double> diffusion_row(const Grid& g, const std::vector<double>& k, int i) {
+  const int ix = i % g.nx, iy = i / g.nx % g.ny, iz = i / (g.nx * g.ny);
+  const int c[3] = {ix, iy, iz}, extent[3] = {g.nx, g.ny, g.nz}, stride[3] = {1, g.nx, g.nx * g.ny};
+  std::map<int, double> row;
+  double diagonal = 0;
+  for (int axis = 0; axis < 3; ++axis)
+    for (int step : {-1, 1}) {
+      if (c[axis] + step < 0 || c[axis] + step >= extent[axis]) {
+        diagonal += to_grid(2 * k[i]);
+        continue;
+      }
+      const int j = i + step * stride[axis];
+      const double face = to_grid(2 * (k[i] * k[j]) / (k[i] + k[j]));
+      row[j] = -face;
+      diagonal += face;
+    }
+  row[i] = diagonal;
+  return row;
+}
+
+// The number of faces of cell i on the boundary of the grid.
+int boundary_faces(const Grid& g, int i) {
+  const int ix = i % g.nx, iy = i / g.nx % g.ny, iz = i / (g.nx * g.ny);
+  return (ix == 0) + (ix == g.nx - 1) + (iy == 0) + (iy == g.ny - 1) + (iz == 0) + (iz == g.nz - 1);
+}
+
+constexpr std::uint64_t diffusion_seed = 11;
+
+class ProblemsDiffusion : public ::testing::TestWithParam<Grid> {};
+
+TEST_P(ProblemsDiffusion, EveryEntryMatchesTheDefinition) {
+  const Grid g = GetParam();
+  const int n = g.nx * g.ny * g.nz;
+  const std::vector<double> k = to_host(ebla::diffusion_coefficients(g.nx, g.ny, g.nz, diffusion_seed));
+  EXPECT_EQ(k, reference_coefficients(g.nx, g.ny, g.nz, diffusion_seed));  // bit for bit
+  const ebla::DiffusionProblem p = ebla::diffusion_problem(g.nx, g.ny, g.nz, diffusion_seed);
+  EXPECT_EQ(p.nx, g.nx);
+  EXPECT_EQ(p.seed, diffusion_seed);
+  const HostCsr A = to_host(p.A);
+  ASSERT_EQ(A.rows, n);
+  ASSERT_EQ(A.cols, n);
+  ASSERT_EQ(A.ptr.size(), static_cast<std::size_t>(n) + 1);
+  for (int i = 0; i < n; ++i) {
+    const std::map<int, double> expected = diffusion_row(g, k, i);
+    std::vector<std::pair<int, double>> stored;
+    for (std::size_t e = A.ptr[static_cast<std::size_t>(i)]; e < A.ptr[static_cast<std::size_t>(i) + 1]; ++e)
+      stored.emplace_back(A.col[e], A.val[e]);
+    const std::vector<std::pair<int, double>> defined(expected.begin(), expected.end());
+    EXPECT_EQ(stored, defined) << "row " << i;
+  }
+}
+
+TEST_P(ProblemsDiffusion, SymmetricWithAPositiveDominantDiagonal) {
+  const Grid g = GetParam();
+  const ebla::DiffusionProblem p = ebla::diffusion_problem(g.nx, g.ny, g.nz, diffusion_seed);
+  EXPECT_NO_THROW(ebla::check_symmetric(p.A, "diffusion"));
+  const HostCsr A = to_host(p.A);
+  for (int i = 0; i < A.rows; ++i) {
+    double diagonal = 0, off = 0;
+    for (std::size_t e = A.ptr[static_cast<std::size_t>(i)]; e < A.ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+      if (A.col[e] == i) {
+        diagonal = A.val[e];
+        continue;
+      }
+      EXPECT_LT(A.val[e], 0) << "row " << i;
+      off += std::fabs(A.val[e]);  // exact: multiples of 2^-38 below 2^15
+    }
+    EXPECT_GT(diagonal, 0) << "row " << i;
+    if (boundary_faces(g, i) > 0) {
+      EXPECT_GT(diagonal, off) << "row " << i;  // strictly dominant at the boundary
+    } else {
+      EXPECT_EQ(diagonal, off) << "row " << i;
+    }
+  }
+}
+
+// b_i is the row sum of the stored entries, exactly: a double-double sum of the row (TwoSum)
+// has no low part, and any order of summation in double gives the same b_i, which is q(2 k_i)
+// times the boundary faces of cell i.
+TEST_P(ProblemsDiffusion, BIsAOnesExactly) {
+  const Grid g = GetParam();
+  const ebla::DiffusionProblem p = ebla::diffusion_problem(g.nx, g.ny, g.nz, diffusion_seed);
+  const HostCsr A = to_host(p.A);
+  const std::vector<double> b = to_host(p.b);
+  const std::vector<double> k = reference_coefficients(g.nx, g.ny, g.nz, diffusion_seed);
+  const std::size_t n = static_cast<std::size_t>(A.rows);
+  ASSERT_EQ(b.size(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double hi = 0, lo = 0, backwards = 0;
+    for (std::size_t e = A.ptr[i]; e < A.ptr[i + 1]; ++e) {
+      const double s = hi + A.val[e];
+      const double z = s - hi;
+      lo += (hi - (s - z)) + (A.val[e] - z);
+      hi = s;
+    }
+    for (std::size_t e = A.ptr[i + 1]; e-- > A.ptr[i];) backwards += A.val[e];
+    EXPECT_EQ(lo, 0.0) << "row " << i;
+    EXPECT_EQ(b[i], hi) << "row " << i;
+    EXPECT_EQ(b[i], backwards) << "row " << i;
+    EXPECT_EQ(b[i], boundary_faces(g, static_cast<int>(i)) * to_grid(2 * k[i])) << "row " << i;
+  }
+  EXPECT_EQ(to_host(p.x0), std::vector<double>(n, 0.0));
+  EXPECT_EQ(to_host(p.x_exact), std::vector<double>(n, 1.0));
+}
+
+INSTANTIATE_TEST_SUITE_P(Grids, ProblemsDiffusion,
+                         ::testing::Values(Grid{1, 1, 1}, Grid{2, 3, 4}, Grid{5, 5, 5}, Grid{4, 1, 3}, Grid{1, 6, 1},
+                                           Grid{9, 7, 8}),
+                         [](const auto& info) {
+                           const Grid g = info.param;
+                           return std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
+                         });
+
+TEST(ProblemsDiffusionCoefficients, SpanSixDecades) {
+  for (const Grid g : {Grid{16, 16, 16}, Grid{2, 1, 1}, Grid{40, 3, 5}})
+    for (std::uint64_t seed : {1u, 2u, 99u}) {
+      const std::vector<double> k = to_host(ebla::diffusion_coefficients(g.nx, g.ny, g.nz, seed));
+      const auto [low, high] = std::minmax_element(k.begin(), k.end());
+      EXPECT_EQ(*low, 1e-3);
+      EXPECT_EQ(*high, 1e3);
+      EXPECT_GE(*high / *low, 1e6 * (1 - 0x1p-50));  // 1e-3 is not exact in binary
+    }
+  EXPECT_EQ(to_host(ebla::diffusion_coefficients(1, 1, 1, 5)), std::vector<double>{1e-3});
+  // every decade holds cells
+  const std::vector<double> k = to_host(ebla::diffusion_coefficients(16, 16, 16, 1));
+  for (double d = 1e-3; d < 1e3; d *= 10)
+    EXPECT_TRUE(std::any_of(k.begin(), k.end(), [&](double v) { return v >= d && v < 10 * d; })) << d;
+}
+
+// The matrix values are not those of a narrow format: most are not even binary32 numbers
+// (and so not bfloat16 or binary16 ones).
+TEST(ProblemsDiffusionCoefficients, ValuesAreNotExactInBinary32) {
+  const HostCsr A = to_host(ebla::diffusion_problem(10, 10, 10, 1).A);
+  std::size_t inexact = 0;
+  for (double v : A.val) inexact += static_cast<double>(static_cast<float>(v)) != v;
+  EXPECT_GT(inexact, A.val.size() * 95 / 100) << inexact << " of " << A.val.size();
+}
+
+// The same (nx, ny, nz, seed), the same bits: a few coefficients and entries as they were
+// first computed, another seed other values.
+TEST(ProblemsDiffusionCoefficients, DeterministicForASeed) {
+  const std::vector<double> k = to_host(ebla::diffusion_coefficients(4, 3, 2, 1));
+  EXPECT_EQ(k, to_host(ebla::diffusion_coefficients(4, 3, 2, 1)));
+  EXPECT_NE(k, to_host(ebla::diffusion_coefficients(4, 3, 2, 2)));
+  const auto A = to_host(ebla::diffusion_problem(4, 3, 2, 1).A);
+  EXPECT_EQ(A, to_host(ebla::diffusion_problem(4, 3, 2, 1).A));
+  char printed[200];
+  std::snprintf(printed, sizeof printed, "%a %a %a %a %a", k[0], k[5], k[23], A.val[0], A.val[A.val.size() - 1]);
+  EXPECT_EQ(std::string(printed),
+            "0x1.724dba248883cp-2 0x1.61d8032ac5e32p+5 0x1.f4feb68c28e33p-6 0x1.12879c6808p+2 0x1.486a67f59p-2");
+}
+
+// Faces: (nx - 1) ny nz + nx (ny - 1) nz + nx ny (nz - 1), each stored twice.
+TEST(ProblemsDiffusion, LargeGridNonzerosMatchTheFormula) {
+  const auto p = ebla::diffusion_problem(100, 100, 100, 3);
+  EXPECT_EQ(p.A.numRows(), 1000000);
+  EXPECT_EQ(p.A.nnz(), 1000000u + 2u * 3u * 99u * 100u * 100u);
+  EXPECT_EQ(ebla::diffusion_problem(7, 3, 11, 1).A.nnz(), 231u + 2u * (6u * 33u + 7u * 2u * 11u + 21u * 10u));
+}
+
+TEST(ProblemsDiffusion, RejectsBadGrids) {
+  EXPECT_TRUE(contains(error_of([] { ebla::diffusion_problem(0, 1, 1, 1); }), "ebla::diffusion_problem"));
+  EXPECT_TRUE(contains(error_of([] { ebla::diffusion_problem(2, -1, 2, 1); }), "2 x -1 x 2"));
+  EXPECT_TRUE(contains(error_of([] { ebla::diffusion_problem(2000, 2000, 1000, 1); }), "int"));
+  EXPECT_TRUE(contains(error_of([] { ebla::diffusion_coefficients(1, 1, 0, 1); }), "ebla::diffusion_coefficients"));
 }
 
 // ---- graph Laplacians --------------------------------------------------------------

@@ -75,6 +75,29 @@ TEST(ProblemChoice, LaplacianVerticesAndOperator) {
                        "run --n: '2500.5' is not a whole number of vertices"));
 }
 
+TEST(ProblemChoice, DiffusionTakesTheGridAndTheSeed) {
+  ProblemChoice c;
+  c.problem = "diffusion";
+  c.nx = 6;
+  c.seed = 9;
+  c = given(c, {"problem", "nx", "seed"});
+  const ebla::ProblemSpec cg = ebla::make_problem_spec(c, ProblemUse::cg);
+  EXPECT_EQ(cg.source, ebla::ProblemSource::diffusion);
+  EXPECT_EQ(cg.nx, 6);
+  EXPECT_EQ(cg.ny, 20);
+  EXPECT_EQ(cg.seed, 9u);
+  EXPECT_EQ(ebla::make_problem_spec(c, ProblemUse::power).source, ebla::ProblemSource::diffusion);
+  c.op = "stencil";
+  EXPECT_TRUE(contains(error_of([&] { ebla::make_problem_spec(c, ProblemUse::cg); }),
+                       "run --operator: stencil is HPCCG's 27-point stencil: only for --problem hpccg, not for "
+                       "--problem diffusion"));
+  c.op = "dense";
+  EXPECT_EQ(ebla::make_problem_spec(c, ProblemUse::cg).op, ebla::OperatorKind::dense);  // 6 x 20 x 20 = 2400 rows
+  c.nx = 20;
+  EXPECT_TRUE(contains(error_of([&] { ebla::make_problem_spec(c, ProblemUse::cg); }),
+                       "run --operator: dense: n = 8000 exceeds 5000"));
+}
+
 TEST(ProblemChoice, BadChoicesNameTheOption) {
   using C = ProblemChoice;
   EXPECT_TRUE(contains(problem_error([](C& c) { c.matrix = "a.mtx", c.hdf5 = "a.h5"; }, {"matrix", "hdf5"}),
@@ -83,6 +106,10 @@ TEST(ProblemChoice, BadChoicesNameTheOption) {
                        "run --problem: unknown problem 'poisson'"));
   EXPECT_TRUE(contains(problem_error([](C&) {}, {"degree"}),
                        "run --degree: applies to --problem laplacian, not to --problem hpccg"));
+  EXPECT_TRUE(contains(problem_error([](C& c) { c.problem = "diffusion"; }, {"problem", "n"}),
+                       "run --n: applies to --problem laplacian, not to --problem diffusion"));
+  EXPECT_TRUE(contains(problem_error([](C&) {}, {"seed"}),
+                       "run --seed: applies to --problem diffusion or --problem laplacian, not to --problem hpccg"));
   EXPECT_TRUE(contains(problem_error([](C& c) { c.problem = "laplacian", c.shift = 1, c.op = "stencil"; },
                                      {"problem", "shift"}),
                        "run --operator: stencil is HPCCG's 27-point stencil"));

@@ -19,7 +19,7 @@ namespace ebla {
 /// The HDF5 group of a sweep's run at a qdot tolerance: qdot_tol_1e-08 and the like.
 std::string sweep_group_name(double tolerance);
 
-/// The problem: name, description, operator, n, nnz, x0 (CG: b, x_exact), hpccg: nx, ny, nz.
+/// The problem: name, description, operator, n, nnz, x0 (CG: b, x_exact), hpccg and diffusion: nx, ny, nz.
 void write_problem(const Hdf5Object& g, const ProblemData& p, ProblemUse use);
 /// The policy (dot, dot_policy, rungs; qdot: tolerance and policy; fixed: format).
 void write_dot_attributes(const Hdf5Object& g, const DotPolicy& policy, const std::vector<std::string>& rungs);

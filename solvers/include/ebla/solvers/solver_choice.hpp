@@ -36,7 +36,7 @@ struct ChoiceNames {
 /// The problem as text and numbers. An empty problem is the use's default: hpccg for CG,
 /// laplacian for the power method.
 struct ProblemChoice : ChoiceNames {
-  std::string problem;  ///< hpccg or laplacian (empty: cg hpccg, power laplacian)
+  std::string problem;  ///< hpccg, laplacian or diffusion (empty: cg hpccg, power laplacian)
   int nx = 20, ny = 20, nz = 20;
   std::string n = "1000";  ///< laplacian: vertices, a whole number (1e4 accepted)
   double degree = 10;
