@@ -424,7 +424,9 @@ class CgResult:
     true_residual = ||b - A x|| in double-double; recursive_residual the ||r_k|| the
     stopping test saw; levels the rungs of the dot products' precision mix; history a
     :class:`DotHistory`; rr0 the record of the first r^T r; events what the automatic
-    policy's safeguards did, as (iteration, text).
+    policy's safeguards did, as (iteration, text); storage the storage policy of p, q and
+    r, replacements the residual replacements it took, bytes_moved the bytes its iterations
+    read and wrote (model; 0 for binary64).
     """
 
     x: _np.ndarray
@@ -439,6 +441,9 @@ class CgResult:
     b_norm: float
     seconds: float
     iteration_seconds: float
+    storage: str
+    replacements: int
+    bytes_moved: float
     dots: str
     levels: list
     events: list
@@ -556,7 +561,7 @@ def _dot_args(dot, qdot_tol, function):
 
 def cg(A, b, x0=None, tol=1e-8, norm="absolute", stop="exact_norm", max_iterations=10000, jacobi=False,
        dot=None, qdot_tol=None, qdot_policy="budget", ladder=None, format=None, plan_margin=-1,
-       record_levels=False, stall_window=500, check_symmetry=True):
+       record_levels=False, stall_window=500, check_symmetry=True, storage="binary64"):
     """Conjugate gradients with approximate dot products (seed 002, Algorithm 4.1).
 
     A: a symmetric positive definite scipy.sparse matrix (CSR; CSC and others converted) or
@@ -568,7 +573,9 @@ def cg(A, b, x0=None, tol=1e-8, norm="absolute", stop="exact_norm", max_iteratio
     "auto" (the tolerance of each call chosen from what the iteration needs). Giving qdot_tol
     alone means dot="qdot". plan_margin: qdot's plan reuse margin (-1: ebla's default).
     check_symmetry: refuse (ValueError) an A that is not exactly symmetric, as the command line
-    does unless --no-symmetry-check. Returns a :class:`CgResult`.
+    does unless --no-symmetry-check. storage: the format of the Krylov vectors p, q and r
+    ("binary64", "binary32", "bfloat16", "binary16", "block16", "block8", "p=F,r=G" or
+    "auto"; docs/solvers.md, "Stored Krylov vectors"). Returns a :class:`CgResult`.
     """
     function = "ebla.cg"
     indptr, indices, data, n, dense = _operator_arrays(A, function)
@@ -586,7 +593,8 @@ def cg(A, b, x0=None, tol=1e-8, norm="absolute", stop="exact_norm", max_iteratio
                  _integer(max_iterations, "max_iterations", function), bool(jacobi), dot, qtol, _name(qdot_policy, "qdot_policy", function),
                  _ladder(ladder, function), "" if format is None else _name(format, "format", function),
                  _integer(plan_margin, "plan_margin", function), bool(record_levels),
-                 _integer(stall_window, "stall_window", function), bool(check_symmetry))
+                 _integer(stall_window, "stall_window", function), bool(check_symmetry),
+                 _name(storage, "storage", function))
     r["history"] = DotHistory(r["history"])
     r["rr0"] = DotHistory(r["rr0"])
     return CgResult(**r)

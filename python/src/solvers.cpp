@@ -200,6 +200,9 @@ py::dict cg_dict(const CgResult& r, const DotPolicy& dots, bool record_levels) {
   d["b_norm"] = r.b_norm;
   d["seconds"] = r.seconds;
   d["iteration_seconds"] = r.iteration_seconds;
+  d["storage"] = r.storage;
+  d["replacements"] = r.replacements;
+  d["bytes_moved"] = r.bytes_moved;
   d["dots"] = dots.to_string();
   const std::vector<std::string> rungs = dots.level_names();
   d["levels"] = rungs;
@@ -304,7 +307,7 @@ py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<Dou
                  const std::string& norm, const std::string& stop, int max_iterations, bool jacobi,
                  const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
                  const std::string& format, int plan_margin, bool record_levels, int stall_window,
-                 bool check_symmetry) {
+                 bool check_symmetry, const std::string& storage) {
   const char* function = "ebla.cg";
   const DotPolicy dots = make_policy(dot, qdot_tol, qdot_policy, ladder, format, plan_margin, function);
   CgOptions o;
@@ -320,6 +323,7 @@ py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<Dou
   o.jacobi = jacobi;
   o.record_levels = record_levels;
   o.stall_window = stall_window;
+  o.storage = storage_policy_by_name(storage, "ebla.cg: storage");
   const ConstVector bv(b.data(), static_cast<std::size_t>(b.size()));
   Vector zeros;
   ConstVector xv;
@@ -388,16 +392,17 @@ void register_solvers(py::module_& m) {
            std::int64_t n, std::optional<DoubleArray> dense, const DoubleArray& b, std::optional<DoubleArray> x0,
            double tol, const std::string& norm, const std::string& stop, int max_iterations, bool jacobi,
            const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
-           const std::string& format, int plan_margin, bool record_levels, int stall_window, bool check_symmetry) {
+           const std::string& format, int plan_margin, bool record_levels, int stall_window, bool check_symmetry,
+           const std::string& storage) {
           return cg_call(operator_args(indptr, indices, data, n, dense), b, std::move(x0), tol, norm, stop,
                          max_iterations, jacobi, dot, qdot_tol, qdot_policy, ladder, format, plan_margin,
-                         record_levels, stall_window, check_symmetry);
+                         record_levels, stall_window, check_symmetry, storage);
         },
         py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n"), py::arg("dense"), py::arg("b"),
         py::arg("x0"), py::arg("tol"), py::arg("norm"), py::arg("stop"), py::arg("max_iterations"),
         py::arg("jacobi"), py::arg("dot"), py::arg("qdot_tol"), py::arg("qdot_policy"), py::arg("ladder"),
         py::arg("format"), py::arg("plan_margin"), py::arg("record_levels"), py::arg("stall_window"),
-        py::arg("check_symmetry"),
+        py::arg("check_symmetry"), py::arg("storage"),
         "ebla::cg on a CSR (indptr, indices, data, n) or dense matrix; a dict of the result.");
   m.def("power_method",
         [](std::optional<IndexArray> indptr, std::optional<ColumnArray> indices, std::optional<DoubleArray> data,

@@ -163,3 +163,25 @@ def test_errors_are_value_errors(gr30, call, message):
     A, _, b = gr30
     with pytest.raises(ValueError, match=message):
         call(A, b)
+
+
+@pytest.mark.parametrize("storage", ["binary32", "bfloat16", "block16", "block8", "p=binary16,r=binary32", "auto"])
+def test_cg_storage_certifies_its_residual(storage):
+    A, b = ebla.hpccg_problem(8, 8, 8)
+    r = ebla.cg(A, b, tol=1e-10, norm="relative", storage=storage)
+    assert r.status == "converged"
+    assert r.storage == storage
+    assert r.bytes_moved > 0
+    residual = np.linalg.norm(b - A @ r.x)
+    assert residual <= r.tolerance_used
+    assert abs(residual - r.true_residual) <= 1e-8 * residual
+
+
+def test_cg_storage_refuses_unknown_names_and_dense_matrices():
+    A, b = ebla.hpccg_problem(3, 3, 3)
+    with pytest.raises(ValueError, match="ebla.cg: storage: unknown storage 'fp8'"):
+        ebla.cg(A, b, storage="fp8")
+    with pytest.raises(ValueError, match="storage binary32 needs an operator that reads stored vectors"):
+        ebla.cg(A.toarray(), b, storage="binary32")
+    with pytest.raises(ValueError, match="storage = 32 is not a name"):
+        ebla.cg(A, b, storage=32)
