@@ -172,9 +172,9 @@ def test_cg_storage_certifies_its_residual(storage):
     assert r.status == "converged"
     assert r.storage == storage
     assert r.bytes_moved > 0
-    residual = np.linalg.norm(b - A @ r.x)
-    assert residual <= r.tolerance_used
-    assert abs(residual - r.true_residual) <= 1e-8 * residual
+    assert r.true_residual <= r.tolerance_used
+    # numpy's b - A x in binary64 loses about u ||b|| to cancellation; ebla's is double-double
+    assert abs(np.linalg.norm(b - A @ r.x) - r.true_residual) <= 1e-13 * np.linalg.norm(b)
 
 
 def test_cg_storage_refuses_unknown_names_and_dense_matrices():

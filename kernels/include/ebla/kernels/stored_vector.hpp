@@ -117,8 +117,9 @@ struct StoredAccess {
   Kokkos::View<std::int16_t*> exponent;
   double scale = 1, inverse_scale = 1;  ///< floating formats: 2^s and 2^-s
   RoundingConstants rounding{};
-  /// binary64: whether store_tile finds the largest magnitude (only a narrow format scaled
-  /// by it needs that; the narrow formats always find it).
+  /// Whether store_tile measures: the squared rounding errors and the largest stored
+  /// magnitude (a NaN or an infinity shows in err2). Without it, store_tile only stores (the
+  /// block formats still find each block's largest magnitude for its exponent).
   bool track_max = true;
 
   StoredAccess() = default;
@@ -176,14 +177,28 @@ struct StoredAccess {
         exponent((begin + b0) / storage_block) = static_cast<std::int16_t>(unit);
         const double down = pow2(-unit < 1023 ? -unit : 1023), down2 = pow2(-unit < 1023 ? 0 : -unit - 1023);
         const double up = pow2(unit);
+        // the stored values are within half a unit of their values: at most amax + 2^unit / 2
+        const double top = amax + 0.5 * pow2(unit);
+        stored_max.m[0] = stored_max.m[0] > top ? stored_max.m[0] : top;
         in_lanes(m, [&](std::size_t i, int j) {
           const double word = round_integer(v[b0 + i] * down * down2);  // |word| <= 2^b' - 1
           w(begin + b0 + i) = static_cast<Word>(word);
           const double e = v[b0 + i] - word * up;  // exact
           err.s[j] += e * e;
           v[b0 + i] = word * up;
-          stored_max.add(j, word * up);
         });
+      }
+    } else if (!track_max) {
+      for (std::size_t i = 0; i < count; ++i) {
+        if constexpr (S == Storage::binary32) {
+          const float f = static_cast<float>(v[i] * inverse_scale);
+          w(begin + i) = f;
+          v[i] = static_cast<double>(f) * scale;
+        } else {
+          const double r = round_to<Rounding::nearest_even>(v[i] * inverse_scale, rounding);
+          w(begin + i) = S == Storage::bfloat16 ? bfloat16_bits(r) : binary16_bits(r);
+          v[i] = r * scale;
+        }
       }
     } else {
       in_lanes(count, [&](std::size_t i, int j) {
