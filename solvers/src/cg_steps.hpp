@@ -28,6 +28,10 @@ struct StepSums {
   bool bad = false;     ///< a value was not finite
 };
 
+/// CSR only: where every value of A is exact in bfloat16 (or else in binary32), a copy of the
+/// values in that format, which the passes then read (HPCCG's -1 and 27 take 2 bytes each).
+void narrow_values(RowsOf& A);
+
 /// A bound on the infinity norm of A (its largest row sum of |a_ij|), with room for the
 /// rounding of a row's sum: max_i |(A p)_i| as computed is at most it times max |p_j|.
 double infinity_norm_bound(const RowsOf& A);

@@ -82,17 +82,32 @@ struct Traffic {
   double replace(const Krylov& v) const { return 2 * (matrix + 2 * 8 * n + dinv) + v.r.bytes(); }
 };
 
+// Bytes of a value of A as the passes read it.
+double value_bytes(const RowsOf& A) { return A.values16.extent(0) ? 2 : A.values32.extent(0) ? 4 : 8; }
+
 double matrix_bytes(const RowsOf& A) {
   if (A.kind != RowsOf::Kind::csr) return 0;  // the stencil has no matrix
-  return static_cast<double>(A.A.nnz()) * (sizeof(double) + sizeof(int)) +
+  return static_cast<double>(A.A.nnz()) * (value_bytes(A) + sizeof(int)) +
          static_cast<double>(A.A.numRows() + 1) * sizeof(std::size_t);
+}
+
+RowsOf narrowed(RowsOf A) {
+  narrow_values(A);
+  return A;
 }
 
 class StoredCg {
 public:
   StoredCg(const SolverSpace& A, ConstVector b, ConstVector dinv, const CgOptions& o, CgResult& res)
-      : A_(A), rows_(A.rows()), a_norm_(infinity_norm_bound(rows_)), b_(b), dinv_(dinv), o_(o), res_(res), n_(A.size()),
-        traffic_{static_cast<double>(A.size()), matrix_bytes(rows_), dinv.extent(0) > 0 ? 8.0 * A.size() : 0.0} {}
+      : A_(A), rows_(narrowed(A.rows())), a_norm_(infinity_norm_bound(rows_)), b_(b), dinv_(dinv), o_(o), res_(res), n_(A.size()),
+        traffic_{static_cast<double>(A.size()), matrix_bytes(rows_), dinv.extent(0) > 0 ? 8.0 * A.size() : 0.0} {
+    if (rows_.kind == RowsOf::Kind::csr) {
+      res_.nonzero_bytes = value_bytes(rows_) + sizeof(int);
+      if (value_bytes(rows_) < 8)
+        event(0, std::string("A's values are exact in ") + (rows_.values16.extent(0) ? "bfloat16" : "binary32") +
+                     ": the passes read that copy (the binary64 matrix stays for the certificate)");
+    }
+  }
 
   // r = b - A x stored (and its sums); G starts at ||r - r~||.
   void replace(Vector x) {

@@ -110,6 +110,7 @@ NamedValues result_values(const CgRun& run) {
     v.push_back({"bytes_per_iteration", r.bytes_moved / iterations});
     v.push_back({"iteration_seconds", r.iteration_seconds});
     v.push_back({"GBps", r.iteration_seconds > 0 ? r.bytes_moved / r.iteration_seconds * 1e-9 : 0.0});
+    if (r.nonzero_bytes > 0) v.push_back({"bytes_per_nonzero", r.nonzero_bytes});
   }
   return v;
 }

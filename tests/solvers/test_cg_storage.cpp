@@ -196,6 +196,31 @@ TEST(CgStorage, FallsBackToBinary64WhenTheResidualStalls) {
   EXPECT_LE(quad_residual(M, b, r.x), r.tolerance_used);
 }
 
+TEST(CgStorage, ExactMatrixValuesAreReadInTheNarrowestFormatThatHoldsThem) {
+  // HPCCG's -1 and 27: bfloat16; a value of binary32 but not bfloat16: binary32; 0.1: binary64
+  const auto P = ebla::hpccg_problem(6, 6, 6);
+  ebla::RowsOf rows = ebla::rows_of(ebla::CsrOperator(P.A));
+  ebla::detail::narrow_values(rows);
+  EXPECT_EQ(rows.values16.extent(0), P.A.values.extent(0));
+  for (double extra : {1.0 + 0x1p-15, 0.1}) {
+    ebla::CsrMatrix B("B", P.A);  // a copy with one diagonal entry changed
+    Kokkos::View<double*> values("values", P.A.values.extent(0));
+    Kokkos::deep_copy(values, P.A.values);
+    Kokkos::deep_copy(Kokkos::subview(values, 0), 27 * extra);
+    B.values = values;
+    ebla::RowsOf r = ebla::rows_of(ebla::CsrOperator(B));
+    ebla::detail::narrow_values(r);
+    EXPECT_EQ(r.values16.extent(0), 0u) << extra;
+    EXPECT_EQ(r.values32.extent(0), extra == 0.1 ? 0u : P.A.values.extent(0)) << extra;
+    // and the solve reading them certifies its residual against the binary64 matrix
+    const auto res = ebla::cg(ebla::CsrOperator(B), P.b, P.x0, ebla::DotPolicy::exact(),
+                              options(ebla::StoragePolicy::automatic()));
+    ASSERT_EQ(res.status, ebla::SolverStatus::converged);
+    EXPECT_LE(quad_residual(B, P.b, res.x), res.tolerance_used);
+    EXPECT_EQ(res.nonzero_bytes, extra == 0.1 ? 12.0 : 8.0);
+  }
+}
+
 TEST(CgStorage, Binary64StoredProductIsTheStencilsOwn) {
   // the stored-vector stencil sums in apply's order: binary64 storage gives apply's bits
   const int nx = 37, ny = 5, nz = 6;  // lines that do not fill tiles

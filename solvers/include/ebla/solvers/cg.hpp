@@ -132,6 +132,7 @@ struct CgResult {
   std::string storage = "binary64";  ///< the storage policy (to_string(StoragePolicy))
   int replacements = 0;              ///< residual replacements (narrow storage)
   double bytes_moved = 0;            ///< bytes of all iterations (model; narrow storage)
+  double nonzero_bytes = 0;          ///< narrow storage, CSR: bytes a nonzero takes (value and column)
   double seconds = 0;                ///< the whole call
   double iteration_seconds = 0;      ///< the iterations only (no set-up, no true residual)
 };

@@ -115,9 +115,14 @@ struct RowsOf {
   Kind kind = Kind::none;
   CsrMatrix A;              ///< csr
   int nx = 0, ny = 0, nz = 0;  ///< stencil
+  /// csr: A's values, where each is exact in it, as bfloat16 bits or binary32 (else empty)
+  Kokkos::View<const std::uint16_t*> values16;
+  Kokkos::View<const float*> values32;
 };
-inline RowsOf rows_of(const CsrOperator& A) { return {RowsOf::Kind::csr, A.matrix(), 0, 0, 0}; }
-inline RowsOf rows_of(const StencilOperator& A) { return {RowsOf::Kind::stencil, CsrMatrix(), A.nx(), A.ny(), A.nz()}; }
+inline RowsOf rows_of(const CsrOperator& A) { return {RowsOf::Kind::csr, A.matrix(), 0, 0, 0, {}, {}}; }
+inline RowsOf rows_of(const StencilOperator& A) {
+  return {RowsOf::Kind::stencil, CsrMatrix(), A.nx(), A.ny(), A.nz(), {}, {}};
+}
 inline RowsOf rows_of(const DenseOperator&) { return {}; }
 
 namespace detail {
