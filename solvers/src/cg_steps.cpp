@@ -63,15 +63,22 @@ struct StencilRows {
       const int iy = static_cast<int>(line % ny), iz = static_cast<int>(line / ny);
       const int lo = ix0 > 0 ? ix0 - 1 : 0, hi = ix1 < nx ? ix1 : nx - 1;  // columns [lo, hi]
       for (int ix = lo; ix <= hi; ++ix) t[ix - lo] = 0;
+      // with one scale for the vector, sum the words and scale once: the same bits
       for (int dz = iz > 0 ? -1 : 0; dz <= (iz < nz - 1 ? 1 : 0); ++dz)
         for (int dy = iy > 0 ? -1 : 0; dy <= (iy < ny - 1 ? 1 : 0); ++dy) {
           const std::size_t row = (static_cast<std::size_t>(iz + dz) * ny + static_cast<std::size_t>(iy + dy)) * line_length;
-          for (int ix = lo; ix <= hi; ++ix) t[ix - lo] += p.load(row + ix);
+          if constexpr (P::vector_scale)
+            for (int ix = lo; ix <= hi; ++ix) t[ix - lo] += p.raw(row + ix);
+          else
+            for (int ix = lo; ix <= hi; ++ix) t[ix - lo] += p.load(row + ix);
         }
       const std::size_t base = line * line_length;
       for (int ix = ix0; ix < ix1; ++ix) {
         const double left = ix > 0 ? t[ix - 1 - lo] : 0.0, right = ix < nx - 1 ? t[ix + 1 - lo] : 0.0;
-        out[base + ix - b] = 28.0 * p.load(base + ix) - (left + t[ix - lo] + right);
+        if constexpr (P::vector_scale)
+          out[base + ix - b] = (28.0 * p.raw(base + ix) - (left + t[ix - lo] + right)) * p.scale;
+        else
+          out[base + ix - b] = 28.0 * p.load(base + ix) - (left + t[ix - lo] + right);
       }
       i = base + ix1;
     }
@@ -122,8 +129,11 @@ decltype(auto) with_rows(const RowsOf& A, const char* function, F&& f) {
 
 // The reading of a binary64 View through the accessor interface.
 struct DoubleRead {
+  static constexpr bool vector_scale = true;
   ConstVector v;
+  double scale = 1;
   KOKKOS_INLINE_FUNCTION double load(std::size_t i) const { return v(i); }
+  KOKKOS_INLINE_FUNCTION double raw(std::size_t i) const { return v(i); }
 };
 
 }  // namespace
@@ -267,7 +277,7 @@ StepSums direction_stored(double beta, const StoredVector& r, ConstVector dinv, 
 StepSums replace_stored(const RowsOf& A, ConstVector b, ConstVector x, StoredVector& r, ConstVector dinv) {
   const bool jacobi = dinv.extent(0) > 0;
   return with_rows(A, "ebla::cg", [&](const auto& rows) {
-    const DoubleRead xr{x};
+    const DoubleRead xr{x, 1.0};
     // max |b - A x| first: a bound on r from b and x alone can be far too wide for narrow range
     const double r_max = over_tiles<1>("ebla::cg_stored residual max", r.n, 1u,
                                        KOKKOS_LAMBDA(std::size_t lo, std::size_t hi, TileFields<1>& t) {

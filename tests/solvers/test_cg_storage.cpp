@@ -237,6 +237,18 @@ TEST(CgStorage, Binary64StoredProductIsTheStencilsOwn) {
   const auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
   const auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), q.f64);
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hq(i), hy(i)) << i;
+  // a binary32 p (summed as words, scaled once) gives the bits of its values in binary64
+  for (Storage s : {Storage::binary32, Storage::bfloat16, Storage::binary16}) {
+    ebla::StoredVector narrow = ebla::make_stored_vector(s, n, "p"), q32 = ebla::make_stored_vector(Storage::binary64, n, "q");
+    ebla::store(narrow, x);
+    ebla::Vector values("values", n);
+    ebla::load(narrow, values);
+    A.apply(values, y);
+    ebla::detail::apply_stored(ebla::rows_of(A), 53.0, narrow, q32, 1.0);
+    const auto hy2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+    const auto hq2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), q32.f64);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hq2(i), hy2(i)) << ebla::to_string(s) << " " << i;
+  }
 }
 
 TEST(CgStorage, RefusesWhatCannotReadStoredVectors) {

@@ -137,6 +137,19 @@ struct StoredAccess {
     rounding = rounding_constants(storage_float_format(S));
   }
 
+  /// Whether a value is its word's value times one scale for the whole vector (all but the
+  /// block formats): then sums of raw() times scale are the sums of load(), bit for bit, as
+  /// long as nothing overflows or underflows (a power of two commutes with rounding).
+  static constexpr bool vector_scale = !block;
+  /// The word's value without the scale (vector_scale formats).
+  KOKKOS_INLINE_FUNCTION double raw(std::size_t i) const {
+    if constexpr (S == Storage::binary64) return w(i);
+    else if constexpr (S == Storage::binary32) return static_cast<double>(w(i));
+    else if constexpr (S == Storage::bfloat16) return bfloat16_value(w(i));
+    else if constexpr (S == Storage::binary16) return binary16_value(w(i));
+    else return load(i);
+  }
+
   /// The stored value of entry i, exactly.
   KOKKOS_INLINE_FUNCTION double load(std::size_t i) const {
     if constexpr (S == Storage::binary64) return w(i);
