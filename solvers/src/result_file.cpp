@@ -81,7 +81,6 @@ void write_storage_columns(const Hdf5Group& g, const CgResult& r) {
   std::string codes;
   for (Storage s : storage_formats())
     codes += (codes.empty() ? "" : ", ") + std::to_string(static_cast<int>(s)) + " " + to_string(s);
-  g.attribute("storage", r.storage).attribute("replacements", r.replacements);
   g.dataset("storage_p", storage_p).attribute("codes", codes).attribute("meaning", "the format of p");
   g.dataset("storage_r", storage_r).attribute("codes", codes).attribute("meaning", "the format of q and r");
   g.dataset("gap", gap).attribute("meaning", "G_k: ||b - A x_k - r_k|| <= G_k (and binary64 rounding)");
