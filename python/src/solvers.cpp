@@ -373,6 +373,16 @@ ProblemSpec named_for(const char* function) {
   return spec;
 }
 
+// The checks of the command line's grid options, with messages that name the Python function.
+void check_grid(const char* function, ProblemSource source, int nx, int ny, int nz) {
+  ProblemSpec spec = named_for(function);
+  spec.source = source;
+  spec.nx = nx;
+  spec.ny = ny;
+  spec.nz = nz;
+  check_problem_spec(spec, ProblemUse::cg);
+}
+
 OperatorArgs operator_args(std::optional<IndexArray> indptr, std::optional<ColumnArray> indices,
                            std::optional<DoubleArray> data, std::int64_t n, std::optional<DoubleArray> dense) {
   OperatorArgs a;
@@ -418,22 +428,12 @@ void register_solvers(py::module_& m) {
         py::arg("check_symmetry"),
         "ebla::power_method on a CSR or dense matrix; a dict of the result.");
   m.def("hpccg_problem", [](int nx, int ny, int nz) {
-    ProblemSpec spec = named_for("ebla.hpccg_problem");
-    spec.source = ProblemSource::hpccg;
-    spec.nx = nx;
-    spec.ny = ny;
-    spec.nz = nz;
-    check_problem_spec(spec, ProblemUse::cg);
+    check_grid("ebla.hpccg_problem", ProblemSource::hpccg, nx, ny, nz);
     const HpccgProblem p = hpccg_problem(nx, ny, nz);
     return py::make_tuple(csr_to_arrays(p.A), vector_to_numpy(p.b));
   }, py::arg("nx"), py::arg("ny"), py::arg("nz"), "HPCCG's 27-point matrix and right-hand side (CSR arrays, b).");
   m.def("diffusion_problem", [](int nx, int ny, int nz, std::uint64_t seed) {
-    ProblemSpec spec = named_for("ebla.diffusion_problem");
-    spec.source = ProblemSource::diffusion;
-    spec.nx = nx;
-    spec.ny = ny;
-    spec.nz = nz;
-    check_problem_spec(spec, ProblemUse::cg);
+    check_grid("ebla.diffusion_problem", ProblemSource::diffusion, nx, ny, nz);
     const DiffusionProblem p = diffusion_problem(nx, ny, nz, seed);
     return py::make_tuple(csr_to_arrays(p.A), vector_to_numpy(p.b));
   }, py::arg("nx"), py::arg("ny"), py::arg("nz"), py::arg("seed"),
