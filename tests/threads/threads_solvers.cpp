@@ -1,11 +1,12 @@
 // CG and ACG (qdot riding in the update pass, plans tried again) on HPCCG's problem with the
-// stencil and CSR operators, and the power method with qdot on a graph Laplacian: every
-// iterate's scalars and the solution.
+// stencil and CSR operators, mixed-precision refinement (float CG inside) on the same, and the
+// power method with qdot on a graph Laplacian: every iterate's scalars and the solution.
 #include "digest.hpp"
 
 #include <ebla/solvers/cg.hpp>
 #include <ebla/solvers/power.hpp>
 #include <ebla/solvers/problems.hpp>
+#include <ebla/solvers/refined_cg.hpp>
 
 namespace {
 
@@ -45,6 +46,26 @@ void cg_cases(Digest& d) {
   record(d, ebla::cg(csr, problem.b, problem.x0, ebla::DotPolicy::approximate(q), o));
 }
 
+void refined_cases(Digest& d) {
+  const auto problem = ebla::hpccg_problem(40, 40, 30);
+  ebla::RefinedCgOptions o;
+  o.tolerance = 1e-10;
+  for (int op = 0; op < 2; ++op) {
+    const ebla::RefinedCgResult r =
+        op == 0 ? ebla::refined_cg(ebla::StencilOperator(40, 40, 30), problem.b, problem.x0, o)
+                : ebla::refined_cg(ebla::CsrOperator(problem.A), problem.b, problem.x0, o);
+    d.add(r.outer_iterations);
+    d.add(r.inner_iterations);
+    d.add(r.true_residual);
+    for (const auto& step : r.history) {
+      d.add(step.residual);
+      d.add(step.inner_iterations);
+      d.add(step.inner_residual);
+    }
+    d.add(r.x.data(), r.x.extent(0));
+  }
+}
+
 void power_cases(Digest& d) {
   const ebla::CsrOperator L(ebla::graph_laplacian(30000, 10, 1));
   ebla::PowerOptions o;
@@ -59,6 +80,7 @@ void power_cases(Digest& d) {
 }
 
 const ebla_threads::Register cg_case("solvers.cg", cg_cases);
+const ebla_threads::Register refined_case("solvers.refined_cg", refined_cases);
 const ebla_threads::Register power_case("solvers.power", power_cases);
 
 }  // namespace
