@@ -14,25 +14,29 @@
 // [1/2, 1) (exact; the correction is scaled back by 2^e), so that no residual, however
 // small, underflows float's range.
 //
-// Stopping test: the true residual ||b - A x||, evaluated in double-double by the operator's
-// residual_norm (operators.hpp) and inflated by its rounding allowance (1 + 2^-50), against
-// tolerance ||b||; a run is converged only when that test passed. It is taken before every
-// correction, so that a run whose x0 already satisfies it does no inner iteration.
-// Other endings: max_outer corrections made (max_iterations); a correction that did not
-// reduce the true residual, or an inner breakdown (p^T A p <= 0 or not finite in float)
-// before the inner solve made any progress (breakdown: the float solve can do no better,
-// e.g. tolerance below what the float inner solve and binary64 outer residual attain, or a
-// matrix whose float copy is not positive definite).
+// Stopping test: ||b - A x|| <= tolerance ||b||, with r = b - A x computed in binary64 (the
+// vector the correction solves for) and its norm summed in binary64, before every correction
+// (so that an x0 that already satisfies it costs no inner iteration). At exit the true
+// residual ||b - A x|| is evaluated once in double-double by the operator's residual_norm
+// (operators.hpp); a run whose binary64 test passed is converged only if that residual,
+// inflated by its rounding allowance (1 + 2^-50), is within tolerance ||b|| too (else
+// unconfirmed, as for ebla::cg). Other endings: max_outer corrections made (max_iterations);
+// a correction that did not reduce the binary64 ||b - A x||, a residual that is not finite,
+// or an inner breakdown (p^T A p <= 0 or not finite in float) at the first inner iteration
+// (breakdown: the float solve can do no better, e.g. a tolerance below what the float inner
+// solve and the binary64 residual attain, or a matrix whose float copy is not positive
+// definite).
 //
-// Determinism: every reduction (float p^T q and r^T r inside, ||b|| outside) is taken in
-// fixed chunks of 1024 entries, the chunks' partial sums added in chunk order on the host;
-// the float matrix products sum each row in a fixed order. The results are the same bits on
-// any number of threads.
+// Determinism: every reduction (float p^T q and r^T r inside, ||b|| and ||b - A x||
+// outside) is taken in fixed chunks of 1024 entries, the chunks' partial sums added in chunk
+// order on the host; the float matrix products sum each row in a fixed order. The results
+// are the same bits on any number of threads.
 //
 // Cost per inner iteration: one float operator application, one float dot product pass
 // (p^T q), one pass updating d and r and summing r^T r, one pass updating p (half the bytes of
-// ebla::cg's binary64 vectors). Per correction: one binary64 application (r = b - A x, rounded
-// to float in the same pass), one double-double residual norm and one pass adding d to x.
+// ebla::cg's binary64 vectors). Per correction: one binary64 application (A x), one pass for
+// ||b - A x||, one rounding b - A x to float and one adding d to x; once per call, the
+// double-double true residual (several times an application).
 // Memory: besides x, one binary64 vector and five float vectors (the residual, d, r, p, A p),
 // and for CSR a float copy of the matrix values (made once per call).
 //
@@ -51,16 +55,17 @@ namespace ebla {
 struct RefinedCgOptions {
   double tolerance = 1e-10;       ///< relative: stop when ||b - A x|| <= tolerance ||b||; > 0
   /// The inner float CG stops when ||r_k|| <= inner_tolerance ||r_0||; in (0, 1). Default
-  /// 1e-4: the fastest of 1e-2 .. 1e-6 on HPCCG 100^3 (docs/benchmarks.md, "Mixed-precision
-  /// iterative refinement").
-  double inner_tolerance = 1e-4;
+  /// 1e-5: of 1e-2 .. 1e-6, the one that takes the fewest float iterations (71) and
+  /// corrections (2) to 1e-10 on HPCCG 100^3, and among the fastest (docs/benchmarks.md,
+  /// "Mixed-precision iterative refinement").
+  double inner_tolerance = 1e-5;
   int max_outer = 50;             ///< corrections at most; >= 0
   int inner_max_iterations = 10000;  ///< per inner solve; >= 1
 };
 
 /// One correction of the outer loop.
 struct RefinementStep {
-  double residual = 0;         ///< ||b - A x|| before the correction (double-double)
+  double residual = 0;         ///< ||b - A x|| before the correction (binary64, the stopping test's)
   int inner_iterations = 0;    ///< iterations of its float CG
   double inner_residual = 0;   ///< the float CG's recursive ||r|| at exit, relative to its ||r_0||
 };
