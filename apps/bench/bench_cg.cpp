@@ -24,7 +24,17 @@
 //    computed every bin at least as precisely as the plan selected for the new vectors;
 //  - acg_csr_margin0, acg_stencil_margin0: the same with QdotOptions::plan_margin = 0, so
 //    that every qdot gives the bits of selection then computation (a second pass where the
-//    plan moved).
+//    plan moved);
+//  - cg_csr_relative, cg_stencil_relative, ir32_csr, ir32_stencil: the time to a relative
+//    true residual ||b - A x|| <= 1e-10 ||b|| (--ir_tolerance=X sets it; tau above is far
+//    below what a true residual attains in binary64), by exact CG (Norm::relative; its test is
+//    the recursive residual, its true residual is printed) and by ebla::refined_cg
+//    (refined_cg.hpp), the alternative a user would otherwise pick: binary64 residuals
+//    outside (its test the binary64 ||b - A x||, confirmed in double-double at exit), CG
+//    entirely in binary32 inside, at its default inner tolerance (1e-5); a sweep at startup
+//    prints what 1e-2 .. 1e-6 take on the stencil operator (untimed by Google Benchmark);
+//    --ir_inner_tolerance=X skips it and uses X. The ir32 rows' "iterations" are the inner
+//    (float) iterations; the corrections are printed beside them.
 // Each solve is one benchmark iteration (Iterations(1)), repeated 5 times by default
 // (--benchmark_repetitions=N overrides); the table at the end uses the medians. Time per
 // iteration = total / iterations (for ebla::cg the total includes its input checks and the
@@ -32,7 +42,17 @@
 //
 // part_* benchmarks time the pieces of one iteration on vectors of a CG run (r, p, A p
 // after 75 HPCCG iterations): the sparse products, dot products, qdot, HPCCG's vector updates,
-// and the true residual that ebla::cg computes once at exit.
+// and the true residual that ebla::cg computes once at exit. part_stream_triad is the
+// physical limit the solves are held against: STREAM's triad a = b + s c on three binary64
+// arrays, at the problem's n and at 2^25 entries (805 MB, past every cache).
+//
+// Memory traffic. Every solve reports bytes_per_iteration (the bytes its code reads and
+// writes, modelled below in "the traffic model", averaged over its iterations with the work
+// done once per solve), GBps = those bytes / its time per iteration, and limit_ratio = its
+// time per iteration / (bytes_per_iteration / the triad's bandwidth at the problem's n), once
+// the triad has run earlier in the same run (the median of its repetitions so far; the table
+// at the end uses the median of all). limit_ratio 1 would be a solve moving its bytes at the
+// triad's speed.
 #include <ebla/core/parallel.hpp>
 #include <ebla/experiments/hpccg_baseline.hpp>
 #include <ebla/experiments/statistics.hpp>
@@ -42,6 +62,7 @@
 #include <ebla/solvers/dots.hpp>
 #include <ebla/solvers/operators.hpp>
 #include <ebla/solvers/problems.hpp>
+#include <ebla/solvers/refined_cg.hpp>
 #include <ebla/solvers/sweep.hpp>
 
 #include <KokkosBlas1_dot.hpp>
@@ -52,12 +73,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -79,12 +102,15 @@ struct Setup {
   double tau_csr = 0, tau_stencil = 0;  // ||r_149|| of exact CG on each operator
   ebla::DotPolicy acg;                  // the chosen qdot options
   ebla::DotPolicy acg_margin0;          // the same with QdotOptions::plan_margin = 0
+  double relative_tolerance = 1e-10;    // cg_*_relative and ir32_*: ||b - A x|| <= this ||b||
+  ebla::RefinedCgOptions ir;            // refined_cg to it, at the chosen inner tolerance
   ebla::Vector r, p, q;                 // CG vectors for the part_* benchmarks
 };
 std::unique_ptr<Setup> setup;  // released before Kokkos::finalize
 
 std::map<std::string, int> iteration_count;    // benchmark -> iterations of its solves
 std::map<std::string, double> final_residual;  // benchmark -> ||r|| at exit
+std::map<std::string, int> correction_count;   // ir32_*: corrections (outer iterations)
 
 using ebla::experiments::Sample;
 using ebla::experiments::Stopwatch;
@@ -168,7 +194,32 @@ double sweep_qdot_tolerance() {
   return std::isnan(budget.largest_same) || exact.iterations != iterations ? 0 : budget.largest_same;
 }
 
-void make_setup(double qdot_tolerance) {
+// refined_cg's inner tolerances 1e-2 .. 1e-6 on the stencil operator to the relative
+// tolerance: corrections, float iterations and the best time of two solves (printed only: the
+// ir32 rows use refined_cg's default, or --ir_inner_tolerance).
+void sweep_inner_tolerance(double relative_tolerance) {
+  const Stopwatch clock;
+  std::printf("\nrefined_cg inner tolerance sweep: stencil operator to ||b - A x|| <= %.0e ||b|| (best of 2 solves)\n",
+              relative_tolerance);
+  std::printf("%10s %12s %8s %10s %12s\n", "inner tol", "corrections", "inner", "ms", "ms/inner it");
+  for (double inner : {1e-2, 1e-3, 1e-4, 1e-5, 1e-6}) {
+    ebla::RefinedCgOptions o;
+    o.tolerance = relative_tolerance;
+    o.inner_tolerance = inner;
+    double seconds = 0;
+    ebla::RefinedCgResult res;
+    for (int k = 0; k < 2; ++k) {
+      res = ebla::refined_cg(setup->stencil, setup->problem.b, setup->problem.x0, o);
+      seconds = k == 0 ? res.seconds : std::min(seconds, res.seconds);
+    }
+    std::printf("%10.0e %12d %8d %10.1f %12.3f%s\n", inner, res.outer_iterations, res.inner_iterations, 1e3 * seconds,
+                1e3 * seconds / std::max(res.inner_iterations, 1),
+                res.status == ebla::SolverStatus::converged ? "" : (" " + res.stop_reason).c_str());
+  }
+  std::printf("(sweep %.0f s)\n", clock.seconds());
+}
+
+void make_setup(double qdot_tolerance, double relative_tolerance, double ir_inner_tolerance) {
   const Stopwatch clock;
   setup = std::make_unique<Setup>();
   auto& s = *setup;
@@ -210,7 +261,87 @@ void make_setup(double qdot_tolerance) {
   s.acg = ebla::DotPolicy::approximate(q);
   q.plan_margin = 0;
   s.acg_margin0 = ebla::DotPolicy::approximate(q);
-  std::printf("ACG dot policy: %s%s\n\n", s.acg.to_string().c_str(), qdot_tolerance > 0 ? " (--qdot_tolerance)" : " (sweep)");
+  std::printf("ACG dot policy: %s%s\n", s.acg.to_string().c_str(), qdot_tolerance > 0 ? " (--qdot_tolerance)" : " (sweep)");
+
+  // refined_cg and exact CG to a relative tolerance
+  s.ir.tolerance = s.relative_tolerance = relative_tolerance;
+  if (ir_inner_tolerance > 0)
+    s.ir.inner_tolerance = ir_inner_tolerance;
+  else
+    sweep_inner_tolerance(relative_tolerance);
+  std::printf("refined_cg and cg_*_relative: ||b - A x|| <= %.0e ||b||; refined_cg's inner tolerance %.0e%s\n\n",
+              relative_tolerance, s.ir.inner_tolerance, ir_inner_tolerance > 0 ? " (--ir_inner_tolerance)" : " (default)");
+}
+
+// ---- the traffic model ---------------------------------------------------------------------
+//
+// Bytes read plus bytes written by each solve, counted from its code, with two assumptions:
+//  - every array a pass touches moves between the cores and the cache level that holds it
+//    once per pass, however often the pass reads it (at n = 1e6 a vector is 8 MB: out of the
+//    L2 caches; where the last-level cache holds the vectors, the triad at n measures that
+//    level's speed, and the triad at 2^25 the memory's); within a pass, the entries of x that
+//    a row of A reads come from cache (the stencil's 3 x 3 neighbouring lines and CSR's
+//    columns are near the row), so x counts n entries;
+//  - a write counts once: no write-allocate read of the line before it is written (STREAM
+//    counts its triad this way too, 24 bytes per entry; see part_stream_triad).
+// Matrix bytes per application, n rows, z nonzeros:
+//   CSR binary64 (KokkosSparse): values 8 z + columns 4 z + row offsets 8 (n + 1);
+//   CSR binary32 (refined_cg):    values 4 z + columns 4 z + row offsets 8 (n + 1);
+//   HPCCG's rows: values 8 z + columns 4 z + per row two pointers and a count, 20 n;
+//   stencil: none (matrix-free).
+// Vector bytes (b = 8 for binary64, 4 for binary32 entries) per iteration:
+//   ebla::cg, exact or qdot dots: A p (read p, write q: 2 b n), p^T q (2 b n), x += alpha p and
+//     r -= alpha q with r^T r in the same pass (read 4, write 2: 6 b n), p = r + beta p (read 2,
+//     write 1: 3 b n): 13 b n = 104 n. The qdot of p^T q counts one pass: a second one where
+//     its plan moved (the margin0 rows, now and then) is not counted;
+//   HPCCG: r^T r (1), p = r + beta p (3), A p (2), p^T A p (2), x += alpha p (3),
+//     r -= alpha A p (3): 14 b n = 112 n;
+//   refined_cg's inner CG: as ebla::cg's, 13 b n with b = 4: 52 n.
+// Once per solve (spread over its iterations in bytes_per_iteration):
+//   ebla::cg: 3 matrix passes (diagonal check, r_0 = b - A x_0, true residual at exit) and
+//     152 n (finite b, x0: 16; the diagonal's copy: 16; ||b|| twice: 16; x = x0: 16;
+//     A x_0: 16; r_0 = b - q: 24; p_0 = r_0: 16; r^T r twice: 16; true residual's x, b: 16);
+//   HPCCG: 1 matrix pass and 64 n (p = x: 16, A p: 16, r = b - A p: 24, r^T r: 8);
+//   refined_cg, per correction: 1 binary64 matrix pass and 92 n (A x: 16; ||b - A x||: 16;
+//     float(2^-e (b - A x)): read 16, write 4; inner start d = 0, r = p = rhs: read 4, write
+//     12; r_0^T r_0: 4; x += 2^e d: read 12, write 8); per solve: 2 binary64 matrix passes
+//     (the last test's A x, the double-double true residual at exit) and 88 n (finite b, x0:
+//     16; x = x0: 16; ||b||: 8; the last test: 32; the true residual's x, b: 16), and for CSR
+//     the float copy of the values (read 8 z, write 4 z).
+struct Traffic {
+  double per_iteration = 0;   // bytes
+  double per_correction = 0;  // refined_cg's outer iterations
+  double once = 0;
+  double total(int iterations, int corrections = 0) const {
+    return per_iteration * iterations + per_correction * corrections + once;
+  }
+};
+
+double csr64_bytes(std::size_t n, std::size_t z) { return 12.0 * z + 8.0 * (n + 1); }
+double csr32_bytes(std::size_t n, std::size_t z) { return 8.0 * z + 8.0 * (n + 1); }
+
+Traffic cg_traffic(std::size_t n, double matrix) { return {matrix + 104.0 * n, 0, 3 * matrix + 152.0 * n}; }
+Traffic hpccg_traffic(std::size_t n, std::size_t z) {
+  const double matrix = 12.0 * z + 20.0 * n;
+  return {matrix + 112.0 * n, 0, matrix + 64.0 * n};
+}
+Traffic ir_traffic(std::size_t n, double matrix64, double matrix32, double copy) {
+  return {matrix32 + 52.0 * n, matrix64 + 92.0 * n, 2 * matrix64 + 88.0 * n + copy};
+}
+
+// the triad's bandwidth at the problem's n, bytes/s: one value per repetition so far
+std::vector<double> triad_bandwidth;
+std::map<std::string, double> bytes_per_iteration;  // solve -> its model's bytes / iterations
+
+// The counters of a solve of `iterations` iterations that took `seconds` and moved `bytes`.
+void traffic_counters(benchmark::State& state, const char* name, double bytes, int iterations, double seconds) {
+  if (iterations <= 0 || !(seconds > 0)) return;
+  const double per_iteration = bytes / iterations, time = seconds / iterations;
+  bytes_per_iteration[name] = per_iteration;
+  state.counters["bytes_per_iteration"] = per_iteration;
+  state.counters["GBps"] = 1e-9 * per_iteration / time;
+  if (!triad_bandwidth.empty())
+    state.counters["limit_ratio"] = time / (per_iteration / Sample(triad_bandwidth).median());
 }
 
 // ---- the solves ----------------------------------------------------------------------------
@@ -225,47 +356,97 @@ void hpccg_reference(benchmark::State& state) {
   std::vector<double> x(s.csr.size());
   int its = 0;
   HpcVectors v;
+  double seconds = 0;
   for (auto _ : state) {
     state.PauseTiming();
     std::fill(x.begin(), x.end(), 0.0);  // x0 = 0
     state.ResumeTiming();
+    const Stopwatch clock;
     its = hpc_cg(s.hpc, s.hpc_b.data(), x.data(), hpccg_max_iter, 0.0, v);
+    seconds = clock.seconds();
     benchmark::DoNotOptimize(x.data());
   }
   iteration_count["hpccg_reference"] = its;
   final_residual["hpccg_reference"] = std::sqrt(hpc_ddot(s.hpc.nrow, v.r.get(), v.r.get()));
   state.counters["iterations"] = its;
   state.counters["n"] = static_cast<double>(s.csr.size());
+  traffic_counters(state, "hpccg_reference", hpccg_traffic(s.csr.size(), s.csr.nonzeros()).total(its), its, seconds);
 }
 
 template <class Op>
-void ebla_cg(benchmark::State& state, const char* name, const Op& A, const ebla::DotPolicy& policy, double tau) {
+void ebla_cg(benchmark::State& state, const char* name, const Op& A, const ebla::DotPolicy& policy,
+             const ebla::CgOptions& o) {
   ebla::CgResult res;
   for (auto _ : state) {
-    res = solve(A, policy, tau, 2 * iterations);
+    res = ebla::cg(A, setup->problem.b, setup->problem.x0, policy, o);
     benchmark::DoNotOptimize(res.x.data());
   }
+  // (the solves to tau end "unconfirmed": tau is below what the true residual attains)
+  if (o.norm == ebla::Norm::relative && res.status != ebla::SolverStatus::converged)
+    state.SkipWithError(("cg: " + res.stop_reason).c_str());
   iteration_count[name] = res.iterations;
-  final_residual[name] = res.recursive_residual;
+  final_residual[name] = o.norm == ebla::Norm::relative ? res.true_residual : res.recursive_residual;
   loop_ms[name].push_back(1e3 * res.iteration_seconds / res.iterations);
   state.counters["iterations"] = res.iterations;
   state.counters["n"] = static_cast<double>(A.size());
+  const double matrix = std::is_same_v<Op, ebla::CsrOperator> ? csr64_bytes(A.size(), A.nonzeros()) : 0.0;
+  traffic_counters(state, name, cg_traffic(A.size(), matrix).total(res.iterations), res.iterations, res.seconds);
 }
 
-const ebla::DotPolicy exact = ebla::DotPolicy::exact();
-void cg_csr_exact(benchmark::State& state) { ebla_cg(state, "cg_csr_exact", setup->csr, exact, setup->tau_csr); }
-void cg_stencil_exact(benchmark::State& state) {
-  ebla_cg(state, "cg_stencil_exact", setup->stencil, exact, setup->tau_stencil);
+// refined_cg: its inner iterations are the solve's iterations (time and bytes per inner
+// iteration include the corrections' binary64 work)
+template <class Op>
+void ir32(benchmark::State& state, const char* name, const Op& A, const ebla::RefinedCgOptions& options) {
+  ebla::RefinedCgResult res;
+  for (auto _ : state) {
+    res = ebla::refined_cg(A, setup->problem.b, setup->problem.x0, options);
+    benchmark::DoNotOptimize(res.x.data());
+  }
+  if (res.status != ebla::SolverStatus::converged) state.SkipWithError(("refined_cg: " + res.stop_reason).c_str());
+  iteration_count[name] = res.inner_iterations;
+  correction_count[name] = res.outer_iterations;
+  final_residual[name] = res.true_residual;
+  loop_ms[name].push_back(1e3 * res.inner_seconds / res.inner_iterations);
+  state.counters["iterations"] = res.inner_iterations;
+  state.counters["corrections"] = res.outer_iterations;
+  state.counters["n"] = static_cast<double>(A.size());
+  const bool csr = std::is_same_v<Op, ebla::CsrOperator>;
+  const std::size_t n = A.size(), z = A.nonzeros();
+  const Traffic t = ir_traffic(n, csr ? csr64_bytes(n, z) : 0.0, csr ? csr32_bytes(n, z) : 0.0, csr ? 12.0 * z : 0.0);
+  traffic_counters(state, name, t.total(res.inner_iterations, res.outer_iterations), res.inner_iterations, res.seconds);
 }
-void acg_csr_qdot(benchmark::State& state) { ebla_cg(state, "acg_csr_qdot", setup->csr, setup->acg, setup->tau_csr); }
+void ir32_csr(benchmark::State& state) { ir32(state, "ir32_csr", setup->csr, setup->ir); }
+void ir32_stencil(benchmark::State& state) { ir32(state, "ir32_stencil", setup->stencil, setup->ir); }
+
+const ebla::DotPolicy exact = ebla::DotPolicy::exact();
+// to tau in at most 298 iterations
+template <class Op>
+void to_tau(benchmark::State& state, const char* name, const Op& A, const ebla::DotPolicy& policy, double tau) {
+  ebla_cg(state, name, A, policy, options(tau, 2 * iterations));
+}
+void cg_csr_exact(benchmark::State& state) { to_tau(state, "cg_csr_exact", setup->csr, exact, setup->tau_csr); }
+void cg_stencil_exact(benchmark::State& state) {
+  to_tau(state, "cg_stencil_exact", setup->stencil, exact, setup->tau_stencil);
+}
+void acg_csr_qdot(benchmark::State& state) { to_tau(state, "acg_csr_qdot", setup->csr, setup->acg, setup->tau_csr); }
 void acg_stencil_qdot(benchmark::State& state) {
-  ebla_cg(state, "acg_stencil_qdot", setup->stencil, setup->acg, setup->tau_stencil);
+  to_tau(state, "acg_stencil_qdot", setup->stencil, setup->acg, setup->tau_stencil);
 }
 void acg_csr_margin0(benchmark::State& state) {
-  ebla_cg(state, "acg_csr_margin0", setup->csr, setup->acg_margin0, setup->tau_csr);
+  to_tau(state, "acg_csr_margin0", setup->csr, setup->acg_margin0, setup->tau_csr);
 }
 void acg_stencil_margin0(benchmark::State& state) {
-  ebla_cg(state, "acg_stencil_margin0", setup->stencil, setup->acg_margin0, setup->tau_stencil);
+  to_tau(state, "acg_stencil_margin0", setup->stencil, setup->acg_margin0, setup->tau_stencil);
+}
+// exact CG to the relative tolerance of the ir32 rows (their "final ||r||": the true residual)
+ebla::CgOptions relative_options() {
+  ebla::CgOptions o = options(setup->relative_tolerance, 10000);
+  o.norm = ebla::Norm::relative;
+  return o;
+}
+void cg_csr_relative(benchmark::State& state) { ebla_cg(state, "cg_csr_relative", setup->csr, exact, relative_options()); }
+void cg_stencil_relative(benchmark::State& state) {
+  ebla_cg(state, "cg_stencil_relative", setup->stencil, exact, relative_options());
 }
 
 // ---- the parts of one iteration (n = 1e6) ---------------------------------------------------
@@ -315,6 +496,47 @@ void part_stencil_apply(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data());
   }
 }
+// y = A p for the stencil in binary32 (refined_cg's inner operator), on p rounded to float
+void part_stencil_apply_float(benchmark::State& state) {
+  const std::size_t n = setup->csr.size();
+  ebla::FloatVector p("p32", n), y("y32", n);
+  const ebla::ConstVector p64 = setup->p;
+  Kokkos::parallel_for("p32", Kokkos::RangePolicy<exec>(0, n),
+                       KOKKOS_LAMBDA(const std::size_t i) { p(i) = static_cast<float>(p64(i)); });
+  for (auto _ : state) {
+    ebla::detail::stencil27_apply(grid, grid, grid, p, y);
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+// STREAM's triad, a(i) = b(i) + s c(i) on three binary64 arrays of state.range(0) entries, by a
+// Kokkos parallel_for on every thread of the default execution space (the arrays first
+// touched there too, by the Views' initialisation). Bytes: 24 per entry, two reads and one
+// write, as STREAM counts them. Write-allocate: where a store misses the cache, the core
+// reads the line before writing it (unless the compiler emits streaming stores, which it
+// may not for this loop), so the memory may really move 32 bytes per entry, and the true
+// bandwidth be up to 4/3 of what is reported; the solves' models count their writes the same
+// way (once), so that limit_ratio compares like with like.
+void part_stream_triad(benchmark::State& state) {
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  Kokkos::View<double*> a("triad a", n), b("triad b", n), c("triad c", n);
+  Kokkos::deep_copy(b, 1.0);
+  Kokkos::deep_copy(c, 2.0);
+  const double scalar = 3.0;
+  double seconds = 0;
+  for (auto _ : state) {
+    const Stopwatch clock;
+    Kokkos::parallel_for("stream_triad", Kokkos::RangePolicy<exec>(0, n),
+                         KOKKOS_LAMBDA(const std::size_t i) { a(i) = b(i) + scalar * c(i); });
+    exec().fence();
+    seconds += clock.seconds();
+    benchmark::DoNotOptimize(a.data());
+  }
+  const double bytes = 24.0 * static_cast<double>(n) * static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+  state.counters["GBps"] = 1e-9 * bytes / seconds;
+  if (n == setup->csr.size()) triad_bandwidth.push_back(bytes / seconds);
+}
+
 void part_hpccg_ddot(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(hpc_ddot(setup->hpc.nrow, setup->p.data(), setup->q.data()));
 }
@@ -395,11 +617,17 @@ SOLVE(acg_csr_qdot);
 SOLVE(acg_stencil_qdot);
 SOLVE(acg_csr_margin0);
 SOLVE(acg_stencil_margin0);
+SOLVE(cg_csr_relative);
+SOLVE(cg_stencil_relative);
+SOLVE(ir32_csr);
+SOLVE(ir32_stencil);
 #define PART(f) BENCHMARK(f)->MinTime(0.2)->Unit(benchmark::kMillisecond)->UseRealTime()
 PART(part_hpccg_sparsemv);
 PART(part_csr_spmv);
 PART(part_csr_hand_loop);
 PART(part_stencil_apply);
+PART(part_stencil_apply_float);
+PART(part_stream_triad)->Arg(static_cast<std::int64_t>(grid) * grid * grid)->Arg(std::int64_t{1} << 25);
 PART(part_hpccg_ddot);
 PART(part_kokkos_dot);
 PART(part_ebla_dot_exact);
@@ -414,12 +642,16 @@ PART(part_true_residual_stencil);
 int main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);
   {
-    std::vector<char*> args;  // argv without --qdot_tolerance=X
-    double qdot_tolerance = 0;
+    std::vector<char*> args;  // argv without --qdot_tolerance=X, --ir_tolerance=X, --ir_inner_tolerance=X
+    double qdot_tolerance = 0, ir_tolerance = 1e-10, ir_inner_tolerance = 0;
     for (int i = 0; i < argc; ++i) {
       const std::string a = argv[i];
       if (i > 0 && a.rfind("--qdot_tolerance=", 0) == 0)
         qdot_tolerance = std::strtod(a.c_str() + 17, nullptr);
+      else if (i > 0 && a.rfind("--ir_inner_tolerance=", 0) == 0)
+        ir_inner_tolerance = std::strtod(a.c_str() + 21, nullptr);
+      else if (i > 0 && a.rfind("--ir_tolerance=", 0) == 0)
+        ir_tolerance = std::strtod(a.c_str() + 15, nullptr);
       else
         args.push_back(argv[i]);
     }
@@ -428,7 +660,12 @@ int main(int argc, char** argv) {
       Kokkos::finalize();
       return 1;
     }
-    make_setup(qdot_tolerance);
+    if (!(ir_tolerance > 0 && ir_tolerance < 1)) {
+      std::fprintf(stderr, "--ir_tolerance=%g: must lie in (0, 1)\n", ir_tolerance);
+      Kokkos::finalize();
+      return 1;
+    }
+    make_setup(qdot_tolerance, ir_tolerance, ir_inner_tolerance);
     MedianReporter reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
     auto& m = reporter.median;
@@ -436,16 +673,37 @@ int main(int argc, char** argv) {
     std::printf("\nHPCCG %d^3 (n = %zu, %zu nonzeros), tau: CSR %.3e, stencil %.3e; ACG %s; medians\n", grid,
                 setup->csr.size(), setup->csr.nonzeros(), setup->tau_csr, setup->tau_stencil,
                 setup->acg.to_string().c_str());
-    std::printf("%-18s %10s %6s %10s %10s %12s\n", "solve", "total ms", "iters", "ms/iter", "loop/iter", "final ||r||");
+    // the triad: the limit every solve is held against (bytes/s at the problem's n)
+    const std::string triad_n = "part_stream_triad/" + std::to_string(setup->csr.size());
+    const std::string triad_big = "part_stream_triad/" + std::to_string(std::int64_t{1} << 25);
+    const double triad = triad_bandwidth.empty() ? 0.0 : Sample(triad_bandwidth).median();
+    const double triad_memory =  // bytes/s past every cache
+        m.count(triad_big) ? 24e3 * static_cast<double>(std::int64_t{1} << 25) / m[triad_big] : 0.0;
+    if (m.count(triad_n))
+      std::printf("STREAM triad (%d threads): n = %zu: %.2f ms, %.2f GB/s (median of the repetitions)", ebla::detail::host_threads(),
+                  setup->csr.size(), m[triad_n], 1e-9 * triad);
+    if (m.count(triad_big)) std::printf("; n = 2^25: %.2f ms, %.2f GB/s", m[triad_big], 1e-9 * triad_memory);
+    std::printf("\n");
+    std::printf("%-19s %10s %6s %10s %10s %12s %9s %7s %6s %6s\n", "solve", "total ms", "iters", "ms/iter", "loop/iter",
+                "final ||r||", "MB/iter", "GB/s", "limit", "2^25");
     auto per_iter = [&](const char* name) {
       const int it = iteration_count[name];
       return m.count(name) && it > 0 ? m[name] / it : 0.0;
     };
     for (const char* name : {"hpccg_reference", "cg_csr_exact", "cg_stencil_exact", "acg_csr_qdot", "acg_stencil_qdot",
-                             "acg_csr_margin0", "acg_stencil_margin0"})
-      if (m.count(name))
-        std::printf("%-18s %10.1f %6d %10.2f %10.2f %12.3e\n", name, m[name], iteration_count[name], per_iter(name),
-                    loop_ms.count(name) ? Sample(loop_ms[name]).median() : per_iter(name), final_residual[name]);
+                             "acg_csr_margin0", "acg_stencil_margin0", "cg_csr_relative", "cg_stencil_relative",
+                             "ir32_csr", "ir32_stencil"})
+      if (m.count(name)) {
+        const double bytes = bytes_per_iteration[name], ms = per_iter(name);
+        std::printf("%-19s %10.1f %6d %10.2f %10.2f %12.3e %9.2f %7.2f", name, m[name], iteration_count[name], ms,
+                    loop_ms.count(name) ? Sample(loop_ms[name]).median() : ms, final_residual[name], 1e-6 * bytes,
+                    ms > 0 ? 1e-6 * bytes / ms : 0.0);
+        // limit_ratio against the triad at n, and against the triad past every cache
+        for (double bandwidth : {triad, triad_memory})
+          if (bandwidth > 0 && bytes > 0) std::printf(" %6.2f", ms / (1e3 * bytes / bandwidth));
+        if (correction_count.count(name)) std::printf("  (%d corrections; iters: float CG)", correction_count[name]);
+        std::printf("\n");
+      }
     auto ratio = [&](const char* label, const char* a, const char* b, bool total) {
       if (m.count(a) && m.count(b) && m[b] > 0)
         std::printf("%-32s %6.2f\n", label, total ? m[a] / m[b] : per_iter(a) / per_iter(b));
@@ -459,6 +717,8 @@ int main(int argc, char** argv) {
     ratio("acg_stencil / cg_stencil (iter)", "acg_stencil_qdot", "cg_stencil_exact", false);
     ratio("acg_csr_margin0 / cg_csr (iter)", "acg_csr_margin0", "cg_csr_exact", false);
     ratio("acg_stencil_margin0 / cg_stencil (iter)", "acg_stencil_margin0", "cg_stencil_exact", false);
+    ratio("ir32_csr / cg_csr_relative (total)", "ir32_csr", "cg_csr_relative", true);
+    ratio("ir32_stencil / cg_stencil_relative (total)", "ir32_stencil", "cg_stencil_relative", true);
 
     // the pieces of one iteration
     std::printf("\nparts (ms per call)\n");

@@ -14,7 +14,8 @@ namespace ebla {
 
 namespace {
 
-void check_size(const char* function, std::size_t n, ConstVector x, const char* name) {
+template <class V>  // a Vector, or refined_cg's float vectors
+void check_size(const char* function, std::size_t n, const V& x, const char* name) {
   if (x.extent(0) != n)
     throw_invalid(function, std::string(name) + " has " + std::to_string(x.extent(0)) + " entries, the operator " +
                                 std::to_string(n) + " rows");
@@ -130,12 +131,13 @@ namespace {
 
 // The 27-point stencil on a block of nz planes, with optional ghost planes under and over
 // it: plane(iz) is where the entries of plane iz (-1 <= iz <= nz) are read from.
+template <class T>
 struct StencilBlock {
   int nx, ny, nz;
-  const double* x;      // the block's planes
-  const double* below;  // plane -1, or null where the grid ends
-  const double* above;  // plane nz, or null
-  KOKKOS_INLINE_FUNCTION const double* plane(int iz) const {
+  const T* x;      // the block's planes
+  const T* below;  // plane -1, or null where the grid ends
+  const T* above;  // plane nz, or null
+  KOKKOS_INLINE_FUNCTION const T* plane(int iz) const {
     return iz < 0 ? below : iz >= nz ? above : x + static_cast<std::ptrdiff_t>(iz) * nx * ny;
   }
   // the planes next to iz that the grid has: iz + dz for dz in [z0, z1]
@@ -143,8 +145,9 @@ struct StencilBlock {
   KOKKOS_INLINE_FUNCTION int z1(int iz) const { return iz < nz - 1 || above ? 1 : 0; }
 };
 
-StencilBlock stencil_block(const char* function, int nx, int ny, int nz, ConstVector x, ConstVector below,
-                           ConstVector above) {
+template <class T>
+StencilBlock<T> stencil_block(const char* function, int nx, int ny, int nz, Kokkos::View<const T*> x,
+                              Kokkos::View<const T*> below, Kokkos::View<const T*> above) {
   const std::size_t plane = static_cast<std::size_t>(nx) * ny;
   check_size(function, plane * nz, x, "x");
   if (below.extent(0) != 0) check_size(function, plane, below, "the plane below");
@@ -152,16 +155,17 @@ StencilBlock stencil_block(const char* function, int nx, int ny, int nz, ConstVe
   return {nx, ny, nz, x.data(), below.extent(0) ? below.data() : nullptr, above.extent(0) ? above.data() : nullptr};
 }
 
-}  // namespace
-
 // y = A x: y_i = 28 x_i - (sum of x_j over the 3 x 3 x 3 block around i, cut by the grid),
 // i.e. 27 on the diagonal and -1 for every neighbour inside. Each (iz, iy) line of the
 // grid is one work item, taken in chunks of `chunk` points: first the column sums
 // t(ix) = sum of x over the (up to) 3 x 3 neighbouring lines at ix (contiguous, vectorised),
 // then y(ix) = 28 x(ix) - (t(ix - 1) + t(ix) + t(ix + 1)), cut at the ends of the line.
-void detail::stencil27_apply(int nx, int ny, int nz, ConstVector xv, ConstVector below, ConstVector above, Vector y) {
+// T = double for the operator, float for refined_cg's inner solve (every operation in T).
+template <class T>
+void stencil27_kernel(int nx, int ny, int nz, Kokkos::View<const T*> xv, Kokkos::View<const T*> below,
+                      Kokkos::View<const T*> above, Kokkos::View<T*> y) {
   constexpr int chunk = 256;
-  const StencilBlock g = stencil_block("ebla::StencilOperator::apply", nx, ny, nz, xv, below, above);
+  const StencilBlock<T> g = stencil_block<T>("ebla::StencilOperator::apply", nx, ny, nz, xv, below, above);
   check_size("ebla::StencilOperator::apply", xv.extent(0), y, "y");
   Kokkos::parallel_for(
       "ebla::stencil27", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, static_cast<std::size_t>(ny) * nz),
@@ -169,27 +173,38 @@ void detail::stencil27_apply(int nx, int ny, int nz, ConstVector xv, ConstVector
         const int iy = static_cast<int>(line % ny), iz = static_cast<int>(line / ny);
         const std::ptrdiff_t base = static_cast<std::ptrdiff_t>(iz) * nx * ny + static_cast<std::ptrdiff_t>(iy) * nx;
         const int y0 = iy > 0 ? -1 : 0, y1 = iy < ny - 1 ? 1 : 0;
-        double t[chunk + 2];  // t[k] is the column sum at ix = c0 - 1 + k
+        T t[chunk + 2];  // t[k] is the column sum at ix = c0 - 1 + k
         for (int c0 = 0; c0 < nx; c0 += chunk) {
           const int lo = c0 > 0 ? c0 - 1 : 0, hi = c0 + chunk < nx ? c0 + chunk : nx - 1;  // columns [lo, hi]
           for (int ix = lo; ix <= hi; ++ix) t[ix - c0 + 1] = 0;
           for (int dz = g.z0(iz); dz <= g.z1(iz); ++dz)
             for (int dy = y0; dy <= y1; ++dy) {
-              const double* row = g.plane(iz + dz) + static_cast<std::ptrdiff_t>(iy + dy) * nx;
+              const T* row = g.plane(iz + dz) + static_cast<std::ptrdiff_t>(iy + dy) * nx;
               for (int ix = lo; ix <= hi; ++ix) t[ix - c0 + 1] += row[ix];
             }
           const int end = c0 + chunk < nx ? c0 + chunk : nx;
           for (int ix = c0; ix < end; ++ix) {
-            const double left = ix > 0 ? t[ix - c0] : 0.0, right = ix < nx - 1 ? t[ix - c0 + 2] : 0.0;
-            y(base + ix) = 28.0 * g.x[base + ix] - (left + t[ix - c0 + 1] + right);
+            const T left = ix > 0 ? t[ix - c0] : T(0), right = ix < nx - 1 ? t[ix - c0 + 2] : T(0);
+            y(base + ix) = T(28) * g.x[base + ix] - (left + t[ix - c0 + 1] + right);
           }
         }
       });
 }
 
+}  // namespace
+
+void detail::stencil27_apply(int nx, int ny, int nz, ConstVector xv, ConstVector below, ConstVector above, Vector y) {
+  stencil27_kernel<double>(nx, ny, nz, xv, below, above, y);
+}
+
+void detail::stencil27_apply(int nx, int ny, int nz, ConstFloatVector x, FloatVector y) {
+  stencil27_kernel<float>(nx, ny, nz, x, ConstFloatVector(), ConstFloatVector(), y);
+}
+
 DoubleDouble detail::stencil27_residual_squares(int nx, int ny, int nz, ConstVector xv, ConstVector below,
                                                 ConstVector above, ConstVector b) {
-  const StencilBlock g = stencil_block("ebla::StencilOperator::residual_norm", nx, ny, nz, xv, below, above);
+  const StencilBlock<double> g =
+      stencil_block<double>("ebla::StencilOperator::residual_norm", nx, ny, nz, xv, below, above);
   check_size("ebla::StencilOperator::residual_norm", xv.extent(0), b, "b");
   // one grid line per work item, as in apply(); the -1 entries add x_j exactly
   return squared_residuals(static_cast<std::size_t>(ny) * nz, KOKKOS_LAMBDA(const std::size_t line, DoubleDouble& squares) {

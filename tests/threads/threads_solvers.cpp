@@ -1,11 +1,12 @@
 // CG and ACG (qdot riding in the update pass, plans tried again) on HPCCG's problem with the
-// stencil and CSR operators, and the power method with qdot on a graph Laplacian: every
-// iterate's scalars and the solution.
+// stencil and CSR operators, mixed-precision refinement (float CG inside) on the same, and the
+// power method with qdot on a graph Laplacian: every iterate's scalars and the solution.
 #include "digest.hpp"
 
 #include <ebla/solvers/cg.hpp>
 #include <ebla/solvers/power.hpp>
 #include <ebla/solvers/problems.hpp>
+#include <ebla/solvers/refined_cg.hpp>
 
 namespace {
 
@@ -67,6 +68,23 @@ void cg_storage_cases(Digest& d) {
         for (const auto& it : r.history) d.add(it.gap);
       }
     }
+void refined_cases(Digest& d) {
+  const auto problem = ebla::hpccg_problem(40, 40, 30);
+  ebla::RefinedCgOptions o;
+  o.tolerance = 1e-10;
+  for (int op = 0; op < 2; ++op) {
+    const ebla::RefinedCgResult r =
+        op == 0 ? ebla::refined_cg(ebla::StencilOperator(40, 40, 30), problem.b, problem.x0, o)
+                : ebla::refined_cg(ebla::CsrOperator(problem.A), problem.b, problem.x0, o);
+    d.add(r.outer_iterations);
+    d.add(r.inner_iterations);
+    d.add(r.true_residual);
+    for (const auto& step : r.history) {
+      d.add(step.residual);
+      d.add(step.inner_iterations);
+      d.add(step.inner_residual);
+    }
+    d.add(r.x.data(), r.x.extent(0));
   }
 }
 
@@ -84,6 +102,7 @@ void power_cases(Digest& d) {
 }
 
 const ebla_threads::Register cg_case("solvers.cg", cg_cases);
+const ebla_threads::Register refined_case("solvers.refined_cg", refined_cases);
 const ebla_threads::Register power_case("solvers.power", power_cases);
 const ebla_threads::Register cg_storage_case("solvers.cg_storage", cg_storage_cases);
 

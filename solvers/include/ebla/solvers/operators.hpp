@@ -50,6 +50,9 @@ struct DoubleDouble {
 
 using Vector = Kokkos::View<double*>;
 using ConstVector = Kokkos::View<const double*>;
+/// binary32 vectors (the inner solve of refined_cg.hpp)
+using FloatVector = Kokkos::View<float*>;
+using ConstFloatVector = Kokkos::View<const float*>;
 
 /// Sparse matrices: double values, int column indices, size_t row offsets.
 using CsrMatrix = KokkosSparse::CrsMatrix<double, int, Kokkos::DefaultExecutionSpace::device_type, void, std::size_t>;
@@ -134,6 +137,9 @@ namespace detail {
 /// and above are copies of the plane under the block's first one and over its last one
 /// (nx ny entries each), or empty where the global grid ends.
 void stencil27_apply(int nx, int ny, int nz, ConstVector x, ConstVector below, ConstVector above, Vector y);
+/// The same on the whole nx x ny x nz grid in binary32: float x and y, every sum in float, in
+/// the same order (refined_cg's inner solve).
+void stencil27_apply(int nx, int ny, int nz, ConstFloatVector x, FloatVector y);
 /// sum over the block's rows of (b_i - (A x)_i)^2 in double-double (ghost planes as above).
 DoubleDouble stencil27_residual_squares(int nx, int ny, int nz, ConstVector x, ConstVector below, ConstVector above,
                                         ConstVector b);

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""ebla's exact CG against PETSc's KSPCG on HPCCG's problem, on one thread.
+
+    python3 apps/bench/bench_petsc.py [--n 100] [--reps 5] [--rtol 1e-10] [--ebla-python DIR]
+
+ebla's Python module is taken from DIR, else from this checkout's build/*/python, else from
+wherever `import ebla` finds one.
+
+The problem: HPCCG's 27-point matrix on an n x n x n grid (ebla.hpccg_problem: scipy CSR,
+27 on the diagonal, -1 for every neighbour), b = A 1, x0 = 0. Both solvers get the same CSR
+arrays and the same b, and stop on the same rule: the recursive (unpreconditioned) residual
+||r_k|| <= rtol ||b||.
+
+- PETSc: KSPCG, one process, KSP norm type UNPRECONDITIONED, PCNONE and then PCJACOBI,
+  atol 0, dtol off; the time is KSPSolve's (KSPSetUp, and with it Jacobi's diagonal, is done
+  once before the first timed solve).
+- ebla: ebla.cg(A, b, tol=rtol, norm="relative", dot="exact"), without and with jacobi=True;
+  the time is CgResult.seconds, the whole ebla::cg call (its input checks, and the
+  double-double true residual at exit, included; the copy of NumPy's arrays into Kokkos Views
+  before it is not).
+
+The four solvers run in turn, --reps times (interleaved, so that a slow spell of a shared
+machine falls on all of them); the table gives each one's iterations, its true relative
+residual ||b - A x|| / ||b|| (computed here for both in binary64 by SciPy, the same way), the
+median time and, on ebla's rows, ebla's median over PETSc's with the same preconditioner, and
+the same for ebla's iterations alone (CgResult.iteration_seconds).
+
+OMP_NUM_THREADS (and the BLAS libraries' thread counts) are set to 1 before anything is
+imported: PETSc runs as one process, and ebla's Kokkos gets one thread. PETSc is a benchmark
+dependency only (Debian: apt-get install python3-petsc4py); without petsc4py the script says
+so and exits with status 2.
+"""
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+    os.environ[_var] = "1"
+os.environ.setdefault("OMP_PROC_BIND", "false")
+
+import argparse  # noqa: E402
+import glob  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def fail(message):
+    print(f"bench_petsc.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def import_petsc():
+    try:
+        import petsc4py
+    except ImportError:
+        fail(f"petsc4py is not installed for this Python ({sys.executable}); PETSc is a benchmark-only "
+             "dependency: on Debian, apt-get install python3-petsc4py, then run the script with the Python "
+             "that package is for (/usr/bin/python3)")
+    petsc4py.init(sys.argv[:1])
+    from petsc4py import PETSc
+    return PETSc
+
+
+def import_ebla(where):
+    """ebla's module: from --ebla-python, else from this checkout's first build/*/python that
+    holds it, else whichever `import ebla` finds (an installed one)."""
+    candidates = [where] if where else sorted(glob.glob(os.path.join(ROOT, "build", "*", "python")))
+    for path in candidates:
+        if glob.glob(os.path.join(path, "ebla", "_ebla*.so")):
+            sys.path.insert(0, path)
+            break
+    else:
+        if where:
+            fail(f"no ebla module (ebla/_ebla*.so) under --ebla-python {where}")
+    try:
+        import ebla
+        return ebla
+    except ImportError as e:
+        fail(f"cannot import ebla's Python module ({e}): build it (cmake --build <build dir> --target "
+             "ebla_python) and pass --ebla-python <build dir>/python")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=100, help="grid points per dimension (default 100: n = 1e6 rows)")
+    parser.add_argument("--reps", type=int, default=5, help="repetitions of every solver (default 5)")
+    parser.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance (default 1e-10)")
+    parser.add_argument("--ebla-python", default=None, help="the directory holding ebla's Python package")
+    args = parser.parse_args()
+    if args.n < 1 or args.reps < 1 or not args.rtol > 0:
+        parser.error("--n and --reps must be at least 1, --rtol positive")
+
+    PETSc = import_petsc()
+    ebla = import_ebla(args.ebla_python)
+    import numpy as np
+
+    t0 = time.perf_counter()
+    A, b = ebla.hpccg_problem(args.n, args.n, args.n)
+    A = A.tocsr()
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    n = A.shape[0]
+    b_norm = float(np.linalg.norm(b))
+    print(f"HPCCG {args.n}^3: n = {n}, nonzeros = {A.nnz}, ||b|| = {b_norm:.6e} "
+          f"(built in {time.perf_counter() - t0:.1f} s)")
+    print(f"PETSc {'.'.join(map(str, PETSc.Sys.getVersion()))}, ebla from {os.path.dirname(ebla.__file__)}, "
+          f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
+
+    # PETSc's matrix and vectors, from the same arrays
+    indptr = A.indptr.astype(PETSc.IntType)
+    indices = A.indices.astype(PETSc.IntType)
+    M = PETSc.Mat().createAIJ(size=(n, n), csr=(indptr, indices, A.data), comm=PETSc.COMM_SELF)
+    M.assemble()
+    bv = M.createVecLeft()
+    bv.setArray(b)
+    xv = M.createVecRight()
+
+    def petsc_solver(pc):
+        ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
+        ksp.setOperators(M)
+        ksp.setType(PETSc.KSP.Type.CG)
+        ksp.getPC().setType(pc)
+        ksp.setNormType(PETSc.KSP.NormType.UNPRECONDITIONED)
+        ksp.setTolerances(rtol=args.rtol, atol=0.0, divtol=PETSc.DEFAULT, max_it=100000)
+        ksp.setInitialGuessNonzero(False)
+        ksp.setUp()
+
+        def run():
+            xv.set(0.0)
+            start = time.perf_counter()
+            ksp.solve(bv, xv)
+            seconds = time.perf_counter() - start
+            reason = ksp.getConvergedReason()
+            if reason <= 0:
+                print(f"warning: PETSc KSPCG ({pc}) did not converge: reason {reason}", file=sys.stderr)
+            return ksp.getIterationNumber(), xv.getArray().copy(), seconds
+        return run
+
+    k_of = {False: 1, True: 3}  # ebla's rows in the table
+    loop_seconds = {1: [], 3: []}  # ebla's CgResult.iteration_seconds: the iterations alone
+
+    def ebla_solver(jacobi):
+        def run():
+            r = ebla.cg(A, b, tol=args.rtol, norm="relative", dot="exact", jacobi=jacobi, max_iterations=100000,
+                        check_symmetry=False)
+            if r.status != "converged":
+                print(f"warning: ebla.cg (jacobi={jacobi}): {r.status}: {r.stop_reason}", file=sys.stderr)
+            loop_seconds[k_of[jacobi]].append(r.iteration_seconds)
+            return r.iterations, r.x, r.seconds
+        return run
+
+    solvers = [("PETSc KSPCG, PCNONE", petsc_solver(PETSc.PC.Type.NONE)),
+               ("ebla cg --dot exact", ebla_solver(False)),
+               ("PETSc KSPCG, PCJACOBI", petsc_solver(PETSc.PC.Type.JACOBI)),
+               ("ebla cg --dot exact --jacobi", ebla_solver(True))]
+    baseline = {1: 0, 3: 2}  # ebla's rows: the PETSc row with the same preconditioner
+    times = [[] for _ in solvers]
+    iterations = [0] * len(solvers)
+    residual = [0.0] * len(solvers)
+    for rep in range(args.reps):
+        for k, (name, run) in enumerate(solvers):
+            its, x, seconds = run()
+            times[k].append(seconds)
+            iterations[k] = its
+            residual[k] = float(np.linalg.norm(b - A @ x)) / b_norm
+        print(f"repetition {rep + 1}/{args.reps}: " +
+              ", ".join(f"{solvers[k][0]} {times[k][-1]:.3f} s" for k in range(len(solvers))), flush=True)
+
+    medians = [statistics.median(t) for t in times]
+    print(f"\nHPCCG {args.n}^3, b = A 1, x0 = 0, ||r_k|| <= {args.rtol:g} ||b||, one thread, "
+          f"medians of {args.reps}")
+    print(f"{'solver':<30} {'iterations':>10} {'true rel. residual':>19} {'median s':>10} {'ms/iter':>9} "
+          f"{'ebla/PETSc':>11} {'loop s':>8} {'loop ratio':>11}")
+    for k, (name, _) in enumerate(solvers):
+        ratio = f"{medians[k] / medians[baseline[k]]:.2f}" if k in baseline else "-"
+        per_iteration = 1e3 * medians[k] / iterations[k] if iterations[k] else float("nan")
+        loop = statistics.median(loop_seconds[k]) if k in loop_seconds else None
+        loop_text = f"{loop:.3f}" if loop is not None else "-"
+        loop_ratio = f"{loop / medians[baseline[k]]:.2f}" if loop is not None else "-"
+        print(f"{name:<30} {iterations[k]:>10} {residual[k]:>19.3e} {medians[k]:>10.3f} {per_iteration:>9.2f} "
+              f"{ratio:>11} {loop_text:>8} {loop_ratio:>11}")
+    print("(ebla's time: the whole ebla::cg call, with its input checks and the double-double true residual "
+          "at exit; loop s: its iterations alone, CgResult.iteration_seconds; PETSc's: KSPSolve)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
