@@ -34,7 +34,10 @@
 //    entirely in binary32 inside, at its default inner tolerance (1e-5); a sweep at startup
 //    prints what 1e-2 .. 1e-6 take on the stencil operator (untimed by Google Benchmark);
 //    --ir_inner_tolerance=X skips it and uses X. The ir32 rows' "iterations" are the inner
-//    (float) iterations; the corrections are printed beside them.
+//    (float) iterations; the corrections are printed beside them;
+//  - storage_csr_auto, storage_stencil_auto, storage_*_binary32, storage_stencil_block16:
+//    exact CG to the same relative tolerance with p, q and r stored narrow (CgOptions::storage,
+//    docs/solvers.md "Stored Krylov vectors"); their bytes are the solver's own model.
 // Each solve is one benchmark iteration (Iterations(1)), repeated 5 times by default
 // (--benchmark_repetitions=N overrides); the table at the end uses the medians. Time per
 // iteration = total / iterations (for ebla::cg the total includes its input checks and the
@@ -390,7 +393,9 @@ void ebla_cg(benchmark::State& state, const char* name, const Op& A, const ebla:
   state.counters["iterations"] = res.iterations;
   state.counters["n"] = static_cast<double>(A.size());
   const double matrix = std::is_same_v<Op, ebla::CsrOperator> ? csr64_bytes(A.size(), A.nonzeros()) : 0.0;
-  traffic_counters(state, name, cg_traffic(A.size(), matrix).total(res.iterations), res.iterations, res.seconds);
+  // narrow storage: the solver's own model of its passes (docs/solvers.md)
+  const double bytes = o.storage.narrow() ? res.bytes_moved : cg_traffic(A.size(), matrix).total(res.iterations);
+  traffic_counters(state, name, bytes, res.iterations, res.seconds);
 }
 
 // refined_cg: its inner iterations are the solve's iterations (time and bytes per inner
@@ -447,6 +452,28 @@ ebla::CgOptions relative_options() {
 void cg_csr_relative(benchmark::State& state) { ebla_cg(state, "cg_csr_relative", setup->csr, exact, relative_options()); }
 void cg_stencil_relative(benchmark::State& state) {
   ebla_cg(state, "cg_stencil_relative", setup->stencil, exact, relative_options());
+}
+
+// exact CG to the same relative tolerance with p, q and r stored narrow (--storage)
+ebla::CgOptions storage_options(const char* storage) {
+  ebla::CgOptions o = relative_options();
+  o.storage = ebla::storage_policy_by_name(storage);
+  return o;
+}
+void storage_csr_auto(benchmark::State& state) {
+  ebla_cg(state, "storage_csr_auto", setup->csr, exact, storage_options("auto"));
+}
+void storage_stencil_auto(benchmark::State& state) {
+  ebla_cg(state, "storage_stencil_auto", setup->stencil, exact, storage_options("auto"));
+}
+void storage_csr_binary32(benchmark::State& state) {
+  ebla_cg(state, "storage_csr_binary32", setup->csr, exact, storage_options("binary32"));
+}
+void storage_stencil_binary32(benchmark::State& state) {
+  ebla_cg(state, "storage_stencil_binary32", setup->stencil, exact, storage_options("binary32"));
+}
+void storage_stencil_block16(benchmark::State& state) {
+  ebla_cg(state, "storage_stencil_block16", setup->stencil, exact, storage_options("block16"));
 }
 
 // ---- the parts of one iteration (n = 1e6) ---------------------------------------------------
@@ -621,6 +648,11 @@ SOLVE(cg_csr_relative);
 SOLVE(cg_stencil_relative);
 SOLVE(ir32_csr);
 SOLVE(ir32_stencil);
+SOLVE(storage_csr_auto);
+SOLVE(storage_stencil_auto);
+SOLVE(storage_csr_binary32);
+SOLVE(storage_stencil_binary32);
+SOLVE(storage_stencil_block16);
 #define PART(f) BENCHMARK(f)->MinTime(0.2)->Unit(benchmark::kMillisecond)->UseRealTime()
 PART(part_hpccg_sparsemv);
 PART(part_csr_spmv);
@@ -692,7 +724,8 @@ int main(int argc, char** argv) {
     };
     for (const char* name : {"hpccg_reference", "cg_csr_exact", "cg_stencil_exact", "acg_csr_qdot", "acg_stencil_qdot",
                              "acg_csr_margin0", "acg_stencil_margin0", "cg_csr_relative", "cg_stencil_relative",
-                             "ir32_csr", "ir32_stencil"})
+                             "ir32_csr", "ir32_stencil", "storage_csr_auto", "storage_stencil_auto",
+                             "storage_csr_binary32", "storage_stencil_binary32", "storage_stencil_block16"})
       if (m.count(name)) {
         const double bytes = bytes_per_iteration[name], ms = per_iter(name);
         std::printf("%-19s %10.1f %6d %10.2f %10.2f %12.3e %9.2f %7.2f", name, m[name], iteration_count[name], ms,
@@ -718,6 +751,11 @@ int main(int argc, char** argv) {
     ratio("acg_csr_margin0 / cg_csr (iter)", "acg_csr_margin0", "cg_csr_exact", false);
     ratio("acg_stencil_margin0 / cg_stencil (iter)", "acg_stencil_margin0", "cg_stencil_exact", false);
     ratio("ir32_csr / cg_csr_relative (total)", "ir32_csr", "cg_csr_relative", true);
+    ratio("storage_csr_auto / cg_csr_relative (total)", "storage_csr_auto", "cg_csr_relative", true);
+    ratio("storage_stencil_auto / cg_stencil_relative (total)", "storage_stencil_auto", "cg_stencil_relative", true);
+    ratio("storage_csr_binary32 / cg_csr_relative (total)", "storage_csr_binary32", "cg_csr_relative", true);
+    ratio("storage_stencil_binary32 / cg_stencil_relative", "storage_stencil_binary32", "cg_stencil_relative", true);
+    ratio("storage_stencil_block16 / cg_stencil_relative", "storage_stencil_block16", "cg_stencil_relative", true);
     ratio("ir32_stencil / cg_stencil_relative (total)", "ir32_stencil", "cg_stencil_relative", true);
 
     // the pieces of one iteration
