@@ -150,7 +150,9 @@ TEST(CgStorage, TheResidualIsReplacedWhereTheGapGrows) {
   EXPECT_LE(flagged, r.replacements);
   // each replacement closed the gap to the rounding of r alone
   for (std::size_t k = 1; k < r.history.size(); ++k)
-    if (r.history[k].replaced) EXPECT_LT(r.history[k].gap, r.history[k - 1].gap) << k;
+    if (r.history[k].replaced) {
+      EXPECT_LT(r.history[k].gap, r.history[k - 1].gap) << k;
+    }
 }
 
 TEST(CgStorage, FallsBackToBinary64WhenTheResidualStalls) {

@@ -137,8 +137,9 @@ TEST(SolverRange, NoRunIsConvergedWhoseTrueResidualMissesTau) {
         o.max_iterations = 50;
         const CgResult r = cg(DenseOperator(dense_view(a)), vec(b), vec({0, 0}), dots, o);
         const double true_residual = residual_quad(a, host(r.x), b);
-        if (r.status == SolverStatus::converged)
+        if (r.status == SolverStatus::converged) {
           EXPECT_LE(true_residual, tol * norm_quad(b)) << to_string(stop) << " " << tol;
+        }
         if (r.status == SolverStatus::unconfirmed) {
           ++unconfirmed;
           EXPECT_GT(true_residual, 0.5 * tol * norm_quad(b));

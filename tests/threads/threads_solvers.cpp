@@ -68,6 +68,9 @@ void cg_storage_cases(Digest& d) {
         for (const auto& it : r.history) d.add(it.gap);
       }
     }
+  }
+}
+
 void refined_cases(Digest& d) {
   const auto problem = ebla::hpccg_problem(40, 40, 30);
   ebla::RefinedCgOptions o;
