@@ -211,11 +211,15 @@ NarrowRangeResult narrow_range_study(const NarrowRangeSpec& spec) {
     const HostMatrix B = draw_matrix(gen, "B", k, spec.n, GemmDistribution::logscale, spec.range);
     const HostMatrix E = exact_gemm(A, B);
     result.data_seconds += watch.seconds();
+    // the threads share A, B and E through unmanaged aliases: copies of a managed View count
+    // references, and a Kokkos built without thread support does not count them atomically
+    const HostMatrix As(A.data(), A.extent(0), A.extent(1)), Bs(B.data(), B.extent(0), B.extent(1)),
+        Es(E.data(), E.extent(0), E.extent(1));
     for (NarrowFigure& f : result.figures) {
       watch.restart();
       const std::string step = "Fig. " + f.figure + ", k = " + std::to_string(k);
       on_threads(spec.threads, f.cases.size(), [&](std::size_t i) {
-        f.points[i][ik] = narrow_point(f.cases[i], A, B, E);
+        f.points[i][ik] = narrow_point(f.cases[i], As, Bs, Es);
         const std::lock_guard<std::mutex> lock(progress_mutex);
         report(spec.progress, ++done, total, step);
       });
