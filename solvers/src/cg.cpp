@@ -53,13 +53,6 @@ double exact_norm(const SolverSpace& A, ConstVector v) {
   return norm_from_squares(A.sum(plain_dot(v, v)), A.global_size());
 }
 
-bool finite_vector(ConstVector v) {
-  int bad = 0;
-  Kokkos::parallel_reduce(
-      "ebla::finite", Kokkos::RangePolicy<exec>(0, v.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i, int& b) { b += std::isfinite(v(i)) ? 0 : 1; }, bad);
-  return bad == 0;
-}
 
 // Whether the solvers' vectors live in memory the host can read (then the host passes below
 // serve, chunk by chunk on every host thread).
@@ -158,9 +151,9 @@ std::string problem_of(const SolverSpace& A, ConstVector b, ConstVector x0, cons
   if (o.stop != StopTest::exact_norm && o.jacobi)
     return std::string("the ") + to_string(o.stop) +
            " stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with Jacobi";
-  if (!finite_vector(b)) return "b has a NaN or infinite entry";
+  if (!detail::finite_vector(b)) return "b has a NaN or infinite entry";
   if (const std::string s = detail::storage_problem(A, o); !s.empty()) return s;
-  if (!finite_vector(x0)) return "x0 has a NaN or infinite entry";
+  if (!detail::finite_vector(x0)) return "x0 has a NaN or infinite entry";
   return {};
 }
 
@@ -410,7 +403,7 @@ CgResult scaled_cg(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVec
                     &res.true_residual})
     *v = std::ldexp(*v, e);
   for (CgIteration& it : res.history) it.residual = std::ldexp(it.residual, e);
-  if (res.status == SolverStatus::converged && !A.all(finite_vector(x))) {
+  if (res.status == SolverStatus::converged && !A.all(detail::finite_vector(x))) {
     res.status = SolverStatus::unconfirmed;
     res.stop_reason = "the solution of the scaled system overflows when scaled back by 2^" + std::to_string(e);
   }

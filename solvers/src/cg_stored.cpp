@@ -292,7 +292,8 @@ CgResult stored_cg(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVec
     return res;
   }
   StoredCg cg(A, b, dinv, o, res);
-  cg.switch_to(o.storage.kind == StoragePolicy::Kind::automatic ? automatic_storage() : o.storage.fixed, res.x);                                       // r_0 = b - A x_0, stored
+  const bool automatic = o.storage.kind == StoragePolicy::Kind::automatic;
+  cg.switch_to(automatic ? automatic_storage() : o.storage.fixed, res.x);  // r_0 = b - A x_0, stored
   cg.run(res.x, res.tolerance_used, std::chrono::steady_clock::now());
   if (!cg.certified_) res.true_residual = A.residual_norm(res.x, b);
   res.seconds = seconds();

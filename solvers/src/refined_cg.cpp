@@ -2,6 +2,8 @@
 
 #include <ebla/core/error.hpp>
 
+#include "vector_range.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -205,14 +207,6 @@ std::string number(double v) {
   return s;
 }
 
-bool finite_vector(ConstVector v) {
-  int bad = 0;
-  Kokkos::parallel_reduce(
-      "ebla::refined_cg finite", Kokkos::RangePolicy<exec>(0, v.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i, int& count) { count += std::isfinite(v(i)) ? 0 : 1; }, bad);
-  return bad == 0;
-}
-
 void check(std::size_t n, ConstVector b, ConstVector x0, const RefinedCgOptions& o) {
   const char* f = "ebla::refined_cg";
   if (b.extent(0) != n) throw_invalid(f, "b has " + std::to_string(b.extent(0)) + " entries, A " + std::to_string(n) + " rows");
@@ -225,8 +219,8 @@ void check(std::size_t n, ConstVector b, ConstVector x0, const RefinedCgOptions&
   if (o.max_outer < 0) throw_invalid(f, "max_outer " + std::to_string(o.max_outer) + " is negative");
   if (o.inner_max_iterations < 1)
     throw_invalid(f, "inner_max_iterations " + std::to_string(o.inner_max_iterations) + " must be at least 1");
-  if (!finite_vector(b)) throw_invalid(f, "b has a NaN or infinite entry");
-  if (!finite_vector(x0)) throw_invalid(f, "x0 has a NaN or infinite entry");
+  if (!detail::finite_vector(b)) throw_invalid(f, "b has a NaN or infinite entry");
+  if (!detail::finite_vector(x0)) throw_invalid(f, "x0 has a NaN or infinite entry");
 }
 
 // An upper bound on the exact ||b - A x|| from its double-double evaluation (as ebla::cg

@@ -28,6 +28,15 @@ inline double max_abs(const SolverSpace& A, ConstVector v) {
   return A.max(top);
 }
 
+/// Whether every entry of v (this process's part) is finite.
+inline bool finite_vector(ConstVector v) {
+  int bad = 0;
+  Kokkos::parallel_reduce(
+      "ebla::finite", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, v.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i, int& count) { count += std::isfinite(v(i)) ? 0 : 1; }, bad);
+  return bad == 0;
+}
+
 /// w = v 2^k (w may be v), as two factors 2^(k/2) 2^(k - k/2), each a double for |k| <=
 /// 2098: exact (a power of two moves exponents only) unless an entry leaves the normal range.
 inline void times_power_of_two(ConstVector v, int k, Vector w) {
