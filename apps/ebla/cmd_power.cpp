@@ -26,9 +26,26 @@ namespace {
 
 constexpr Solver me = Solver::power;
 
+struct PowerCli : SolverCli {
+  std::string storage = "binary64";
+};
+
 struct PowerConfig : SolverSetup {
   PowerOptions solver;  // without the progress callback
 };
+
+PowerConfig make_power_config(const PowerCli& c) {
+  PowerConfig cfg = make_config<PowerConfig>(c, me, 1);
+  cfg.solver.storage = storage_policy_by_name(c.storage, option_name(me, "--storage").c_str());
+  if (cfg.solver.storage.narrow()) {
+    const StorageFormats f = cfg.solver.storage.fixed;
+    if (cfg.solver.storage.kind == StoragePolicy::Kind::fixed && f.p != f.r)
+      throw_invalid(option_name(me, "--storage " + c.storage), "the power method stores one vector: give one format");
+    if (c.out.levels)
+      throw_invalid(option_name(me, "--storage " + c.storage), "computes its dot products in the pass: no --levels maps");
+  }
+  return cfg;
+}
 
 // The largest tolerance whose eigenvalue is within tau of PM's (NaN: none).
 double largest_within(const PowerConfig& c, const QdotSweep<PowerRun>& s) {
@@ -63,13 +80,17 @@ struct Power : CommandBase<PowerConfig, me> {
                 tolerance_text(c.solver.tolerance).c_str(), c.solver.max_iterations);
   }
 
-  static void print_result(const ProblemData&, const PowerConfig&, const PowerRun& run) {
+  static void print_result(const ProblemData& p, const PowerConfig&, const PowerRun& run) {
     const PowerResult& r = run.result;
     std::printf("status       %s\n", status_text(r).c_str());
     std::printf("eigenvalue   %.15g\n", r.eigenvalue);
     std::printf("last change  %.3e\n", last_change(r));
     std::printf("residual     %.3e  (||A x - lambda x||, x of unit norm)\n", r.residual);
     std::printf("time         %.3g s (dot products %.3g s)\n", r.seconds, run.dot_seconds);
+    if (r.storage != "binary64" && !r.history.empty())
+      std::printf("storage      %s: %.1f bytes per row and iteration (model), %.1f GB/s\n", r.storage.c_str(),
+                  r.bytes_moved / static_cast<double>(r.history.size()) / static_cast<double>(p.n),
+                  r.seconds > 0 ? r.bytes_moved / r.seconds * 1e-9 : 0.0);
     if (r.iterations == 0) return;
     std::printf("precision mix, mean over iterations (%% of components):\n");
     print_mix(run.rungs, {{"y^T y", &run.yy}, {"x^T y", &run.xy}});
@@ -79,6 +100,7 @@ struct Power : CommandBase<PowerConfig, me> {
     j["x0"] = p.x0_source;
     j["tolerance"] = c.solver.tolerance;
     j["max_iterations"] = c.solver.max_iterations;
+    j["storage"] = to_string(c.solver.storage);
   }
 
   static void print_reference(const QdotSweep<PowerRun>& s) {
@@ -155,9 +177,15 @@ using PowerCommand = SolverCommand<Power>;
 }  // namespace
 
 Command add_power(CLI::App& app) {
-  auto c = std::make_shared<SolverCli>();
+  auto c = std::make_shared<PowerCli>();
   add_solver_options(app, *c, me);
   app.add_option("--max-iter", c->max_iter, "Maximum number of iterations")->capture_default_str()->transform(whole_number());
+  app.add_option("--storage", c->storage,
+                 "Format of the stored iterate: binary64, binary32, bfloat16, binary16, block16, block8, or auto "
+                 "(binary32, then binary64 where its rounding could show in lambda; docs/solvers.md); anything "
+                 "but binary64 runs one fused pass per iteration: csr or stencil operator, one process; its dot "
+                 "products are binary64 sums in the pass")
+      ->capture_default_str();
   add_experiment_options(app, *c,
                          "auto: for each problem of a set (or the one of --problem/--matrix/--hdf5), PM, each tolerance "
                          "of --sweep-qdot-tol (default 1e-12:1e-3) and --qdot-tol auto: iterations, eigenvalue error, "
@@ -172,7 +200,7 @@ Exit code: 0 converged; 1 not converged (maximum iterations or breakdown; for a 
 double-precision run did not converge); 2 bad input (options, files), with a message on stderr.
 )" + solver_footer());
   // every option checked before any work
-  return [c] { return PowerCommand::run(make_config<PowerConfig>(*c, me, 1)); };
+  return [c] { return PowerCommand::run(make_power_config(*c)); };
 }
 
 }  // namespace ebla::cli

@@ -164,6 +164,19 @@ void narrow_values(RowsOf& A) {
   }
 }
 
+double value_bytes(const RowsOf& A) { return A.values16.extent(0) ? 2 : A.values32.extent(0) ? 4 : 8; }
+
+double matrix_bytes(const RowsOf& A) {
+  if (A.kind != RowsOf::Kind::csr) return 0;  // the stencil has no matrix
+  return static_cast<double>(A.A.nnz()) * (value_bytes(A) + sizeof(int)) +
+         static_cast<double>(A.A.numRows() + 1) * sizeof(std::size_t);
+}
+
+RowsOf narrowed(RowsOf A) {
+  narrow_values(A);
+  return A;
+}
+
 double infinity_norm_bound(const RowsOf& A) {
   constexpr double slack = 1 + 0x1p-30;  // the rounding of a computed row sum, with room to spare
   if (A.kind == RowsOf::Kind::stencil) return 53 * slack;  // |27| + 26 |-1|
@@ -302,6 +315,42 @@ StepSums replace_stored(const RowsOf& A, ConstVector b, ConstVector x, StoredVec
                                    }));
     });
   });
+}
+
+PowerSums power_stored(const RowsOf& A, double a_norm, const StoredVector& v, StoredVector& w, double v_max, int e) {
+  const double down = std::ldexp(1.0, -e);
+  w.scale_exponent = store_scale_exponent(w.format, down * a_norm * v_max);
+  const auto f = with_rows(A, "ebla::power_method", [&](const auto& rows) {
+    return dispatch_storage(v.format, w.format, [&](auto sv, auto sw) {
+      const StoredAccess<decltype(sv)::value> in(v);
+      const StoredAccess<decltype(sw)::value> out(w);
+      // fields: v^T w, v^T v, err2, max |w|, w^T w, bad, |v|^T |w|
+      return over_tiles<7>("ebla::power_stored", w.n, 1u << 3, KOKKOS_LAMBDA(std::size_t b, std::size_t e_, TileFields<7>& t) {
+        double local[stored_tile];
+        double* y = out.tile_buffer(b, local);
+        rows.rows(in, b, e_, y);  // y = A v
+        LaneSums vw, vv, ww, abs_vw;
+        in_lanes(e_ - b, [&](std::size_t i, int j) {
+          const double vi = in.load(b + i), wi = y[i] * down;  // w = 2^-e A v, exact
+          y[i] = wi;
+          vw.s[j] += vi * wi;
+          vv.s[j] += vi * vi;
+          ww.s[j] += wi * wi;
+          abs_vw.s[j] += magnitude(vi * wi);
+        });
+        StoreSums st;
+        out.store_tile(b, e_ - b, y, st);  // the next iterate, stored
+        t.v[0] = vw.total();
+        t.v[1] = vv.total();
+        t.v[2] = st.err2;
+        t.v[3] = st.amax;
+        t.v[4] = ww.total();
+        t.v[5] = st.bad ? 1 : 0;
+        t.v[6] = abs_vw.total();
+      });
+    });
+  });
+  return {f.v[0], f.v[1], f.v[4], f.v[6], f.v[2], f.v[3], f.v[5] != 0};
 }
 
 }  // namespace ebla::detail

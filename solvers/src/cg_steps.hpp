@@ -1,4 +1,5 @@
-// The passes of CG with stored Krylov vectors (cg_stored.cpp), each one pass over its vectors
+// The passes of CG with stored Krylov vectors (cg_stored.cpp) and of the power method with a
+// stored iterate (power_stored.cpp), each one pass over its vectors
 // that also takes the sums the iteration branches on (binary64, per tile, merged in tile
 // order: the same bits for any thread count). p, q and r are StoredVectors of one format S;
 // x, b and D^-1 stay binary64.
@@ -8,6 +9,7 @@
 //                                                max |r|, max |z|
 //   direction:  p = z + beta p;                  ||p - fl_S(p)||^2, max |p|
 //   replace:    r = b - A x                      (the residual replacement), as update
+//   power:      w = 2^-e A v            stored;  v^T w, v^T v, w^T w, ||w - fl_S(w)||^2, max |w|
 //
 // Where it runs: the default execution space; the rows of A (operators.hpp: RowsOf) are read
 // through StoredAccess, every tile's rows computed in binary64.
@@ -32,6 +34,13 @@ struct StepSums {
 /// values in that format, which the passes then read (HPCCG's -1 and 27 take 2 bytes each).
 void narrow_values(RowsOf& A);
 
+/// A with narrow_values applied.
+RowsOf narrowed(RowsOf A);
+/// Bytes per stored matrix value (8, or 4 or 2 after narrow_values).
+double value_bytes(const RowsOf& A);
+/// Bytes a pass reads of A: values, column indices and row offsets (0 for the stencil).
+double matrix_bytes(const RowsOf& A);
+
 /// A bound on the infinity norm of A (its largest row sum of |a_ij|), with room for the
 /// rounding of a row's sum: max_i |(A p)_i| as computed is at most it times max |p_j|.
 double infinity_norm_bound(const RowsOf& A);
@@ -45,5 +54,20 @@ StepSums update_stored(double alpha, const StoredVector& p, const StoredVector& 
 StepSums direction_stored(double beta, const StoredVector& r, ConstVector dinv, StoredVector& p, double z_max,
                           double p_max);
 StepSums replace_stored(const RowsOf& A, ConstVector b, ConstVector x, StoredVector& r, ConstVector dinv);
+
+/// The sums of the power method's pass (power_stored.cpp) over v and w = 2^-e A v, w taken
+/// before it is stored: v^T w, v^T v, w^T w and |v|^T |w|.
+struct PowerSums {
+  double vw = 0, vv = 0, ww = 0, abs_vw = 0;
+  double err2 = 0;   ///< ||w - stored w||^2
+  double amax = 0;   ///< max |stored w_i|
+  bool bad = false;  ///< a value was not finite
+};
+
+/// The power method's one pass: w = 2^-e A v stored in w's format, with its sums; e is
+/// chosen by the caller so that 2^-e a_norm v_max is at most 1 (w then neither overflows
+/// nor drifts in size from one iteration to the next).
+PowerSums power_stored(const RowsOf& A, double a_norm, const StoredVector& v, StoredVector& w, double v_max,
+                       int e);
 
 }  // namespace ebla::detail

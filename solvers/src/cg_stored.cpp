@@ -83,18 +83,6 @@ struct Traffic {
 };
 
 // Bytes of a value of A as the passes read it.
-double value_bytes(const RowsOf& A) { return A.values16.extent(0) ? 2 : A.values32.extent(0) ? 4 : 8; }
-
-double matrix_bytes(const RowsOf& A) {
-  if (A.kind != RowsOf::Kind::csr) return 0;  // the stencil has no matrix
-  return static_cast<double>(A.A.nnz()) * (value_bytes(A) + sizeof(int)) +
-         static_cast<double>(A.A.numRows() + 1) * sizeof(std::size_t);
-}
-
-RowsOf narrowed(RowsOf A) {
-  narrow_values(A);
-  return A;
-}
 
 class StoredCg {
 public:

@@ -4,6 +4,7 @@
 #include <ebla/kernels/qdot_host.hpp>
 
 #include "accurate_dots.hpp"
+#include "power_stored.hpp"
 #include "vector_range.hpp"
 
 #include <algorithm>
@@ -36,6 +37,7 @@ void validate(const SolverSpace& A, ConstVector x0, const PowerOptions& o) {
   else if (o.max_iterations < 1) problem = "max_iterations " + std::to_string(o.max_iterations) + " must be at least 1";
   if (!A.all(problem.empty()))
     throw_invalid(f, problem.empty() ? std::string("invalid input on another process") : problem);
+  if (const std::string s = detail::power_storage_problem(A, o); !s.empty()) throw_invalid(f, s);
   const double top = detail::max_abs(A, x0);
   if (!std::isfinite(top)) throw_invalid(f, "x0 has a NaN or infinite entry");
   if (top == 0) throw_invalid(f, "x0 is the zero vector: the power method needs a nonzero start");
@@ -134,6 +136,15 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   validate(A, x0, o);
   PowerResult res;
   Vector x("ebla::power x", n), y("ebla::power y", n);
+  if (o.storage.narrow()) {  // one pass per iteration over the stored iterate
+    normalise_start(A, x0, x);
+    detail::stored_power(A, x, o, res);
+    normalise_start(A, x, x);  // the last iterate, of unit norm
+    res.eigenvector = x;
+    res.residual = std::isfinite(res.eigenvalue) ? residual_of(A, x, res.eigenvalue) : std::nan("");
+    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return res;
+  }
   for (const Vector& v : {x, y}) detail::forget_plans(v.data());  // plans of this solve only
   // No plan margin unless one is given (QdotOptions::automatic_margin is 0 here): near the
   // eigenvector x_k hardly changes, so the plan selected for it does not either, and

@@ -91,6 +91,27 @@ void write_storage_columns(const Hdf5Group& g, const CgResult& r) {
   if (!events.empty()) g.attribute("storage_events", events);
 }
 
+// The stored iterate: per iteration the format it was read from, the relative rounding of
+// the next one and the bytes moved (model); the events say when the format changed.
+void write_storage_columns(const Hdf5Group& g, const PowerResult& r) {
+  std::vector<std::int64_t> storage;
+  std::vector<double> perturbation, bytes;
+  for (const PowerIteration& it : r.history) {
+    storage.push_back(static_cast<std::int64_t>(it.storage));
+    perturbation.push_back(it.perturbation);
+    bytes.push_back(it.bytes);
+  }
+  std::string codes;
+  for (Storage s : storage_formats())
+    codes += (codes.empty() ? "" : ", ") + std::to_string(static_cast<int>(s)) + " " + to_string(s);
+  g.dataset("storage_x", storage).attribute("codes", codes).attribute("meaning", "the format x_k was read from");
+  g.dataset("perturbation", perturbation).attribute("meaning", "||fl(y) - y|| / ||y|| of the next iterate, stored");
+  g.dataset("bytes", bytes).attribute("meaning", "bytes the iteration read and wrote (model)");
+  std::string events;
+  for (const SolverEvent& e : r.events) events += std::to_string(e.iteration) + ": " + e.what + "\n";
+  if (!events.empty()) g.attribute("storage_events", events);
+}
+
 // The --stop value of a stopping test.
 const char* stop_name(StopTest s) { return s == StopTest::exact_norm ? "exact" : to_string(s); }
 
@@ -172,6 +193,7 @@ void write_options(const Hdf5Object& g, const CgOptions& o) {
 
 void write_options(const Hdf5Object& g, const PowerOptions& o) {
   g.attribute("tolerance", o.tolerance).attribute("max_iterations", o.max_iterations);
+  g.attribute("storage", to_string(o.storage));
 }
 
 void write_run(const Hdf5Group& g, const CgRun& run, std::size_t n, bool levels) {
@@ -215,6 +237,7 @@ void write_run(const Hdf5Group& g, const PowerRun& run, std::size_t n, bool leve
   g.dataset("change", change).attribute("meaning", "|lambda_k - lambda_(k-1)|; NaN at the start");
   write_dot_columns(g, "yy", yy, run.yy, run.rungs, n, levels, "qdot tolerance of y^T y (0: exact); NaN at the start");
   write_dot_columns(g, "xy", xy, run.xy, run.rungs, n, levels, "qdot tolerance of x^T A x (0: exact)");
+  if (run.result.storage != "binary64") write_storage_columns(g, run.result);
 }
 
 void write_sweep(const Hdf5Group& root, const QdotSweep<CgRun>& s, QdotPolicy policy,

@@ -117,8 +117,14 @@ NamedValues result_values(const CgRun& run) {
 
 NamedValues result_values(const PowerRun& run) {
   const PowerResult& r = run.result;
-  return {{"eigenvalue", r.eigenvalue}, {"change", last_change(r)}, {"residual", r.residual},
-          {"seconds", r.seconds}, {"dot_seconds", run.dot_seconds}};
+  NamedValues v{{"eigenvalue", r.eigenvalue}, {"change", last_change(r)}, {"residual", r.residual},
+                {"seconds", r.seconds}, {"dot_seconds", run.dot_seconds}};
+  if (r.storage != "binary64") {  // the stored iterate: the traffic (model)
+    const double passes = static_cast<double>(r.history.size() > 0 ? r.history.size() : 1);
+    v.push_back({"bytes_per_iteration", r.bytes_moved / passes});
+    v.push_back({"GBps", r.seconds > 0 ? r.bytes_moved / r.seconds * 1e-9 : 0.0});
+  }
+  return v;
 }
 
 NamedSeries dot_series(const CgRun& run) { return {{{"rr", &run.rr}, {"pq", &run.pq}}}; }

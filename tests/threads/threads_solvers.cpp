@@ -104,9 +104,31 @@ void power_cases(Digest& d) {
   d.add(r.eigenvector.data(), r.eigenvector.extent(0));
 }
 
+// The power method with a stored iterate: a narrow format of each kind and auto, on a graph
+// Laplacian (bfloat16 values) and on the stencil; every eigenvalue estimate and the vector.
+void power_storage_cases(Digest& d) {
+  const ebla::CsrOperator L(ebla::graph_laplacian(30000, 10, 1));
+  const ebla::StencilOperator stencil(40, 40, 20);
+  ebla::PowerOptions o;
+  o.max_iterations = 30;
+  for (const ebla::StoragePolicy& s :
+       {ebla::StoragePolicy::of(ebla::Storage::binary32), ebla::StoragePolicy::of(ebla::Storage::block8),
+        ebla::StoragePolicy::of(ebla::Storage::binary16), ebla::StoragePolicy::automatic()}) {
+    o.storage = s;
+    for (const auto& r : {ebla::power_method(L, ebla::random_unit_vector(30000, 2), ebla::DotPolicy::exact(), o),
+                          ebla::power_method(stencil, ebla::random_unit_vector(32000, 3), ebla::DotPolicy::exact(), o)}) {
+      d.add(r.iterations);
+      d.add(r.residual);
+      for (const auto& it : r.history) d.add(it.eigenvalue);
+      d.add(r.eigenvector.data(), r.eigenvector.extent(0));
+    }
+  }
+}
+
 const ebla_threads::Register cg_case("solvers.cg", cg_cases);
 const ebla_threads::Register refined_case("solvers.refined_cg", refined_cases);
 const ebla_threads::Register power_case("solvers.power", power_cases);
 const ebla_threads::Register cg_storage_case("solvers.cg_storage", cg_storage_cases);
+const ebla_threads::Register power_storage_case("solvers.power_storage", power_storage_cases);
 
 }  // namespace
