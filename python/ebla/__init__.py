@@ -10,16 +10,19 @@ bound the library certifies:
   phases ``qdot_select`` (a :class:`QdotPlan`) and ``qdot_compute``;
 - ``gemm(A, B, ...)``: mixed-precision matrix products with certified bounds (seed 001);
 - ``cg(A, b, ...)`` and ``power_method(A, ...)``: conjugate gradients and the power method
-  with exact, approximate (qdot), fixed-format or automatically chosen dot products;
+  with exact, approximate (qdot), fixed-format or automatically chosen dot products; ``cg``
+  takes the arguments of ``scipy.sparse.linalg.cg`` (rtol, atol, maxiter, M, callback) too;
 - ``hpccg_problem``, ``diffusion_problem``, ``graph_laplacian``, ``random_unit_vector``,
   ``read_matrix_market``: the test problems of the experiments.
 
 Inputs are float64 or float32 arrays of any stride (copied only where they are not
 contiguous, or where a float32 array meets a float64 kernel); matrices for the solvers are
-``scipy.sparse`` CSR or CSC matrices (CSC is converted) or dense 2-D arrays. Invalid
-arguments raise ``ValueError`` with ebla's message, which names the function and the value.
-Kokkos is initialised when the module is imported (unless something else did) and finalised
-at interpreter exit. The kernels release the GIL, so other Python threads run meanwhile.
+``scipy.sparse`` CSR or CSC matrices (CSC is converted) or dense 2-D arrays, and for ``cg``
+also a ``scipy.sparse.linalg.LinearOperator``. Invalid arguments raise ``ValueError`` with
+ebla's message, which names the function and the value. Kokkos is initialised when the module
+is imported (unless something else did) and finalised at interpreter exit. The kernels release
+the GIL, so other Python threads run meanwhile (cg takes it again to call a Python operator,
+preconditioner or callback).
 """
 
 from dataclasses import dataclass, field
@@ -508,7 +511,7 @@ def _check_indices(indices, name, bound, function):
         raise ValueError(f"{function}: {name}[{k}] = {indices[k]} is outside [0, {bound})")
 
 
-def _check_sparse_structure(A, function):
+def _check_sparse_structure(A, function, name="A"):
     """ValueError unless the arrays of a sparse matrix in CSR, CSC, BSR or COO describe one:
     SciPy's conversions trust them (and read out of bounds where they lie)."""
     if A.format in ("csr", "csc", "bsr"):
@@ -516,28 +519,29 @@ def _check_sparse_structure(A, function):
         major, minor = A.shape[0] // rows, A.shape[1] // columns
         if A.format == "csc":
             major, minor = minor, major
-        indptr = _index_array(A.indptr, "A.indptr", function)
-        indices = _index_array(A.indices, "A.indices", function)
+        indptr = _index_array(A.indptr, f"{name}.indptr", function)
+        indices = _index_array(A.indices, f"{name}.indices", function)
         if indptr.size != major + 1:
-            raise ValueError(f"{function}: A.indptr has {indptr.size} entries, not {major + 1}")
+            raise ValueError(f"{function}: {name}.indptr has {indptr.size} entries, not {major + 1}")
         if indptr[0] != 0:
-            raise ValueError(f"{function}: A.indptr[0] = {indptr[0]}, not 0")
+            raise ValueError(f"{function}: {name}.indptr[0] = {indptr[0]}, not 0")
         decreasing = _np.flatnonzero(_np.diff(indptr) < 0)
         if decreasing.size:
             i = decreasing[0]
-            raise ValueError(f"{function}: A.indptr decreases from {indptr[i]} to {indptr[i + 1]} at {i + 1}")
+            raise ValueError(f"{function}: {name}.indptr decreases from {indptr[i]} to {indptr[i + 1]} at {i + 1}")
         values = _np.shape(A.data)[0] if _np.ndim(A.data) else 0
         if indptr[-1] != indices.size or indptr[-1] != values:
-            raise ValueError(f"{function}: A.indptr ends at {indptr[-1]} but A has {indices.size} indices "
+            raise ValueError(f"{function}: {name}.indptr ends at {indptr[-1]} but {name} has {indices.size} indices "
                              f"and {values} values")
-        _check_indices(indices, "A.indices", minor, function)
+        _check_indices(indices, f"{name}.indices", minor, function)
     elif A.format == "coo":
-        row = _index_array(A.row, "A.row", function)
-        col = _index_array(A.col, "A.col", function)
+        row = _index_array(A.row, f"{name}.row", function)
+        col = _index_array(A.col, f"{name}.col", function)
         if not row.size == col.size == _np.size(A.data):
-            raise ValueError(f"{function}: A has {row.size} rows, {col.size} columns and {_np.size(A.data)} values")
-        _check_indices(row, "A.row", A.shape[0], function)
-        _check_indices(col, "A.col", A.shape[1], function)
+            raise ValueError(f"{function}: {name} has {row.size} rows, {col.size} columns and "
+                             f"{_np.size(A.data)} values")
+        _check_indices(row, f"{name}.row", A.shape[0], function)
+        _check_indices(col, f"{name}.col", A.shape[1], function)
 
 
 def _operator_arrays(A, function):
@@ -583,8 +587,8 @@ def _dot_args(dot, qdot_tol, function):
 
 def _operator_like(A):
     """Whether A is an operator given by its product (a scipy.sparse.linalg.LinearOperator,
-    or anything with .matvec and .shape), not a matrix."""
-    return hasattr(A, "matvec") and hasattr(A, "shape") and not isinstance(A, _np.ndarray)
+    or anything with .matvec and .shape), not a matrix (a sparse one takes ebla's kernels)."""
+    return hasattr(A, "matvec") and hasattr(A, "shape") and not isinstance(A, _np.ndarray) and not _is_sparse(A)
 
 
 def _is_sparse(A):
@@ -639,7 +643,7 @@ def _preconditioner(M, n, function):
             raise ValueError(f"{function}: M is {_shape_text(M.shape)}, not {n} x {n} (b has {n} entries)")
         if M.dtype.kind not in "fiu":
             raise ValueError(f"{function}: M has dtype {M.dtype}, not a real one")
-        _check_sparse_structure(M, function)
+        _check_sparse_structure(M, function, "M")
         csr = sparse.csr_matrix(M, dtype=_np.float64)
         return False, lambda r: _np.ascontiguousarray(csr @ r, dtype=_np.float64)
     if isinstance(M, _np.ndarray) or hasattr(M, "__array__") or isinstance(M, (list, tuple)):

@@ -268,6 +268,10 @@ def test_bad_operators_are_refused():
         ebla.cg(op, np.ones(4), storage="binary32")
     with pytest.raises(ValueError, match=r"storage binary32 preconditions with Jacobi only"):
         ebla.cg(A, np.ones(4), storage="binary32", M=np.eye(4))
+    broken = scipy.sparse.csr_matrix(np.eye(4))
+    broken.indices[0] = 7  # SciPy trusts its arrays; ebla checks them
+    with pytest.raises(ValueError, match=r"^ebla\.cg: M\.indices\[0\] = 7 is outside \[0, 4\)"):
+        ebla.cg(A, np.ones(4), M=broken)
     short = _operator((4, 4), lambda x: x[:2])
     with pytest.raises(ValueError, match=r"^ebla\.cg: A\.matvec returned shape \(2,\), not \(4,\)"):
         ebla.cg(short, np.ones(4))
