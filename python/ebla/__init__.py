@@ -10,16 +10,19 @@ bound the library certifies:
   phases ``qdot_select`` (a :class:`QdotPlan`) and ``qdot_compute``;
 - ``gemm(A, B, ...)``: mixed-precision matrix products with certified bounds (seed 001);
 - ``cg(A, b, ...)`` and ``power_method(A, ...)``: conjugate gradients and the power method
-  with exact, approximate (qdot), fixed-format or automatically chosen dot products;
+  with exact, approximate (qdot), fixed-format or automatically chosen dot products; ``cg``
+  takes the arguments of ``scipy.sparse.linalg.cg`` (rtol, atol, maxiter, M, callback) too;
 - ``hpccg_problem``, ``diffusion_problem``, ``graph_laplacian``, ``random_unit_vector``,
   ``read_matrix_market``: the test problems of the experiments.
 
 Inputs are float64 or float32 arrays of any stride (copied only where they are not
 contiguous, or where a float32 array meets a float64 kernel); matrices for the solvers are
-``scipy.sparse`` CSR or CSC matrices (CSC is converted) or dense 2-D arrays. Invalid
-arguments raise ``ValueError`` with ebla's message, which names the function and the value.
-Kokkos is initialised when the module is imported (unless something else did) and finalised
-at interpreter exit. The kernels release the GIL, so other Python threads run meanwhile.
+``scipy.sparse`` CSR or CSC matrices (CSC is converted) or dense 2-D arrays, and for ``cg``
+also a ``scipy.sparse.linalg.LinearOperator``. Invalid arguments raise ``ValueError`` with
+ebla's message, which names the function and the value. Kokkos is initialised when the module
+is imported (unless something else did) and finalised at interpreter exit. The kernels release
+the GIL, so other Python threads run meanwhile (cg takes it again to call a Python operator,
+preconditioner or callback).
 """
 
 from dataclasses import dataclass, field
@@ -415,18 +418,22 @@ class DotHistory:
         return f"<ebla.DotHistory {len(next(iter(self.__dict__.values()), []))} iterations: {', '.join(self.names())}>"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CgResult:
     """The result of :func:`cg` (solvers/cg.hpp).
 
     x: the iterate at exit; status "converged", "max_iterations", "breakdown" or
-    "unconfirmed" (the stopping test passed, the true residual did not meet tol);
-    true_residual = ||b - A x|| in double-double; recursive_residual the ||r_k|| the
-    stopping test saw; levels the rungs of the dot products' precision mix; history a
-    :class:`DotHistory`; rr0 the record of the first r^T r; events what the automatic
-    policy's safeguards did, as (iteration, text); storage the storage policy of p, q and
-    r, replacements the residual replacements it took, bytes_moved the bytes its iterations
-    read and wrote (model; 0 for binary64).
+    "unconfirmed" (the stopping test passed, the true residual did not meet tau);
+    tolerance_used: tau; true_residual = ||b - A x|| in double-double; recursive_residual
+    the ||r_k|| the stopping test saw; levels the rungs of the dot products' precision mix;
+    history a :class:`DotHistory`; rr0 the record of the first r^T r; events what the
+    automatic policy's safeguards did, as (iteration, text); storage the storage policy of
+    p, q and r, replacements the residual replacements it took, bytes_moved the bytes its
+    iterations read and wrote (model; 0 for binary64).
+
+    SciPy's pair: ``x, info = ebla.cg(...)`` unpacks a result into x and :attr:`info`, as
+    ``scipy.sparse.linalg.cg`` returns them. Its repr is one line (status, iterations, true
+    residual and tau), not the vectors.
     """
 
     x: _np.ndarray
@@ -449,6 +456,24 @@ class CgResult:
     events: list
     history: DotHistory
     rr0: DotHistory
+
+    @property
+    def info(self):
+        """SciPy's info: 0 converged; the iterations (at least 1) where tau was not met
+        (max_iterations, unconfirmed); -1 for a breakdown."""
+        if self.status == "converged":
+            return 0
+        if self.status == "breakdown":
+            return -1
+        return max(self.iterations, 1)
+
+    def __iter__(self):
+        """x and info, for ``x, info = ebla.cg(...)``."""
+        return iter((self.x, self.info))
+
+    def __repr__(self):
+        return (f"<ebla.CgResult {self.status} after {self.iterations} iterations: ||b - A x|| = "
+                f"{self.true_residual:.3e}, tau = {self.tolerance_used:.3e}, n = {self.x.size}>")
 
 
 @dataclass(frozen=True)
@@ -486,7 +511,7 @@ def _check_indices(indices, name, bound, function):
         raise ValueError(f"{function}: {name}[{k}] = {indices[k]} is outside [0, {bound})")
 
 
-def _check_sparse_structure(A, function):
+def _check_sparse_structure(A, function, name="A"):
     """ValueError unless the arrays of a sparse matrix in CSR, CSC, BSR or COO describe one:
     SciPy's conversions trust them (and read out of bounds where they lie)."""
     if A.format in ("csr", "csc", "bsr"):
@@ -494,28 +519,29 @@ def _check_sparse_structure(A, function):
         major, minor = A.shape[0] // rows, A.shape[1] // columns
         if A.format == "csc":
             major, minor = minor, major
-        indptr = _index_array(A.indptr, "A.indptr", function)
-        indices = _index_array(A.indices, "A.indices", function)
+        indptr = _index_array(A.indptr, f"{name}.indptr", function)
+        indices = _index_array(A.indices, f"{name}.indices", function)
         if indptr.size != major + 1:
-            raise ValueError(f"{function}: A.indptr has {indptr.size} entries, not {major + 1}")
+            raise ValueError(f"{function}: {name}.indptr has {indptr.size} entries, not {major + 1}")
         if indptr[0] != 0:
-            raise ValueError(f"{function}: A.indptr[0] = {indptr[0]}, not 0")
+            raise ValueError(f"{function}: {name}.indptr[0] = {indptr[0]}, not 0")
         decreasing = _np.flatnonzero(_np.diff(indptr) < 0)
         if decreasing.size:
             i = decreasing[0]
-            raise ValueError(f"{function}: A.indptr decreases from {indptr[i]} to {indptr[i + 1]} at {i + 1}")
+            raise ValueError(f"{function}: {name}.indptr decreases from {indptr[i]} to {indptr[i + 1]} at {i + 1}")
         values = _np.shape(A.data)[0] if _np.ndim(A.data) else 0
         if indptr[-1] != indices.size or indptr[-1] != values:
-            raise ValueError(f"{function}: A.indptr ends at {indptr[-1]} but A has {indices.size} indices "
+            raise ValueError(f"{function}: {name}.indptr ends at {indptr[-1]} but {name} has {indices.size} indices "
                              f"and {values} values")
-        _check_indices(indices, "A.indices", minor, function)
+        _check_indices(indices, f"{name}.indices", minor, function)
     elif A.format == "coo":
-        row = _index_array(A.row, "A.row", function)
-        col = _index_array(A.col, "A.col", function)
+        row = _index_array(A.row, f"{name}.row", function)
+        col = _index_array(A.col, f"{name}.col", function)
         if not row.size == col.size == _np.size(A.data):
-            raise ValueError(f"{function}: A has {row.size} rows, {col.size} columns and {_np.size(A.data)} values")
-        _check_indices(row, "A.row", A.shape[0], function)
-        _check_indices(col, "A.col", A.shape[1], function)
+            raise ValueError(f"{function}: {name} has {row.size} rows, {col.size} columns and "
+                             f"{_np.size(A.data)} values")
+        _check_indices(row, f"{name}.row", A.shape[0], function)
+        _check_indices(col, f"{name}.col", A.shape[1], function)
 
 
 def _operator_arrays(A, function):
@@ -559,38 +585,170 @@ def _dot_args(dot, qdot_tol, function):
     return dot, (1.0 if qdot_tol is None else _real(qdot_tol, "qdot_tol", function))
 
 
-def cg(A, b, x0=None, tol=1e-8, norm="absolute", stop="exact_norm", max_iterations=10000, jacobi=False,
-       dot=None, qdot_tol=None, qdot_policy="budget", ladder=None, format=None, plan_margin=-1,
-       record_levels=False, stall_window=500, check_symmetry=True, storage="binary64"):
-    """Conjugate gradients with approximate dot products (seed 002, Algorithm 4.1).
+def _operator_like(A):
+    """Whether A is an operator given by its product (a scipy.sparse.linalg.LinearOperator,
+    or anything with .matvec and .shape), not a matrix (a sparse one takes ebla's kernels)."""
+    return hasattr(A, "matvec") and hasattr(A, "shape") and not isinstance(A, _np.ndarray) and not _is_sparse(A)
 
-    A: a symmetric positive definite scipy.sparse matrix (CSR; CSC and others converted) or
-    dense 2-D array; b, x0 (default zeros): 1-D arrays. tol: tau; the loop stops when
-    ||r_k|| <= tau (norm="absolute") or tau ||b|| ("relative"); stop: "exact_norm" (the
-    exact residual norm), "certified" (qdot's certified r^T r) or "approximate" (HPCCG's
-    sqrt(r^T r) as computed). The dot products (dot): "exact"; "qdot" with qdot_tol,
+
+def _is_sparse(A):
+    try:
+        import scipy.sparse as sparse
+    except ImportError:  # pragma: no cover - scipy is a dependency of the sparse path only
+        return False
+    return sparse.issparse(A)
+
+
+def _shape_text(shape):
+    return " x ".join(str(d) for d in shape)
+
+
+def _product_function(op, name, n, function):
+    """y = op.matvec(x) as a C-contiguous float64 vector of n entries; ValueError (naming
+    `name`) where op is not n x n, op.matvec is not callable or returns anything else."""
+    try:
+        shape = tuple(_operator.index(d) for d in op.shape)
+    except TypeError:
+        raise ValueError(f"{function}: {name}.shape = {op.shape!r} is not a pair of integers") from None
+    if shape != (n, n):
+        raise ValueError(f"{function}: {name} is {_shape_text(shape)}, not {n} x {n} (b has {n} entries)")
+    matvec = op.matvec
+    if not callable(matvec):
+        raise ValueError(f"{function}: {name}.matvec is a {type(matvec).__name__}, not callable")
+
+    def apply(x):
+        y = _np.asarray(matvec(x))
+        if y.dtype.kind not in "fiu":
+            raise ValueError(f"{function}: {name}.matvec returned dtype {y.dtype}, not a real one")
+        if y.shape not in ((n,), (n, 1)):
+            raise ValueError(f"{function}: {name}.matvec returned shape {y.shape}, not ({n},)")
+        return _np.ascontiguousarray(y.reshape(n), dtype=_np.float64)
+    return apply
+
+
+def _preconditioner(M, n, function):
+    """(jacobi, z = M r as a function or None) for cg's M: None, 'jacobi', an n x n
+    scipy.sparse matrix or dense array, or an operator with .matvec and .shape."""
+    if M is None:
+        return False, None
+    if isinstance(M, str):
+        if M != "jacobi":
+            raise ValueError(f"{function}: M = {M!r} is not a preconditioner (the only name is 'jacobi')")
+        return True, None
+    if _operator_like(M):
+        return False, _product_function(M, "M", n, function)
+    if _is_sparse(M):
+        import scipy.sparse as sparse
+        if M.shape != (n, n):
+            raise ValueError(f"{function}: M is {_shape_text(M.shape)}, not {n} x {n} (b has {n} entries)")
+        if M.dtype.kind not in "fiu":
+            raise ValueError(f"{function}: M has dtype {M.dtype}, not a real one")
+        _check_sparse_structure(M, function, "M")
+        csr = sparse.csr_matrix(M, dtype=_np.float64)
+        return False, lambda r: _np.ascontiguousarray(csr @ r, dtype=_np.float64)
+    if isinstance(M, _np.ndarray) or hasattr(M, "__array__") or isinstance(M, (list, tuple)):
+        dense = _matrix(M, "M", function)
+        if dense.shape != (n, n):
+            raise ValueError(f"{function}: M is {_shape_text(dense.shape)}, not {n} x {n} (b has {n} entries)")
+        return False, lambda r: _np.ascontiguousarray(dense @ r)
+    raise ValueError(f"{function}: M is a {type(M).__name__}: not 'jacobi', a matrix or an operator with "
+                     ".matvec and .shape")
+
+
+def _cg_tolerance(rtol, atol, tol, norm, function):
+    """(tol, atol, norm) for the C++ call from SciPy's rtol and atol or ebla's tol and norm."""
+    scipy_style = [k for k, v in (("rtol", rtol), ("atol", atol)) if v is not None]
+    ebla_style = [k for k, v in (("tol", tol), ("norm", norm)) if v is not None]
+    if scipy_style and ebla_style:
+        raise ValueError(f"{function}: {' and '.join(scipy_style)} (SciPy's tolerance) and {' and '.join(ebla_style)} "
+                         "(ebla's) both set tau: give rtol/atol or tol/norm, not both")
+    if ebla_style:
+        return (1e-8 if tol is None else _real(tol, "tol", function)), 0.0, \
+            ("absolute" if norm is None else _name(norm, "norm", function))
+    rtol = 1e-5 if rtol is None else _real(rtol, "rtol", function)
+    atol = 0.0 if atol is None else _real(atol, "atol", function)
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if not (v >= 0 and _np.isfinite(v)):
+            raise ValueError(f"{function}: {name} = {v} is not a nonnegative finite number")
+    if rtol > 0:
+        return rtol, atol, "relative"
+    if atol > 0:
+        return atol, 0.0, "absolute"
+    raise ValueError(f"{function}: rtol and atol are both 0: give one of them > 0")
+
+
+def cg(A, b, x0=None, *, rtol=None, atol=None, maxiter=None, M=None, callback=None, tol=None, norm=None,
+       stop="exact", max_iterations=None, jacobi=False, dot=None, qdot_tol=None, qdot_policy="budget", ladder=None,
+       format=None, plan_margin=-1, record_levels=False, stall_window=500, check_symmetry=True, storage="binary64"):
+    """Conjugate gradients with approximate dot products (seed 002, Algorithm 4.1), called as
+    ``scipy.sparse.linalg.cg``.
+
+    A: symmetric positive definite, a scipy.sparse matrix (CSR; CSC and others converted) or
+    dense 2-D array (both applied by ebla's kernels), or an operator given by its product: a
+    ``scipy.sparse.linalg.LinearOperator`` or anything with ``.matvec`` and ``.shape``, called
+    from the solver with the GIL taken (its true residual ||b - A x|| is that of the products
+    it returns, and its symmetry is not checked). b, x0 (default zeros): 1-D arrays.
+
+    Tolerance, SciPy's way: the loop stops when ||b - A x_k|| <= tau = max(rtol ||b||, atol)
+    (rtol=1e-5 and atol=0 where neither is given); or ebla's way: tau = tol (norm="absolute",
+    the default of this style) or tol ||b|| (norm="relative"), tol=1e-8 where only norm is
+    given. Giving rtol or atol together with tol or norm raises ValueError naming them.
+    maxiter or max_iterations (the same limit; not both): 10000 where neither is given
+    (SciPy's default is 10 n). M: the preconditioner, z = M r with M approximating A^-1 (a
+    matrix or operator as A, applied through SciPy and NumPy with the GIL taken), or
+    'jacobi' for diag(A)^-1 in ebla's kernels (jacobi=True says the same; not with M).
+    callback(xk): called after each iteration with a copy of the iterate x_k.
+
+    stop: "exact" (the exact residual norm; also "exact_norm"), "certified" (qdot's certified
+    r^T r) or "approximate" (HPCCG's sqrt(r^T r) as computed), as the command line's --stop;
+    a preconditioner needs "exact". The dot products (dot): "exact"; "qdot" with qdot_tol,
     qdot_policy ("budget"/"paper") and ladder; "fixed" in one format (format="bfloat16");
     "auto" (the tolerance of each call chosen from what the iteration needs). Giving qdot_tol
     alone means dot="qdot". plan_margin: qdot's plan reuse margin (-1: ebla's default).
-    check_symmetry: refuse (ValueError) an A that is not exactly symmetric, as the command line
-    does unless --no-symmetry-check. storage: the format of the Krylov vectors p, q and r
-    ("binary64", "binary32", "bfloat16", "binary16", "block16", "block8", "p=F,r=G" or
-    "auto"; docs/solvers.md, "Stored Krylov vectors"). Returns a :class:`CgResult`.
+    check_symmetry: refuse (ValueError) a matrix A that is not exactly symmetric, as the
+    command line does unless --no-symmetry-check. storage: the format of the Krylov vectors
+    p, q and r ("binary64", "binary32", "bfloat16", "binary16", "block16", "block8",
+    "p=F,r=G" or "auto"; docs/solvers.md, "Stored Krylov vectors"; narrow storage needs a
+    sparse A and no M but 'jacobi').
+
+    Returns a :class:`CgResult`; ``x, info = ebla.cg(...)`` unpacks it as SciPy's pair.
+    Exceptions of A.matvec, M.matvec and callback propagate.
     """
     function = "ebla.cg"
-    indptr, indices, data, n, dense = _operator_arrays(A, function)
     b = _vector(b, "b", function)
-    size = n if dense is None else dense.shape[0]
-    if b.size != size:
-        raise ValueError(f"{function}: A has {size} rows but b has {b.size} entries")
+    matvec = None
+    if _operator_like(A):
+        matvec = _product_function(A, "A", b.size, function)
+        indptr, indices, data, n, dense = None, None, None, b.size, None
+        size = b.size
+    else:
+        indptr, indices, data, n, dense = _operator_arrays(A, function)
+        size = n if dense is None else dense.shape[0]
+        if b.size != size:
+            raise ValueError(f"{function}: A has {size} rows but b has {b.size} entries")
     if x0 is not None:
         x0 = _vector(x0, "x0", function)
         if x0.size != size:
             raise ValueError(f"{function}: A has {size} rows but x0 has {x0.size} entries")
+    tol, atol, norm = _cg_tolerance(rtol, atol, tol, norm, function)
+    if maxiter is not None and max_iterations is not None:
+        raise ValueError(f"{function}: maxiter and max_iterations are the same limit: give one of them")
+    limit = maxiter if maxiter is not None else max_iterations
+    limit = 10000 if limit is None else _integer(limit, "maxiter" if maxiter is not None else "max_iterations",
+                                                 function, (0, _INT[1]))
+    if M is not None and jacobi:
+        raise ValueError(f"{function}: M and jacobi=True both set the preconditioner: give one of them "
+                         "(M='jacobi' is jacobi=True)")
+    use_jacobi, precondition = _preconditioner(M, size, function)
+    if matvec is not None and (use_jacobi or jacobi):
+        raise ValueError(f"{function}: Jacobi (M='jacobi' or jacobi=True) needs the diagonal of A, which an "
+                         "operator A does not give: pass M=diags(1 / d) for a diagonal d you know")
+    if callback is not None and not callable(callback):
+        raise ValueError(f"{function}: callback is a {type(callback).__name__}, not callable")
     dot, qtol = _dot_args(dot, qdot_tol, function)
-    r = _ebla.cg(indptr, indices, data, n, dense, b, x0, _real(tol, "tol", function), _name(norm, "norm", function),
-                 _name(stop, "stop", function),
-                 _integer(max_iterations, "max_iterations", function), bool(jacobi), dot, qtol, _name(qdot_policy, "qdot_policy", function),
+    r = _ebla.cg(indptr, indices, data, n, dense, matvec, b, x0, tol, atol, norm, _name(stop, "stop", function),
+                 limit, bool(jacobi) or use_jacobi, precondition, callback, dot, qtol,
+                 _name(qdot_policy, "qdot_policy", function),
                  _ladder(ladder, function), "" if format is None else _name(format, "format", function),
                  _integer(plan_margin, "plan_margin", function), bool(record_levels),
                  _integer(stall_window, "stall_window", function), bool(check_symmetry),

@@ -1,5 +1,6 @@
 // The solvers (conjugate gradients, the power method) on CSR or dense matrices with every dot
-// policy of solvers/dots.hpp, and the test problems of solvers/problems.hpp.
+// policy of solvers/dots.hpp, CG also on a Python operator with a Python preconditioner and
+// callback, and the test problems of solvers/problems.hpp.
 #include "common.hpp"
 
 #include <ebla/solvers/cg.hpp>
@@ -281,17 +282,45 @@ void check_symmetry(Asymmetry asymmetry, const char* function, Check&& check) {
   }
 }
 
-// The operator of the Python arguments: CSR arrays (indptr given) or a dense matrix.
+// The operator of the Python arguments: CSR arrays (indptr given), a dense matrix, or a
+// Python function y = A x of n entries (matvec not None).
 struct OperatorArgs {
   std::optional<IndexArray> indptr;
   std::optional<ColumnArray> indices;
   std::optional<DoubleArray> data;
   std::int64_t n = 0;
   std::optional<DoubleArray> dense;
+  py::object matvec = py::none();
 };
+
+// y = f(x) for a Python function of the Python layer, which returns a C-contiguous float64
+// array of y's length (it checks what the user's function returns), called with the GIL
+// taken: the solvers run without it. f lives in the caller's frame (a copy of a py::object
+// would count references without the GIL); a Python exception propagates as
+// py::error_already_set.
+void call_python(const py::object& f, const double* x, double* y, std::size_t n, const char* function,
+                 const char* what) {
+  py::gil_scoped_acquire gil;
+  py::array_t<double> in(static_cast<py::ssize_t>(n));
+  std::copy(x, x + n, in.mutable_data());
+  const py::object out = f(in);
+  const auto a = py::cast<DoubleArray>(out);
+  require(a.ndim() == 1 && static_cast<std::size_t>(a.size()) == n, function,
+          std::string(what) + " returned " + std::to_string(a.size()) + " values, not " + std::to_string(n));
+  std::copy(a.data(), a.data() + n, y);
+}
 
 template <class F>
 auto with_operator(const OperatorArgs& a, Asymmetry asymmetry, const char* function, F&& f) {
+  if (!a.matvec.is_none()) {  // the user's operator: its symmetry is the user's to ensure
+    const py::object* matvec = &a.matvec;
+    const auto n = static_cast<std::size_t>(a.n);
+    const FunctionOperator A(n, [matvec, n, function](FunctionOperator::HostConstVector x,
+                                                       FunctionOperator::HostVector y) {
+      call_python(*matvec, x.data(), y.data(), n, function, "A.matvec");
+    });
+    return f(A);
+  }
   if (a.indptr) {
     const CsrMatrix M = csr_from_arrays(*a.indptr, *a.indices, *a.data, a.n, function);
     check_symmetry(asymmetry, function, [&] { check_symmetric(M, "A"); });
@@ -303,24 +332,51 @@ auto with_operator(const OperatorArgs& a, Asymmetry asymmetry, const char* funct
   return f(A);
 }
 
+// The Python functions of a CG call (None where not given): the preconditioner z = M r and
+// the callback(x_k) after every iteration.
+struct CgFunctions {
+  py::object precondition = py::none();
+  py::object callback = py::none();
+};
+
 py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<DoubleArray> x0, double tol,
-                 const std::string& norm, const std::string& stop, int max_iterations, bool jacobi,
+                 double atol, const std::string& norm, const std::string& stop, int max_iterations, bool jacobi,
                  const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
                  const std::string& format, int plan_margin, bool record_levels, int stall_window,
-                 bool check_symmetry, const std::string& storage) {
+                 bool check_symmetry, const std::string& storage, const CgFunctions& functions) {
   const char* function = "ebla.cg";
   const DotPolicy dots = make_policy(dot, qdot_tol, qdot_policy, ladder, format, plan_margin, function);
   CgOptions o;
   o.tolerance = tol;
+  o.absolute_tolerance = atol;
   if (norm == "absolute") o.norm = Norm::absolute;
   else if (norm == "relative") o.norm = Norm::relative;
   else throw_invalid(function, "unknown norm '" + norm + "' (known: absolute, relative)");
-  if (stop == "exact_norm") o.stop = StopTest::exact_norm;
+  // the command line's names (exact), and exact_norm as before
+  if (stop == "exact" || stop == "exact_norm") o.stop = StopTest::exact_norm;
   else if (stop == "certified") o.stop = StopTest::certified;
   else if (stop == "approximate") o.stop = StopTest::approximate;
-  else throw_invalid(function, "unknown stop test '" + stop + "' (known: exact_norm, certified, approximate)");
+  else throw_invalid(function, "unknown stop test '" + stop + "' (known: exact, certified, approximate)");
   o.max_iterations = max_iterations;
   o.jacobi = jacobi;
+  const std::size_t n = static_cast<std::size_t>(b.size());
+  if (!functions.precondition.is_none()) {
+    const py::object* m = &functions.precondition;
+    o.preconditioner = [m, n, function](ConstVector r, Vector z) {
+      const auto hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r);
+      const auto hz = Kokkos::create_mirror_view(Kokkos::HostSpace(), z);
+      call_python(*m, hr.data(), hz.data(), n, function, "M");
+      Kokkos::deep_copy(z, hz);
+    };
+  }
+  if (!functions.callback.is_none()) {
+    const py::object* callback = &functions.callback;
+    o.on_iterate = [callback](int, ConstVector x) {
+      const auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+      py::gil_scoped_acquire gil;
+      (*callback)(vector_to_numpy(hx));
+    };
+  }
   o.record_levels = record_levels;
   o.stall_window = stall_window;
   o.storage = storage_policy_by_name(storage, "ebla.cg: storage");
@@ -399,21 +455,27 @@ OperatorArgs operator_args(std::optional<IndexArray> indptr, std::optional<Colum
 void register_solvers(py::module_& m) {
   m.def("cg",
         [](std::optional<IndexArray> indptr, std::optional<ColumnArray> indices, std::optional<DoubleArray> data,
-           std::int64_t n, std::optional<DoubleArray> dense, const DoubleArray& b, std::optional<DoubleArray> x0,
-           double tol, const std::string& norm, const std::string& stop, int max_iterations, bool jacobi,
-           const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
-           const std::string& format, int plan_margin, bool record_levels, int stall_window, bool check_symmetry,
-           const std::string& storage) {
-          return cg_call(operator_args(indptr, indices, data, n, dense), b, std::move(x0), tol, norm, stop,
-                         max_iterations, jacobi, dot, qdot_tol, qdot_policy, ladder, format, plan_margin,
-                         record_levels, stall_window, check_symmetry, storage);
+           std::int64_t n, std::optional<DoubleArray> dense, py::object matvec, const DoubleArray& b,
+           std::optional<DoubleArray> x0, double tol, double atol, const std::string& norm, const std::string& stop,
+           int max_iterations, bool jacobi, py::object precondition, py::object callback, const std::string& dot,
+           double qdot_tol, const std::string& qdot_policy, const std::string& ladder, const std::string& format,
+           int plan_margin, bool record_levels, int stall_window, bool check_symmetry, const std::string& storage) {
+          OperatorArgs op = operator_args(indptr, indices, data, n, dense);
+          op.matvec = std::move(matvec);
+          CgFunctions functions;
+          functions.precondition = std::move(precondition);
+          functions.callback = std::move(callback);
+          return cg_call(op, b, std::move(x0), tol, atol, norm, stop, max_iterations, jacobi, dot, qdot_tol,
+                         qdot_policy, ladder, format, plan_margin, record_levels, stall_window, check_symmetry,
+                         storage, functions);
         },
-        py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n"), py::arg("dense"), py::arg("b"),
-        py::arg("x0"), py::arg("tol"), py::arg("norm"), py::arg("stop"), py::arg("max_iterations"),
-        py::arg("jacobi"), py::arg("dot"), py::arg("qdot_tol"), py::arg("qdot_policy"), py::arg("ladder"),
-        py::arg("format"), py::arg("plan_margin"), py::arg("record_levels"), py::arg("stall_window"),
-        py::arg("check_symmetry"), py::arg("storage"),
-        "ebla::cg on a CSR (indptr, indices, data, n) or dense matrix; a dict of the result.");
+        py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n"), py::arg("dense"), py::arg("matvec"),
+        py::arg("b"), py::arg("x0"), py::arg("tol"), py::arg("atol"), py::arg("norm"), py::arg("stop"),
+        py::arg("max_iterations"), py::arg("jacobi"), py::arg("precondition"), py::arg("callback"), py::arg("dot"),
+        py::arg("qdot_tol"), py::arg("qdot_policy"), py::arg("ladder"), py::arg("format"), py::arg("plan_margin"),
+        py::arg("record_levels"), py::arg("stall_window"), py::arg("check_symmetry"), py::arg("storage"),
+        "ebla::cg on a CSR (indptr, indices, data, n) or dense matrix, or a Python matvec(x) of n entries, "
+        "with an optional Python preconditioner precondition(r) and callback(x); a dict of the result.");
   m.def("power_method",
         [](std::optional<IndexArray> indptr, std::optional<ColumnArray> indices, std::optional<DoubleArray> data,
            std::int64_t n, std::optional<DoubleArray> dense, const DoubleArray& x0, double tol, int max_iterations,

@@ -27,10 +27,10 @@ def test_the_tutorial_has_its_figures(source_dir):
     assert saved == ["qdot_mix.png", "acg_sweep.png", "gemm_narrow.png"]
 
 
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(5))
 def test_block_runs(source_dir, tmp_path, index):
     blocks = _blocks(source_dir)
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     code = blocks[index]
     _run(code, tmp_path, source_dir)
     for figure in re.findall(r'savefig\("([^"]+)"\)', code):

@@ -38,6 +38,10 @@ const char* to_string(SolverStatus s) {
   return "?";
 }
 
+double cg_tolerance(const CgOptions& o, double b_norm) {
+  return std::max(o.norm == Norm::relative ? o.tolerance * b_norm : o.tolerance, o.absolute_tolerance);
+}
+
 namespace {
 
 using exec = Kokkos::DefaultExecutionSpace;
@@ -146,11 +150,15 @@ std::string problem_of(const SolverSpace& A, ConstVector b, ConstVector x0, cons
   if (b.extent(0) != n) return "b has " + std::to_string(b.extent(0)) + " entries, A " + std::to_string(n) + " rows";
   if (x0.extent(0) != n) return "x0 has " + std::to_string(x0.extent(0)) + " entries, A " + std::to_string(n) + " rows";
   if (!(o.tolerance > 0) || !std::isfinite(o.tolerance)) return "tolerance " + std::to_string(o.tolerance) + " must be positive and finite";
+  if (!(o.absolute_tolerance >= 0) || !std::isfinite(o.absolute_tolerance))
+    return "absolute tolerance " + std::to_string(o.absolute_tolerance) + " must be nonnegative and finite";
   if (o.max_iterations < 0) return "max_iterations " + std::to_string(o.max_iterations) + " is negative";
   if (o.stall_window < 1) return "stall_window " + std::to_string(o.stall_window) + " must be at least 1";
-  if (o.stop != StopTest::exact_norm && o.jacobi)
+  if (o.jacobi && o.preconditioner) return "Jacobi and a preconditioner function: give one preconditioner";
+  if (o.stop != StopTest::exact_norm && (o.jacobi || o.preconditioner))
     return std::string("the ") + to_string(o.stop) +
-           " stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with Jacobi";
+           " stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with " +
+           (o.jacobi ? "Jacobi" : "a preconditioner");
   if (!detail::finite_vector(b)) return "b has a NaN or infinite entry";
   if (const std::string s = detail::storage_problem(A, o); !s.empty()) return s;
   if (!detail::finite_vector(x0)) return "x0 has a NaN or infinite entry";
@@ -186,7 +194,7 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
   CgResult res;
   res.x = Vector("ebla::cg x", n);
   res.b_norm = exact_norm(A, b);
-  res.tolerance_used = o.norm == Norm::relative ? o.tolerance * res.b_norm : o.tolerance;
+  res.tolerance_used = cg_tolerance(o, res.b_norm);
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   if (res.b_norm == 0) {  // b = 0: x = 0 solves it exactly
     res.status = SolverStatus::converged;
@@ -196,12 +204,16 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
   }
   Vector x = res.x, r("ebla::cg r", n), p("ebla::cg p", n), q("ebla::cg q", n);
   for (const Vector& v : {x, r, p, q}) detail::forget_plans(v.data());  // plans of this solve only
-  Vector z = o.jacobi ? Vector("ebla::cg z", n) : r;
+  const bool preconditioned = o.jacobi || static_cast<bool>(o.preconditioner);
+  Vector z = preconditioned ? Vector("ebla::cg z", n) : r;
   detail::forget_plans(z.data());
-  auto precondition = [&] { if (o.jacobi) scale(dinv, r, z); };
+  auto precondition = [&] {
+    if (o.jacobi) scale(dinv, r, z);
+    else if (o.preconditioner) o.preconditioner(r, z);
+  };
   std::vector<std::uint8_t>* no_map = nullptr;
   // exact dots without preconditioning: r^T r is the sum of squares the update pass takes
-  const bool exact_rr = dots.kind == DotKind::exact && !o.jacobi;
+  const bool exact_rr = dots.kind == DotKind::exact && !preconditioned;
   // the automatic policy: each dot product to the accuracy its rule asks (accurate_dots.hpp)
   detail::AccurateDots dot(dots, default_cg_rule(), res.events);
   const double tau = res.tolerance_used;
@@ -219,7 +231,7 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
   };
   // qdot on one process without preconditioning: r^T r's qdot rides in the update pass
   const bool riding_rr = host_vectors && A.single_process() &&
-                         (dots.kind == DotKind::qdot || dots.kind == DotKind::automatic) && !o.jacobi &&
+                         (dots.kind == DotKind::qdot || dots.kind == DotKind::automatic) && !preconditioned &&
                          !o.record_levels;
   std::vector<std::int64_t> histogram(riding_rr ? detail::QdotStream::histogram_size() : 0);
 
@@ -271,7 +283,7 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
     const DotRequest rr_request = request(DotRole::cg_residual, k, exact_rnorm);
     const double rr_delta = dot.automatic() ? dot.accuracy(rr_request) : 0.0;
     const QdotOptions rr_options = dot.automatic() ? dot.options_for(DotRole::cg_residual, rr_delta) : dots.qdot;
-    const bool exact_now = dot.automatic() && rr_options.tolerance == 0 && !o.jacobi;
+    const bool exact_now = dot.automatic() && rr_options.tolerance == 0 && !preconditioned;
     if (riding_rr && !exact_now) {                 // x_{k+1}, r_{k+1} (lines 8-9), c_{k+1} (line 10)
       detail::QdotStream rr_dot(r.data(), r.data(), n, rr_options);  //   in one pass
       rr = update_x_r_host(it.alpha, p, q, x, r, &rr_dot, histogram.data());
@@ -308,6 +320,7 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
       best_k = k;
     }
     if (o.progress) o.progress(k, rnorm);
+    if (o.on_iterate) o.on_iterate(k, x);
   }
   res.iterations = k;
   res.iteration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
@@ -365,9 +378,15 @@ void confirm(CgResult& res, std::size_t N) {
 
 // D^-1 for Jacobi (else an empty View); refuses, on every process, a diagonal entry that is
 // not positive: an SPD matrix has a_ii = e_i^T A e_i > 0, so a zero (an empty row, a row
-// without its diagonal entry), a negative or a NaN entry is no input for CG.
+// without its diagonal entry), a negative or a NaN entry is no input for CG. An operator
+// that does not know its diagonal (a FunctionOperator without one) skips the test, and
+// refuses Jacobi.
 Vector checked_diagonal(const SolverSpace& A, bool jacobi) {
   Vector d = A.diagonal();
+  if (d.extent(0) != A.size()) {
+    agree(A, "ebla::cg", jacobi ? "Jacobi needs the diagonal of A, which its operator does not give" : "");
+    return Vector();
+  }
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
   std::string problem;
   for (std::size_t i = 0; i < h.extent(0) && problem.empty(); ++i) {
@@ -393,7 +412,15 @@ CgResult scaled_cg(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVec
                    const CgOptions& o, int e) {
   CgOptions scaled = o;
   if (o.norm == Norm::absolute) scaled.tolerance = std::ldexp(o.tolerance, -e);
+  scaled.absolute_tolerance = std::ldexp(o.absolute_tolerance, -e);
   if (o.progress) scaled.progress = [&](int k, double r) { o.progress(k, std::ldexp(r, e)); };
+  if (o.on_iterate) {
+    Vector unscaled("ebla::cg 2^e x", A.size());
+    scaled.on_iterate = [&o, unscaled, e](int k, ConstVector x) {
+      detail::times_power_of_two(x, e, unscaled);
+      o.on_iterate(k, unscaled);
+    };
+  }
   CgResult res = iterate(A, times_power_of_two(b, -e, "ebla::cg 2^-e b"), times_power_of_two(x0, -e, "ebla::cg 2^-e x0"),
                          dinv, dots, scaled);
   confirm(res, A.global_size());
@@ -433,6 +460,9 @@ CgResult cg(const StencilOperator& A, ConstVector b, ConstVector x0, const DotPo
 }
 CgResult cg(const DenseOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
   return cg(LocalSpace<DenseOperator>(A), b, x0, dots, o);
+}
+CgResult cg(const FunctionOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
+  return cg(LocalSpace<FunctionOperator>(A), b, x0, dots, o);
 }
 
 }  // namespace ebla

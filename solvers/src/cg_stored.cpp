@@ -242,6 +242,7 @@ CgResult& StoredCg::run(Vector x, double tau, std::chrono::steady_clock::time_po
       best_k = k;
     }
     if (o_.progress) o_.progress(k, res_.history.back().residual);
+    if (o_.on_iterate) o_.on_iterate(k, x);
   }
   res_.iterations = k;
   res_.iteration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
@@ -256,6 +257,7 @@ std::string storage_problem(const SolverSpace& A, const CgOptions& o) {
   if (A.rows().kind == RowsOf::Kind::none)
     return what + " needs an operator that reads stored vectors: csr or stencil, on one process";
   if (o.stop != StopTest::exact_norm) return what + " needs the exact_norm stopping test";
+  if (o.preconditioner) return what + " preconditions with Jacobi only, not with a preconditioner function";
   if (o.record_levels) return what + " computes its dot products in the passes: no ladder maps to record";
   if (!(o.storage.gap_ratio > 0 && o.storage.gap_ratio < 1))
     return "storage gap_ratio " + std::to_string(o.storage.gap_ratio) + " must lie in (0, 1)";
@@ -269,7 +271,7 @@ CgResult stored_cg(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVec
   res.storage = to_string(o.storage);
   res.x = Vector("ebla::cg x", n);
   res.b_norm = norm_of_squares(A.sum(plain_dot(b, b)), N);
-  res.tolerance_used = o.norm == Norm::relative ? o.tolerance * res.b_norm : o.tolerance;
+  res.tolerance_used = cg_tolerance(o, res.b_norm);
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   Kokkos::deep_copy(res.x, x0);
   if (res.b_norm == 0) {  // b = 0: x = 0 solves it exactly

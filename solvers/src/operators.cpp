@@ -274,4 +274,36 @@ double DenseOperator::residual_norm(ConstVector x, ConstVector b) const {
   });
 }
 
+// ---- a function of the caller ------------------------------------------------------------
+
+FunctionOperator::FunctionOperator(std::size_t n, Function apply, Vector diagonal)
+    : n_(n), apply_(std::move(apply)), diagonal_(std::move(diagonal)) {
+  if (!apply_) throw_invalid("ebla::FunctionOperator", "no function to apply");
+  if (diagonal_.extent(0) != 0 && diagonal_.extent(0) != n_)
+    throw_invalid("ebla::FunctionOperator", "the diagonal has " + std::to_string(diagonal_.extent(0)) +
+                                                 " entries, the operator " + std::to_string(n_) + " rows");
+}
+
+void FunctionOperator::apply(ConstVector x, Vector y) const {
+  check_size("ebla::FunctionOperator::apply", size(), x, "x");
+  check_size("ebla::FunctionOperator::apply", size(), y, "y");
+  const auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  const auto hy = Kokkos::create_mirror_view(Kokkos::HostSpace(), y);
+  apply_(hx, hy);
+  Kokkos::deep_copy(y, hy);
+}
+
+double FunctionOperator::residual_norm(ConstVector x, ConstVector b) const {
+  check_size("ebla::FunctionOperator::residual_norm", size(), x, "x");
+  check_size("ebla::FunctionOperator::residual_norm", size(), b, "b");
+  Vector y("ebla::FunctionOperator A x", size());
+  apply(x, y);
+  return residual_norm_of(size(), KOKKOS_LAMBDA(const std::size_t i, DoubleDouble& squares) {
+    DoubleDouble r;
+    r.add(b(i));
+    r.add(-y(i));
+    squares.add_product(r.value(), r.value());
+  });
+}
+
 }  // namespace ebla

@@ -257,5 +257,8 @@ PowerResult power_method(const StencilOperator& A, ConstVector x0, const DotPoli
 PowerResult power_method(const DenseOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o) {
   return power_method(LocalSpace<DenseOperator>(A), x0, dots, o);
 }
+PowerResult power_method(const FunctionOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& o) {
+  return power_method(LocalSpace<FunctionOperator>(A), x0, dots, o);
+}
 
 }  // namespace ebla

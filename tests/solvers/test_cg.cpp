@@ -353,6 +353,76 @@ TEST(Cg, RejectsBadInputNamingTheValue) {
                  "diagonal entry 0");
 }
 
+// A FunctionOperator applying the CSR matrix gives CG the CSR operator's bits, with one call
+// for r_0, one an iteration and one for the true residual; a preconditioner function that
+// computes Jacobi's z = D^-1 r gives Jacobi's bits; on_iterate sees every iterate; and
+// absolute_tolerance is a floor under tau.
+TEST(Cg, FunctionOperatorPreconditionerAndIterateHooks) {
+  const CsrOperator C(csr_from_dense(stencil_dense(6, 5, 4)));
+  const std::size_t n = C.size();
+  Vector b("b", n), x0("x0", n);
+  C.apply(vec(std::vector<double>(n, 1.0)), b);
+  int calls = 0;
+  const FunctionOperator F(n, [&](FunctionOperator::HostConstVector x, FunctionOperator::HostVector y) {
+    ++calls;
+    Vector xd("x", n), yd("y", n);
+    Kokkos::deep_copy(xd, x);
+    C.apply(xd, yd);
+    Kokkos::deep_copy(y, yd);
+  });
+  CgOptions o;
+  o.tolerance = 1e-10;
+  const CgResult rc = cg(C, b, x0, DotPolicy::exact(), o);
+  std::vector<std::vector<double>> seen;
+  o.on_iterate = [&](int k, ConstVector x) {
+    EXPECT_EQ(static_cast<std::size_t>(k), seen.size() + 1);
+    seen.push_back(host(x));
+  };
+  const CgResult rf = cg(F, b, x0, DotPolicy::exact(), o);
+  ASSERT_EQ(rf.status, SolverStatus::converged) << rf.stop_reason;
+  EXPECT_EQ(rf.iterations, rc.iterations);
+  EXPECT_EQ(calls, rf.iterations + 2);
+  EXPECT_EQ(host(rf.x), host(rc.x));
+  ASSERT_EQ(seen.size(), static_cast<std::size_t>(rf.iterations));
+  EXPECT_EQ(seen.back(), host(rf.x));
+  EXPECT_LE(rf.true_residual, o.tolerance);
+  o.on_iterate = nullptr;
+
+  CgOptions jacobi = o;
+  jacobi.jacobi = true;
+  const CgResult rj = cg(C, b, x0, DotPolicy::exact(), jacobi);
+  std::vector<double> dinv = host(C.diagonal());
+  for (double& d : dinv) d = 1 / d;
+  CgOptions function = o;
+  int applications = 0;
+  function.preconditioner = [&](ConstVector r, Vector z) {
+    ++applications;
+    const auto hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r);
+    const auto hz = Kokkos::create_mirror_view(z);
+    for (std::size_t i = 0; i < n; ++i) hz(i) = dinv[i] * hr(i);
+    Kokkos::deep_copy(z, hz);
+  };
+  const CgResult rp = cg(C, b, x0, DotPolicy::exact(), function);
+  ASSERT_EQ(rp.status, SolverStatus::converged) << rp.stop_reason;
+  EXPECT_EQ(rp.iterations, rj.iterations);
+  EXPECT_EQ(applications, rp.iterations + 1);
+  EXPECT_EQ(host(rp.x), host(rj.x));
+  function.jacobi = true;
+  EXPECT_TRUE(contains(error_of([&] { cg(C, b, x0, DotPolicy::exact(), function); }), "give one preconditioner"));
+  EXPECT_TRUE(contains(error_of([&] { cg(F, b, x0, DotPolicy::exact(), jacobi); }), "Jacobi needs the diagonal"));
+
+  CgOptions floor = o;
+  floor.norm = Norm::relative;
+  floor.tolerance = 1e-14;
+  floor.absolute_tolerance = 1e-3;
+  const CgResult ra = cg(C, b, x0, DotPolicy::exact(), floor);
+  EXPECT_EQ(ra.status, SolverStatus::converged);
+  EXPECT_EQ(ra.tolerance_used, 1e-3);
+  EXPECT_LT(ra.iterations, rc.iterations);
+  floor.absolute_tolerance = -1;
+  EXPECT_TRUE(contains(error_of([&] { cg(C, b, x0, DotPolicy::exact(), floor); }), "absolute tolerance"));
+}
+
 // ---- DotPolicy::automatic -----------------------------------------------------------
 
 TEST(DotRules, RelaxedAccuracyIsTheSmallestOfItsThreeTerms) {

@@ -18,7 +18,8 @@
 // diagonal.
 //
 // Stopping test. The loop stops when the recursive residual satisfies ||r_k|| <= tau
-// (tau = tolerance, times ||b|| for Norm::relative), with ||r_k||^2 the plain double sum
+// (tau = tolerance, times ||b|| for Norm::relative; at least absolute_tolerance, which with
+// Norm::relative gives SciPy's max(rtol ||b||, atol)), with ||r_k||^2 the plain double sum
 // of r_i^2 inflated by its rounding bound 1 / (1 - gamma_n): an exact norm, not the
 // approximate c_k = qdot(r, r). Why: the test must not be fooled by the approximation
 // (c_k may be off by as much as the qdot tolerance allows, 100x at tolerance 1e2), and
@@ -38,6 +39,9 @@
 // 1e-200 underflows it), CG runs on 2^-e b and 2^-e x0 with 2^-e max |b_i| in [1/2, 1),
 // exactly the same iteration as on b wherever nothing overflows or underflows, and scales
 // x and the residuals back; CgResult::events says so.
+//
+// Preconditioners: Jacobi (diag(A)^-1), or a function of the caller computing z = M r for
+// an M that approximates A^-1 (symmetric positive definite); either makes line 10 r^T z.
 //
 // Breakdown: p^T A p <= 0 (A not positive definite, or the approximation made it look
 // so), or a dot product that is zero where it divides, or NaN/Inf: the iteration stops
@@ -85,6 +89,8 @@ constexpr int cg_stall_window = 500;
 struct CgOptions {
   double tolerance = 1e-8;           ///< tau > 0
   Norm norm = Norm::absolute;
+  /// tau is at least this (>= 0): tau = max(tolerance [times ||b||], absolute_tolerance)
+  double absolute_tolerance = 0;
   StopTest stop = StopTest::exact_norm;
   int max_iterations = 10000;        ///< >= 0
   bool jacobi = false;               ///< precondition with diag(A)^-1
@@ -92,8 +98,14 @@ struct CgOptions {
   /// DotPolicy::automatic: tighten when ||r_k|| has not reached a new minimum for
   /// max(stall_window, k_min) iterations (k_min the iteration of the minimum); >= 1.
   int stall_window = cg_stall_window;
+  /// z = M r, M symmetric positive definite and close to A^-1 (not with jacobi, not with
+  /// narrow storage); may be empty. Its exceptions propagate out of cg.
+  std::function<void(ConstVector r, Vector z)> preconditioner;
   /// Called after every iteration with (k, ||r_k||) (progress lines); may be empty.
   std::function<void(int, double)> progress;
+  /// Called after every iteration with (k, x_k), the iterate of the system as given; may be
+  /// empty. Its exceptions propagate out of cg.
+  std::function<void(int, ConstVector)> on_iterate;
   /// The format of p, q and r (storage_rule.hpp). Narrow storage needs an operator that
   /// reads stored vectors (csr or stencil, one process) and StopTest::exact_norm; its dot
   /// products ride in the passes in binary64, whatever the DotPolicy.
@@ -149,5 +161,9 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
 CgResult cg(const CsrOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
 CgResult cg(const StencilOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
 CgResult cg(const DenseOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
+CgResult cg(const FunctionOperator& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& options);
+
+/// tau of the options for a right-hand side of norm b_norm (CgResult::tolerance_used).
+double cg_tolerance(const CgOptions& options, double b_norm);
 
 }  // namespace ebla

@@ -2,12 +2,17 @@
 //  - CsrOperator:     a compressed sparse row matrix, applied by KokkosSparse::spmv;
 //  - StencilOperator: HPCCG's 27-point stencil on an nx x ny x nz grid, matrix-free
 //                     (diagonal 27, -1 for every neighbour inside the grid);
-//  - DenseOperator:   a dense n x n matrix, applied by KokkosBlas::gemv.
+//  - DenseOperator:   a dense n x n matrix, applied by KokkosBlas::gemv;
+//  - FunctionOperator: a function of the caller that computes y = A x on host binary64
+//                     Views (a matrix-free operator of another library, a Python one).
 // Each has size(), apply(x, y) (y = A x), diagonal() (for Jacobi) and
 // residual_norm(x, b) = ||b - A x||_2 evaluated in double-double arithmetic: every
 // product A_ij x_j is split exactly (TwoProduct by FMA) and summed with TwoSum, so the
 // result is correct to about 2^-100 relative to sum_j |A_ij x_j| per row, far below
-// anything the solvers report (this is the "true residual" of the results).
+// anything the solvers report (this is the "true residual" of the results). A
+// FunctionOperator's residual is that of the y = A x its function computes: the norm of
+// b - y in double-double, so the certificate holds for the operator as the function
+// evaluates it.
 //
 // Where they run: Vector is a View of Kokkos' default memory space, and apply, diagonal and
 // residual_norm run in the default execution space (the device's, in a CUDA or HIP build).
@@ -22,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace ebla {
 
@@ -111,6 +117,32 @@ private:
   Kokkos::View<double**, Kokkos::LayoutRight> A_;
 };
 
+/// y = A x computed by a function: apply(x, y) hands it host Views of x (read only) and y
+/// (to be overwritten), copied from and to the solver's memory space where that is not the
+/// host's. The function is trusted to be linear and symmetric; its exceptions propagate out
+/// of the solver. Jacobi needs the diagonal, which only the caller can give.
+class FunctionOperator {
+public:
+  using HostConstVector = Kokkos::View<const double*, Kokkos::HostSpace>;
+  using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
+  using Function = std::function<void(HostConstVector x, HostVector y)>;
+  FunctionOperator() = default;
+  /// diagonal: diag(A) if known (n entries), else an empty View. Throws InvalidArgument if
+  /// the function is empty or the diagonal has other than n entries.
+  FunctionOperator(std::size_t n, Function apply, Vector diagonal = Vector());
+  std::size_t size() const { return n_; }
+  void apply(ConstVector x, Vector y) const;
+  /// diag(A) as given, or an empty View where the caller gave none.
+  Vector diagonal() const { return diagonal_; }
+  /// ||b - y|| in double-double, y = A x from the function (rounded as it rounds).
+  double residual_norm(ConstVector x, ConstVector b) const;
+
+private:
+  std::size_t n_ = 0;
+  Function apply_;
+  Vector diagonal_;
+};
+
 /// The rows of an operator for kernels that read stored vectors (cg_steps): a CSR matrix,
 /// HPCCG's 27-point stencil, or none (the dense operator, spaces over several processes).
 struct RowsOf {
@@ -127,6 +159,7 @@ inline RowsOf rows_of(const StencilOperator& A) {
   return {RowsOf::Kind::stencil, CsrMatrix(), A.nx(), A.ny(), A.nz(), {}, {}};
 }
 inline RowsOf rows_of(const DenseOperator&) { return {}; }
+inline RowsOf rows_of(const FunctionOperator&) { return {}; }
 
 namespace detail {
 

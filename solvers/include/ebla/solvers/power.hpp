@@ -91,5 +91,6 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
 PowerResult power_method(const CsrOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& options);
 PowerResult power_method(const StencilOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& options);
 PowerResult power_method(const DenseOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& options);
+PowerResult power_method(const FunctionOperator& A, ConstVector x0, const DotPolicy& dots, const PowerOptions& options);
 
 }  // namespace ebla
