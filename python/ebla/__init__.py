@@ -480,7 +480,8 @@ class CgResult:
 class PowerResult:
     """The result of :func:`power_method` (solvers/power.hpp): the eigenvalue estimate, the
     unit eigenvector, residual = ||A x - lambda x||, the status and a :class:`DotHistory`
-    (entry 0 is the start)."""
+    (entry 0 is the start); storage the storage policy and bytes_moved the modelled bytes of
+    a stored iteration's passes (0 for binary64)."""
 
     eigenvalue: float
     eigenvector: _np.ndarray
@@ -494,6 +495,8 @@ class PowerResult:
     levels: list
     events: list
     history: DotHistory
+    storage: str = "binary64"
+    bytes_moved: float = 0.0
 
 
 def _index_array(arr, name, function):
@@ -759,13 +762,17 @@ def cg(A, b, x0=None, *, rtol=None, atol=None, maxiter=None, M=None, callback=No
 
 
 def power_method(A, x0=None, tol=1e-6, max_iterations=300, dot=None, qdot_tol=None, qdot_policy="budget",
-                 ladder=None, format=None, plan_margin=-1, record_levels=False, seed=1, check_symmetry=True):
+                 ladder=None, format=None, plan_margin=-1, record_levels=False, seed=1, check_symmetry=True,
+                 storage="binary64"):
     """The power method for the largest eigenvalue of a symmetric A (seed 002, section 4.3).
 
     A as for :func:`cg`; x0: the start vector (default ``random_unit_vector(n, seed)``, as
     ebla's experiments start). It stops when |lambda_{k+1} - lambda_k| <= tol. Dot products
     as for :func:`cg`. check_symmetry: warn (RuntimeWarning) where A is not exactly symmetric,
-    as the command line does. Returns a :class:`PowerResult`.
+    as the command line does. storage: the format of the stored iterate, as ``ebla power
+    --storage`` (binary64, binary32, bfloat16, binary16, block16, block8 or "auto"; anything
+    but binary64 runs one fused pass per iteration on a sparse A, its dot products binary64
+    sums; docs/solvers.md, "Stored iterate"). Returns a :class:`PowerResult`.
     """
     function = "ebla.power_method"
     indptr, indices, data, n, dense = _operator_arrays(A, function)
@@ -780,7 +787,7 @@ def power_method(A, x0=None, tol=1e-6, max_iterations=300, dot=None, qdot_tol=No
                            _integer(max_iterations, "max_iterations", function), dot, qtol, _name(qdot_policy, "qdot_policy", function),
                            _ladder(ladder, function), "" if format is None else _name(format, "format", function),
                            _integer(plan_margin, "plan_margin", function), bool(record_levels),
-                           bool(check_symmetry))
+                           bool(check_symmetry), _name(storage, "storage", function))
     r["history"] = DotHistory(r["history"])
     return PowerResult(**r)
 

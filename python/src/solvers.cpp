@@ -236,6 +236,8 @@ py::dict power_dict(const PowerResult& r, const DotPolicy& dots, bool record_lev
   const std::vector<std::string> rungs = dots.level_names();
   d["levels"] = rungs;
   d["events"] = events_list(r.events);
+  d["storage"] = r.storage;
+  d["bytes_moved"] = r.bytes_moved;
   py::dict h;
   h["eigenvalue"] = series(r.history, &PowerIteration::eigenvalue);
   h["change"] = series(r.history, &PowerIteration::change);
@@ -402,10 +404,11 @@ py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<Dou
 py::dict power_call(const OperatorArgs& op, const DoubleArray& x0, double tol, int max_iterations,
                     const std::string& dot, double qdot_tol, const std::string& qdot_policy,
                     const std::string& ladder, const std::string& format, int plan_margin, bool record_levels,
-                    bool check_symmetry) {
+                    bool check_symmetry, const std::string& storage) {
   const char* function = "ebla.power_method";
   const DotPolicy dots = make_policy(dot, qdot_tol, qdot_policy, ladder, format, plan_margin, function);
   PowerOptions o;
+  o.storage = storage_policy_by_name(storage, "ebla.power_method: storage");
   o.tolerance = tol;
   o.max_iterations = max_iterations;
   o.record_levels = record_levels;
@@ -480,14 +483,15 @@ void register_solvers(py::module_& m) {
         [](std::optional<IndexArray> indptr, std::optional<ColumnArray> indices, std::optional<DoubleArray> data,
            std::int64_t n, std::optional<DoubleArray> dense, const DoubleArray& x0, double tol, int max_iterations,
            const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
-           const std::string& format, int plan_margin, bool record_levels, bool check_symmetry) {
+           const std::string& format, int plan_margin, bool record_levels, bool check_symmetry,
+           const std::string& storage) {
           return power_call(operator_args(indptr, indices, data, n, dense), x0, tol, max_iterations, dot, qdot_tol,
-                            qdot_policy, ladder, format, plan_margin, record_levels, check_symmetry);
+                            qdot_policy, ladder, format, plan_margin, record_levels, check_symmetry, storage);
         },
         py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n"), py::arg("dense"), py::arg("x0"),
         py::arg("tol"), py::arg("max_iterations"), py::arg("dot"), py::arg("qdot_tol"), py::arg("qdot_policy"),
         py::arg("ladder"), py::arg("format"), py::arg("plan_margin"), py::arg("record_levels"),
-        py::arg("check_symmetry"),
+        py::arg("check_symmetry"), py::arg("storage"),
         "ebla::power_method on a CSR or dense matrix; a dict of the result.");
   m.def("hpccg_problem", [](int nx, int ny, int nz) {
     check_grid("ebla.hpccg_problem", ProblemSource::hpccg, nx, ny, nz);

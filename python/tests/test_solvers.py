@@ -185,3 +185,28 @@ def test_cg_storage_refuses_unknown_names_and_dense_matrices():
         ebla.cg(A.toarray(), b, storage="binary32")
     with pytest.raises(ValueError, match="storage = 32 is not a name"):
         ebla.cg(A, b, storage=32)
+
+
+@pytest.mark.parametrize("storage", ["binary32", "bfloat16", "block16", "auto"])
+def test_power_storage_certifies_its_eigenvalue(storage):
+    L = ebla.graph_laplacian(3000, 10.0, 1)
+    plain = ebla.power_method(L, tol=1e-8, max_iterations=3000)
+    r = ebla.power_method(L, tol=1e-8, max_iterations=3000, storage=storage)
+    assert r.status == "converged"
+    assert r.storage == storage
+    assert r.bytes_moved > 0 and plain.bytes_moved == 0
+    x = r.eigenvector
+    assert abs(np.linalg.norm(x) - 1) <= 1e-12
+    # the reported residual is the returned pair's
+    assert abs(np.linalg.norm(L @ x - r.eigenvalue * x) - r.residual) <= 1e-9 * r.residual + 1e-14
+    # binary32 and auto keep the binary64 method's eigenvalue within tol
+    if storage in ("binary32", "auto"):
+        assert abs(r.eigenvalue - plain.eigenvalue) <= 1e-8
+
+
+def test_power_storage_refuses_dense_matrices_and_two_formats():
+    L = ebla.graph_laplacian(50, 4.0, 1)
+    with pytest.raises(ValueError, match="storage binary32 needs an operator that reads stored vectors"):
+        ebla.power_method(L.toarray(), storage="binary32")
+    with pytest.raises(ValueError, match="the power method stores one vector"):
+        ebla.power_method(L, storage="p=binary32,r=binary64")
