@@ -182,8 +182,11 @@ int run_select(const Config& c, Hdf5Writer* out) {
                rep.relative_bound <= c.tolerance ? "yes" : "no", chosen && plan.meets_tolerance ? "<- chosen" : ""});
   }
   table.print();
-  if (out != nullptr)
-    write_gemm_selection(root_of(*out, c, "select").group("select"), c.data, opt, plan, select_seconds, stamp(c));
+  if (out != nullptr) {
+    const Hdf5Group g = root_of(*out, c, "select").group("select");
+    write_gemm_selection(g, c.data, opt, plan, select_seconds, stamp(c));
+    g.attribute("throughputs", costs_origin(costs));
+  }
   if (!plan.meets_tolerance) {
     std::printf("\nno candidate meets tolerance %g: the smallest certified relative bound is %.3e (%s)\n",
                 c.tolerance, plan.relative_bound, describe(plan.config).c_str());
