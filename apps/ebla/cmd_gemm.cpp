@@ -5,6 +5,7 @@
 //
 //   ebla gemm --m 256 --k 256 --n 256 --input bfloat16 --words 2 --engine sgemm --reference
 //   ebla gemm --tolerance 1e-6 --reference                 gemm_select, default candidates
+//                                                          (throughputs from the profile: ebla tune)
 //   ebla gemm --experiment narrow-range [--figure 5.1]     seed 001, section 5, Figs. 5.1, 5.2
 //   ebla gemm --experiment tensor-core                     seed 000, section 4.2, Fig. 6
 //
@@ -29,7 +30,7 @@ using namespace gemm_command;
 
 // The choice (experiments/gemm_choice.hpp), the CLI11 options that bound it, and output.
 struct GemmCliOptions : experiments::GemmChoice {
-  std::string progress, output;
+  std::string progress, output, profile;
   std::vector<const CLI::Option*> registered;  // to tell which options were given
 };
 
@@ -38,6 +39,7 @@ Config make_config(const GemmCliOptions& o) {
   static_cast<experiments::GemmSpec&>(c) = make_gemm_spec(o);
   c.progress = progress_interval(o.progress, "ebla gemm --progress");
   c.output = o.output;
+  c.profile = o.profile;
   return c;
 }
 
@@ -105,6 +107,9 @@ Command add_gemm(CLI::App& app) {
                   ->capture_default_str());
   r.push_back(app.add_option("--seed", o->seed, "Seed of the matrices (mt19937_64)")->capture_default_str()->check(seed_range()));
   r.push_back(app.add_option("--output,-o", o->output, "Write parameters and results to this HDF5 file")->check(output_file()));
+  app.add_option("--profile", o->profile,
+                 "--tolerance: the throughput profile to read or write (default: $EBLA_GEMM_PROFILE, else "
+                 "$XDG_CACHE_HOME/ebla/gemm-profile, else ~/.cache/ebla/gemm-profile; ebla tune makes one)");
   add_progress_option(app, o->progress);
   r.push_back(app.get_option("--progress"));
   app.footer(

@@ -24,6 +24,7 @@ Command add_cg(CLI::App& app);
 Command add_power(CLI::App& app);
 Command add_mac(CLI::App& app);
 Command add_gemm(CLI::App& app);
+Command add_tune(CLI::App& app);
 Command add_probe(CLI::App& app);
 Command add_mma(CLI::App& app);
 Command add_weakform(CLI::App& app);

@@ -104,7 +104,46 @@ void print_narrow_table(const NarrowFigure& f, const std::vector<std::int64_t>& 
   table.print();
 }
 
+/// "42 s", "5 min", "3 h", "2 days".
+std::string age_text(std::int64_t seconds) {
+  if (seconds < 120) return fmt::format("{} s", seconds);
+  if (seconds < 2 * 3600) return fmt::format("{} min", seconds / 60);
+  if (seconds < 2 * 86400) return fmt::format("{} h", seconds / 3600);
+  return fmt::format("{} days", seconds / 86400);
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 }  // namespace
+
+GemmCosts costs_for(const std::string& path, bool remeasure) {
+  GemmCosts costs = gemm_costs(path.empty() ? default_gemm_profile_path() : path, remeasure);
+  for (const std::string& w : costs.warnings) spdlog::warn("{}", w);
+  if (!costs.noisy.empty())
+    spdlog::warn("the timings of {} disagree (median more than {:g} times the fastest in {} attempts): used for "
+                 "this run, not stored",
+                 joined(costs.noisy), GemmTimingRule{}.spread, GemmTimingRule{}.attempts);
+  return costs;
+}
+
+std::string costs_origin(const GemmCosts& c) {
+  std::string out;
+  if (c.read) out = fmt::format("profile {}, written {} ago", c.path, age_text(c.age));
+  if (!c.measured.empty() || !c.noisy.empty()) {
+    std::vector<std::string> now = c.measured;
+    now.insert(now.end(), c.noisy.begin(), c.noisy.end());
+    out += out.empty() ? "measured now" : fmt::format("; measured now: {}", joined(now));
+    if (c.stored) out += c.read ? " (added to it)" : fmt::format(", stored in profile {}", c.path);
+    else if (c.path.empty()) out += " (no profile: neither XDG_CACHE_HOME nor HOME is set)";
+    else out += " (not stored)";
+    if (!c.noisy.empty()) out += fmt::format("; noisy: {}", joined(c.noisy));
+  }
+  return out;
+}
 
 int run_single(const Config& c, Hdf5Writer* out) {
   const auto [A, B] = operands(c);
@@ -127,12 +166,15 @@ int run_select(const Config& c, Hdf5Writer* out) {
   opt.subnormals = c.subnormals;
   opt.failure = c.failure;
   opt.componentwise = c.reference;  // as in a single run: entrywise only against the reference
+  const GemmCosts costs = costs_for(c.profile, false);
+  opt.cost = costs.model;
   const Stopwatch watch;
   const GemmPlan plan = gemm_select(A, B, opt);
   const double select_seconds = watch.seconds();
   print_data_header(c, "selection");
-  std::printf("  tolerance %g: wanted ||C - AB||_inf <= %g ||A||_inf ||B||_inf; selection took %.4f s\n\n",
+  std::printf("  tolerance %g: wanted ||C - AB||_inf <= %g ||A||_inf ||B||_inf; selection took %.4f s\n",
               c.tolerance, c.tolerance, select_seconds);
+  std::printf("  throughputs: %s\n\n", costs_origin(costs).c_str());
   Table table({"candidate", "relative bound", "modelled ms", "meets", ""});
   for (const GemmCandidateReport& rep : plan.candidates) {
     const bool chosen = describe(rep.config) == describe(plan.config);
@@ -140,8 +182,11 @@ int run_select(const Config& c, Hdf5Writer* out) {
                rep.relative_bound <= c.tolerance ? "yes" : "no", chosen && plan.meets_tolerance ? "<- chosen" : ""});
   }
   table.print();
-  if (out != nullptr)
-    write_gemm_selection(root_of(*out, c, "select").group("select"), c.data, opt, plan, select_seconds, stamp(c));
+  if (out != nullptr) {
+    const Hdf5Group g = root_of(*out, c, "select").group("select");
+    write_gemm_selection(g, c.data, opt, plan, select_seconds, stamp(c));
+    g.attribute("throughputs", costs_origin(costs));
+  }
   if (!plan.meets_tolerance) {
     std::printf("\nno candidate meets tolerance %g: the smallest certified relative bound is %.3e (%s)\n",
                 c.tolerance, plan.relative_bound, describe(plan.config).c_str());

@@ -4,6 +4,7 @@
 
 #include <ebla/core/error.hpp>
 #include <ebla/kernels/gemm_host.hpp>
+#include <ebla/kernels/gemm_profile.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -17,61 +18,8 @@ using namespace gemm_detail;
 
 // ---- selection ------------------------------------------------------------------------------
 
-namespace {
-
-template <class F>
-double best_seconds(int repetitions, F&& f) {
-  double best = inf;
-  for (int r = 0; r < repetitions; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, seconds_since(start));
-  }
-  return best;
-}
-
-}  // namespace
-
 const GemmCostModel& GemmCostModel::measured() {
-  static const GemmCostModel model = [] {
-    GemmCostModel c;
-    const std::int64_t s = 512;  // large enough for the engines' steady rates
-    const double flops = static_cast<double>(s * s * s);  // multiply-adds
-    std::vector<double> a(static_cast<std::size_t>(s * s), 0.5), cd(a.size());
-    std::vector<float> fa(a.size(), 0.5f), fc(a.size());
-    std::vector<std::uint16_t> ha(a.size(), 0x3f00);
-    // OpenBLAS's and oneDNN's threads spin for a while after a call and slow the other
-    // library's next one: each engine is timed in two rounds, the best time kept
-    c.dgemm = c.sgemm = c.onednn_bf16 = inf;
-    for (int round = 0; round < 2; ++round) {
-      if (host::gemm_engines().onednn_bf16)
-        c.onednn_bf16 = std::min(c.onednn_bf16, best_seconds(3, [&] {
-          host::bf16_gemm(s, s, s, ha.data(), ha.data(), fc.data());
-        }) / flops);
-      c.sgemm = std::min(c.sgemm, best_seconds(3, [&] {
-        host::sgemm_by_rows(s, s, s, fa.data(), fa.data(), fc.data());
-      }) / flops);
-      c.dgemm = std::min(c.dgemm, best_seconds(3, [&] {
-        host::dgemm_by_rows(s, s, s, a.data(), a.data(), cd.data());
-      }) / flops);
-    }
-    const std::int64_t e = 32;
-    HostMatrix X("X", e, e), Y("Y", e, e), Z("Z", e, e);
-    Kokkos::deep_copy(X, 0.75);
-    Kokkos::deep_copy(Y, 1.25);
-    c.emulated = best_seconds(2, [&] { unit_gemm(units::fma_binary32(), X, Y, Z); }) /
-                 static_cast<double>(e * e * e);
-    // splitting, per element of A and B and per word: the words, the residuals, the norms and
-    // the normwise bound's passes (a warm-up call first: fresh memory costs page faults)
-    GemmConfig one;
-    one.componentwise = false;
-    const std::int64_t h = 512;
-    HostMatrix big("big", h, h);
-    Kokkos::deep_copy(big, 0.3);
-    c.split = best_seconds(3, [&] { normwise(prepare(big, big, one, "ebla::GemmCostModel", Keep{})); }) /
-              static_cast<double>(2 * h * h);
-    return c;
-  }();
+  static const GemmCostModel model = cost_model(measure_gemm_timings(gemm_profile_entries()));
   return model;
 }
 
@@ -94,6 +42,30 @@ double GemmCostModel::seconds(const GemmConfig& config, std::int64_t m, std::int
     t += blocks * mnk * dgemm;
   }
   return t;
+}
+
+std::size_t gemm_choice(const std::vector<GemmCandidateReport>& candidates, double tolerance, double tie_margin) {
+  const char* function = "ebla::gemm_choice";
+  if (candidates.empty()) throw_invalid(function, "the candidate list is empty");
+  if (!(tie_margin >= 0)) throw_invalid(function, "tie margin = " + std::to_string(tie_margin) + " is negative");
+  const auto meets = [&](const GemmCandidateReport& c) { return c.relative_bound <= tolerance; };
+  double cheapest = inf;
+  for (const GemmCandidateReport& c : candidates)
+    if (meets(c)) cheapest = std::min(cheapest, c.seconds);
+  const bool any = cheapest < inf || std::any_of(candidates.begin(), candidates.end(), meets);
+  // a < b: a is preferred; within the margin of the cheapest, cost decides last
+  const auto better = [](const GemmCandidateReport& a, const GemmCandidateReport& b) {
+    if (a.relative_bound != b.relative_bound) return a.relative_bound < b.relative_bound;
+    if (pairs_of(a.config.words) != pairs_of(b.config.words)) return pairs_of(a.config.words) < pairs_of(b.config.words);
+    return a.seconds < b.seconds;
+  };
+  std::size_t pick = candidates.size();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const GemmCandidateReport& c = candidates[i];
+    if (any && !(meets(c) && c.seconds <= cheapest * (1 + tie_margin))) continue;
+    if (pick == candidates.size() || better(c, candidates[pick])) pick = i;
+  }
+  return pick;
 }
 
 std::vector<GemmConfig> default_gemm_candidates(bool scaling, bool subnormals) {
@@ -130,10 +102,9 @@ GemmPlan gemm_select(const ConstHostMatrix& A, const ConstHostMatrix& B, const G
     c.componentwise = options.componentwise;
   }
   for (const GemmConfig& c : candidates) validate(c, function);
-  const GemmCostModel& cost = GemmCostModel::measured();
+  const GemmCostModel& cost = options.cost ? *options.cost : GemmCostModel::measured();
   GemmPlan plan;
   plan.tolerance = options.tolerance;
-  int chosen = -1, smallest = -1;
   // each candidate's bound by the passes gemm makes, without keeping the words
   for (const GemmConfig& c : candidates) {
     GemmCandidateReport rep;
@@ -145,19 +116,9 @@ GemmPlan gemm_select(const ConstHostMatrix& A, const ConstHostMatrix& B, const G
     rep.seconds = cost.seconds(c, A.extent(0), A.extent(1), B.extent(1));
     plan.candidates.push_back(rep);
   }
-  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
-    const GemmCandidateReport& rep = plan.candidates[i];
-    const int idx = static_cast<int>(i);
-    if (rep.relative_bound <= options.tolerance &&
-        (chosen < 0 || rep.seconds < plan.candidates[static_cast<std::size_t>(chosen)].seconds))
-      chosen = idx;
-    if (smallest < 0 ||
-        rep.relative_bound < plan.candidates[static_cast<std::size_t>(smallest)].relative_bound)
-      smallest = idx;
-  }
-  if (smallest < 0) throw_invalid(function, "the candidate list is empty");
-  plan.meets_tolerance = chosen >= 0;
-  const GemmCandidateReport& pick = plan.candidates[static_cast<std::size_t>(chosen >= 0 ? chosen : smallest)];
+  if (plan.candidates.empty()) throw_invalid(function, "the candidate list is empty");
+  const GemmCandidateReport& pick = plan.candidates[gemm_choice(plan.candidates, options.tolerance, options.tie_margin)];
+  plan.meets_tolerance = pick.relative_bound <= options.tolerance;
   plan.config = pick.config;
   plan.relative_bound = pick.relative_bound;
   plan.seconds = pick.seconds;

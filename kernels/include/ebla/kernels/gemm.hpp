@@ -93,6 +93,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <string>
 #include <vector>
@@ -197,7 +198,9 @@ std::string describe(const GemmConfig& config);
 struct GemmCostModel {
   double dgemm = 0, sgemm = 0, onednn_bf16 = 0, emulated = 0;
   double split = 0;  ///< seconds per element and word of splitting (rounding, residuals)
-  /// Measured once per process on 512 x 512 products (emulated: 32 x 32), then cached.
+  /// Measured once per process in memory on 512 x 512 products (emulated: 32 x 32) by the
+  /// noise rule of gemm_profile.hpp, then cached; nothing is read or written. A profile
+  /// (gemm_profile.hpp: gemm_costs) keeps the measurement from one process to the next.
   static const GemmCostModel& measured();
   /// Modelled seconds of a config on an m x k times k x n product.
   double seconds(const GemmConfig& config, std::int64_t m, std::int64_t k, std::int64_t n) const;
@@ -211,6 +214,8 @@ struct GemmOptions {
   double failure = 0.01;
   bool componentwise = false;  ///< the chosen config's; true adds the cost of the entrywise
                                ///< bounds (binary64 products of absolute values) to every candidate
+  std::optional<GemmCostModel> cost;  ///< the throughputs; empty: GemmCostModel::measured()
+  double tie_margin = 0.02;  ///< modelled times within this relative margin of the cheapest tie
 };
 
 /// One candidate as gemm_select saw it.
@@ -230,13 +235,22 @@ struct GemmPlan {
   std::vector<GemmCandidateReport> candidates;  ///< every candidate, in the order tried
 };
 
+/// The index of the candidate gemm_select chooses. Among those whose relative bound meets the
+/// tolerance, the cheapest c* and every one modelled at most (1 + tie_margin) c* tie; of
+/// these, the smallest bound wins, then the fewest products p(p+1)/2, then the cheapest, then
+/// the first. If none meets the tolerance: the smallest bound, then the fewest products, then
+/// the cheapest. Throws InvalidArgument for an empty list or a negative margin.
+std::size_t gemm_choice(const std::vector<GemmCandidateReport>& candidates, double tolerance,
+                        double tie_margin = 0.02);
+
 /// Every engine that runs here with the formats Model 1 lists: bfloat16 / binary16 / tf32
 /// words, p = 1..3, on onednn_bf16 (bfloat16, if available) and sgemm; binary32 words on
 /// sgemm; binary64 on dgemm. Scaling and subnormals as given.
 std::vector<GemmConfig> default_gemm_candidates(bool scaling = true, bool subnormals = true);
 
-/// The cheapest candidate (GemmCostModel::measured()) whose certified normwise bound meets the
-/// tolerance; if none does, the one with the smallest bound and meets_tolerance = false.
+/// The cheapest candidate (by options.cost) whose certified normwise bound meets the tolerance;
+/// if none does, the one with the smallest bound and meets_tolerance = false. Ties (gemm_choice)
+/// go to the tighter bound, then to the fewer products.
 GemmPlan gemm_select(const ConstHostMatrix& A, const ConstHostMatrix& B,
                      const GemmOptions& options);
 /// gemm(A, B, plan.config).
