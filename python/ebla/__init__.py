@@ -9,6 +9,7 @@ bound the library certifies:
 - ``qdot(x, y, tol, ...)``: the error-bounded quantized dot product (seed 002), and its two
   phases ``qdot_select`` (a :class:`QdotPlan`) and ``qdot_compute``;
 - ``gemm(A, B, ...)``: mixed-precision matrix products with certified bounds (seed 001);
+- ``mma(unit, A, B, C)``: many dot products through a matrix-multiply unit, bit for bit;
 - ``cg(A, b, ...)`` and ``power_method(A, ...)``: conjugate gradients and the power method
   with exact, approximate (qdot), fixed-format or automatically chosen dot products;
 - ``hpccg_problem``, ``diffusion_problem``, ``graph_laplacian``, ``random_unit_vector``,
