@@ -33,14 +33,15 @@ std::map<CLI::App*, Command> build_app(CLI::App& app, int& kokkos_threads) {
       add_tune);
   add("probe", "The tests of Fasi et al. on a matrix-multiply unit: a preset, or this CPU's VDPBF16PS (avx512_bf16_hw)",
       add_probe);
-  add("mma", "One dot product c + sum a_i b_i through a matrix-multiply unit, on values or bit patterns",
+  add("mma", "One dot product c + sum a_i b_i through a matrix-multiply unit, on values or bit patterns, "
+             "or one per row of a file (--cases)",
       add_mma);
   add("weakform", "The weak-form kernel A += B C layer by layer with its layer-wise error bounds (Xie)",
       add_weakform);
   add("info", "This build and this machine: versions, Kokkos backends and threads, the instruction set of "
               "each host kernel, the GEMM engines", add_info);
   // the commands that run Kokkos take its host thread count (Kokkos's own spelling of the option)
-  for (const char* name : {"qdot", "cg", "power", "mac", "gemm", "tune", "weakform", "info"})
+  for (const char* name : {"qdot", "cg", "power", "mac", "gemm", "tune", "mma", "weakform", "info"})
     app.get_subcommand(name)
         ->add_option("--kokkos-num-threads", kokkos_threads,
                      "Threads of Kokkos's host execution space (OpenMP or Threads backends; a Serial one runs "

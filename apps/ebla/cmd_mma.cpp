@@ -6,7 +6,9 @@
 //   ebla mma --unit a100_fp16 --bits --a 0x3e00,0x0c00 --b 0x3e00,0x1000 --c 0x34000000
 //   ebla mma --unit-file my_gpu.unit --a 1,2 --b 3,4      a custom unit (unit_spec.hpp)
 //   ebla mma --unit v100_fp16 --spec                      the spec of a unit, to start one from
+//   ebla mma --unit a100_fp16 --cases rows.txt --compare  one dot product per row (mma_cases.cpp)
 #include "commands.hpp"
+#include "mma_cases.hpp"
 
 #include <ebla/core/bits.hpp>
 #include <ebla/core/exact_sum.hpp>
@@ -34,6 +36,7 @@ struct MmaOptions {
   std::vector<std::string> a, b;
   std::string c = "0";
   bool bits = false;
+  CasesOptions cases;
 };
 
 // A bit pattern (decimal or 0x hex) of f as its value: binary32 and binary64 by their IEEE
@@ -103,6 +106,9 @@ int run_mma(const MmaOptions& o) {
     std::printf("# ebla mma --spec: %s\n%s", unit_name.c_str(), unit_spec(unit).c_str());
     return 0;
   }
+  if (!o.cases.path.empty()) return run_mma_cases(unit, o.cases);
+  if (o.cases.values || o.cases.compare || o.cases.keep_going)
+    throw_invalid("ebla mma", "--values, --compare and --keep-going go with --cases");
   if (o.a.empty() || o.b.empty()) throw_invalid("ebla mma", "--a and --b are required (or --spec)");
   if (o.a.size() != o.b.size())
     throw_invalid("ebla mma", "--a has " + std::to_string(o.a.size()) + " values, --b " + std::to_string(o.b.size()) +
@@ -145,10 +151,32 @@ Command add_mma(CLI::App& app) {
   app.add_flag("--bits", o->bits,
                "Read --a and --b as encodings of the input format and --c of the accumulation format "
                "(decimal or 0x hex)");
+  auto* cases = app.add_option("--cases", o->cases.path,
+                               "A file of rows 'a b c [d]', one dot product each ('-': standard input); "
+                               "prints d of each row as a bit pattern of the accumulation format, in row order");
+  for (const char* single : {"--a", "--b", "--c", "--bits", "--spec"}) cases->excludes(app.get_option(single));
+  app.add_flag("--values", o->cases.values,
+               "--cases: the columns are numbers (decimal or hex float, elements separated by commas), "
+               "not bit patterns");
+  app.add_flag("--compare", o->cases.compare,
+               "--cases: the fourth column is the expected d; each line adds it and 'same' or 'differs', "
+               "and a last line counts the rows that differ (exit status 1 if any)");
+  app.add_flag("--keep-going", o->cases.keep_going,
+               "--cases: a malformed row is reported on stderr and printed as 'skipped', the rest are "
+               "computed (exit status 3 if any row was skipped)");
   app.footer("Values are decimal or hex floats, separated by commas or spaces. The unit reads a and b in\n"
              "its input format and c in its accumulation format (a value not in them is rounded to\n"
              "nearest, with a note). Prints d = c + sum a_i b_i as the unit computes it, with its\n"
-             "encoding, and the exact value.");
+             "encoding, and the exact value.\n\n"
+             "--cases FILE: one row per line, columns a, b, c and d (d is read only with --compare),\n"
+             "separated by blanks; blank lines and lines starting with # are not rows. a and b are\n"
+             "bit patterns of the input format in hex (0x optional), packed one after the other with\n"
+             "the format's digits each (data/tensor-cores/*.txt) or separated by commas; c and d are\n"
+             "patterns of the accumulation format, or of binary32 (8 digits). Every row has the same\n"
+             "number of elements. Prints d as a bit pattern of the accumulation format, one line per\n"
+             "row. Exit status: 0; 1 if --compare found rows that differ; 2 for bad input (a malformed\n"
+             "row is named as FILE:LINE:COLUMN and ends the run after the rows before it); 3 if\n"
+             "--keep-going skipped rows.");
   return [o] { return run_mma(*o); };
 }
 

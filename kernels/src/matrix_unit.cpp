@@ -1,5 +1,7 @@
 #include <ebla/kernels/matrix_unit.hpp>
 
+#include <ebla/core/parallel.hpp>
+
 #include <sstream>
 
 namespace ebla {
@@ -82,6 +84,29 @@ double unit_dot(const MatrixUnit& unit, const std::vector<double>& a, const std:
     throw_invalid("ebla::unit_dot", "a has " + std::to_string(a.size()) + " elements, b has " +
                                         std::to_string(b.size()));
   return unit_dot(unit, a.data(), b.data(), a.size(), c);
+}
+
+void unit_dot_rows(const MatrixUnit& unit, const double* A, const double* B, const double* C,
+                   double* D, std::size_t rows, std::size_t k) {
+  const char* function = "ebla::unit_dot_rows";
+  validate(unit, function);
+  if (rows == 0) return;
+  const bool operands = k == 0 || (A != nullptr && B != nullptr);
+  if (!operands || C == nullptr || D == nullptr)
+    throw_invalid(function, std::string(C == nullptr ? "C" : D == nullptr ? "D" : A == nullptr ? "A" : "B") +
+                                " is null with " + std::to_string(rows) + " rows");
+  const detail::PreparedUnit p = detail::prepare(unit);
+  const auto row = [=](const std::size_t r) {
+    D[r] = detail::unit_dot_prepared(p, detail::ArrayElements{A + r * k},
+                                     detail::ArrayElements{B + r * k}, k, C[r]);
+  };
+  if (detail::host_threads() == 1) {  // (also where Kokkos is not initialised)
+    for (std::size_t r = 0; r < rows; ++r) row(r);
+    return;
+  }
+  using exec = Kokkos::DefaultHostExecutionSpace;
+  Kokkos::parallel_for("ebla::unit_dot_rows", Kokkos::RangePolicy<exec>(0, rows), row);
+  exec().fence();
 }
 
 namespace detail {

@@ -9,6 +9,7 @@ bound the library certifies:
 - ``qdot(x, y, tol, ...)``: the error-bounded quantized dot product (seed 002), and its two
   phases ``qdot_select`` (a :class:`QdotPlan`) and ``qdot_compute``;
 - ``gemm(A, B, ...)``: mixed-precision matrix products with certified bounds (seed 001);
+- ``mma(unit, A, B, C)``: many dot products through a matrix-multiply unit, bit for bit;
 - ``cg(A, b, ...)`` and ``power_method(A, ...)``: conjugate gradients and the power method
   with exact, approximate (qdot), fixed-format or automatically chosen dot products; ``cg``
   takes the arguments of ``scipy.sparse.linalg.cg`` (rtol, atol, maxiter, M, callback) too;
@@ -60,7 +61,7 @@ from . import _ebla
 
 __all__ = [
     "Format", "formats", "format_info", "round", "QdotPlan", "QdotResult", "qdot", "qdot_select",
-    "qdot_compute", "GemmResult", "gemm", "exact_gemm", "matrix_units", "DotHistory", "CgResult",
+    "qdot_compute", "GemmResult", "gemm", "exact_gemm", "mma", "matrix_units", "DotHistory", "CgResult",
     "cg", "PowerResult", "power_method", "hpccg_problem", "diffusion_problem", "graph_laplacian",
     "random_unit_vector", "read_matrix_market",
 ]
@@ -385,6 +386,33 @@ def exact_gemm(A, B):
     A, B = _factors(A, B, function)
     _check_memory(function, f"the {A.shape[0]} x {B.shape[1]} product", 16 * A.shape[0] * B.shape[1])
     return _ebla.exact_gemm(A, B)
+
+
+def mma(unit, A, B, C, bits=False):
+    """Many dot products through the matrix ``unit`` (a name of :func:`matrix_units`) at once:
+    ``d[r] = C[r] + sum_i A[r, i] B[r, i]`` for every row r, each computed as the unit computes
+    it, bit for bit (``ebla mma``; rows of more elements than the unit's block take several
+    operations, as a GEMM does). A and B: arrays of shape (rows, k) of *values* (float64 or
+    float32; the unit reads them rounded to nearest in its input format, as it reads C in its
+    accumulation format, so decode bit patterns first, e.g. ``x.view(numpy.float16)``); C: shape
+    (rows,). Returns d as float64 values, or with ``bits=True`` as the bit patterns of the
+    unit's accumulation format (uint16 for 16-bit formats, uint32 for binary32, uint64 for
+    binary64). The rows are shared among Kokkos's host threads; the results do not depend on
+    their number.
+    """
+    function = "ebla.mma"
+    unit = _name(unit, "unit", function)
+    A = _matrix(A, "A", function)
+    B = _matrix(B, "B", function)
+    C = _vector(C, "C", function)
+    if A.shape != B.shape or C.shape[0] != A.shape[0]:
+        raise ValueError(f"{function}: A is {A.shape[0]} x {A.shape[1]}, B {B.shape[0]} x {B.shape[1]}, "
+                         f"C has {C.shape[0]} elements; need rows x k, rows x k and rows")
+    d = _ebla.mma(unit, A, B, C)
+    if not bits:
+        return d
+    patterns, width = _ebla.mma_bits(unit, d)
+    return patterns.astype(_np.uint16 if width <= 16 else _np.uint32 if width <= 32 else _np.uint64)
 
 
 def matrix_units():

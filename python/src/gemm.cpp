@@ -3,8 +3,11 @@
 #include "common.hpp"
 
 #include <ebla/kernels/gemm.hpp>
+#include <ebla/core/bits.hpp>
+#include <ebla/core/format.hpp>
 #include <ebla/kernels/matrix_unit.hpp>
 
+#include <cstdint>
 #include <optional>
 
 namespace ebla::python {
@@ -115,9 +118,52 @@ py::dict gemm_call(const DoubleArray& A, const DoubleArray& B, std::optional<dou
   return d;
 }
 
+// D[r] = c_r + sum_i A_ri B_ri through the unit for every row r (ebla::unit_dot_rows).
+py::array_t<double> mma_call(const std::string& unit_name, const DoubleArray& A, const DoubleArray& B,
+                             const DoubleArray& C) {
+  const char* function = "ebla.mma";
+  const MatrixUnit unit = for_argument(function, "unit", [&] { return matrix_unit_by_name(unit_name); });
+  require(A.ndim() == 2 && B.ndim() == 2 && C.ndim() == 1, function, "A and B must be 2-D, C 1-D");
+  const auto rows = static_cast<std::size_t>(A.shape(0)), k = static_cast<std::size_t>(A.shape(1));
+  require(static_cast<std::size_t>(B.shape(0)) == rows && static_cast<std::size_t>(B.shape(1)) == k &&
+              static_cast<std::size_t>(C.shape(0)) == rows,
+          function, "A is " + std::to_string(rows) + " x " + std::to_string(k) + ", B " +
+                        std::to_string(B.shape(0)) + " x " + std::to_string(B.shape(1)) + ", C has " +
+                        std::to_string(C.shape(0)) + " elements; need rows x k, rows x k and rows");
+  py::array_t<double> D(static_cast<py::ssize_t>(rows));
+  double* d = D.mutable_data();
+  {
+    py::gil_scoped_release release;
+    unit_dot_rows(unit, A.data(), B.data(), C.data(), d, rows, k);
+  }
+  return D;
+}
+
+// The bit patterns of values of a unit's accumulation format: ebla::encode for formats of at
+// most 16 bits, the IEEE encodings of binary32 and binary64; and the width of the patterns.
+std::pair<py::array_t<std::uint64_t>, int> result_bits(const std::string& unit_name, const DoubleArray& D) {
+  const char* function = "ebla.mma";
+  const Format f = for_argument(function, "unit", [&] { return matrix_unit_by_name(unit_name); }).accumulation;
+  const int width = encoding_bits(f);
+  require(f == formats::binary32() || f == formats::binary64() || (width > 0 && width <= 16), function,
+          "the accumulation format " + format_name(f) + " has no bit patterns here");
+  py::array_t<std::uint64_t> bits(D.size());
+  std::uint64_t* out = bits.mutable_data();
+  const double* d = D.data();
+  for (py::ssize_t i = 0; i < D.size(); ++i)
+    out[i] = f == formats::binary64()   ? bit_cast<std::uint64_t>(d[i])
+             : f == formats::binary32() ? bit_cast<std::uint32_t>(static_cast<float>(d[i]))
+                                        : encode(d[i], f);
+  return {bits, f == formats::binary64() ? 64 : f == formats::binary32() ? 32 : width};
+}
+
 }  // namespace
 
 void register_gemm(py::module_& m) {
+  m.def("mma", &mma_call, py::arg("unit"), py::arg("A"), py::arg("B"), py::arg("C"),
+        "ebla::unit_dot_rows: c_r + A_r . B_r through a unit of the catalogue for every row r.");
+  m.def("mma_bits", &result_bits, py::arg("unit"), py::arg("D"),
+        "The bit patterns of results of a unit (values of its accumulation format) and their width.");
   m.def("gemm", &gemm_call, py::arg("A"), py::arg("B"), py::arg("tolerance"), py::arg("input"), py::arg("words"),
         py::arg("engine"), py::arg("unit"), py::arg("scaling"), py::arg("subnormals"), py::arg("failure"),
         py::arg("componentwise"), py::arg("reference"),

@@ -4,10 +4,13 @@ its output in the order shown ("..." stands for any lines, a line ending in " ..
 that starts with what comes before; trailing blanks are ignored). Lines
 of timings (first word `time` or `times`) are skipped, and so are commands that write files
 (`-o`), read files the docs do not ship, or run under mpirun: their output is checked by the
-CLI tests. Prints one line per command and `N passed, M failed`; exits 1 on any failure.
+CLI tests. Commands run in the directory of the first page given (README.md: the top of the
+source tree), so that the paths they name (data/...) are found. Prints one line per command
+and `N passed, M failed`; exits 1 on any failure.
 
     python3 doc_commands.py EBLA DOC.md [DOC.md ...]
 """
+import os
 import shlex
 import subprocess
 import sys
@@ -75,12 +78,13 @@ def first_mismatch(shown, output):
 
 def main():
     ebla, docs = sys.argv[1], sys.argv[2:]
+    top = os.path.dirname(os.path.abspath(docs[0]))
     passed = failed = 0
     for path in docs:
         for number, command, shown in shown_commands(path):
             if not runnable(command):
                 continue
-            run = subprocess.run([ebla] + shlex.split(command)[1:], capture_output=True, text=True)
+            run = subprocess.run([ebla] + shlex.split(command)[1:], capture_output=True, text=True, cwd=top)
             output = [line.rstrip() for line in run.stdout.split("\n")]
             missing = first_mismatch(shown, output)
             where = f"{path}:{number}: {command}"

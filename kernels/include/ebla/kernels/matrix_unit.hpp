@@ -147,6 +147,16 @@ double unit_dot(const MatrixUnit& unit, const double* a, const double* b, std::s
 double unit_dot(const MatrixUnit& unit, const std::vector<double>& a, const std::vector<double>& b,
                 double c = 0.0);
 
+/// Many dot products through the unit at once: D[r] = unit_dot(unit, A + r k, B + r k, k, C[r])
+/// for every row r < rows, where A and B hold `rows` rows of k elements one after the other
+/// (row-major) and C and D `rows` elements (D may be C). The rows are shared among the threads
+/// of Kokkos's default host execution space (the calling thread alone where Kokkos is not
+/// initialised); each is computed on its own, so D is the same bit for bit on any number of threads. The unit is validated once
+/// and prepared once, not per row. Throws InvalidArgument for a null array with rows > 0 (A
+/// and B may be null when k = 0).
+void unit_dot_rows(const MatrixUnit& unit, const double* A, const double* B, const double* C,
+                   double* D, std::size_t rows, std::size_t k);
+
 /// C = C + A B with every C_ij computed as unit_dot(unit, row i of A, column j of B, k, C_ij),
 /// as a Kokkos parallel_for over (i, j) in C's execution space (on the device for Views in its
 /// memory; unit_dot itself takes host pointers). A is m x k, B is k x n, C is m x n (rank-2 views of
