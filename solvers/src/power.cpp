@@ -135,8 +135,8 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
   const std::size_t n = A.size();
   validate(A, x0, o);
   PowerResult res;
-  Vector x("ebla::power x", n), y("ebla::power y", n);
-  if (o.storage.narrow()) {  // one pass per iteration over the stored iterate
+  Vector x("ebla::power x", n);
+  if (o.storage.narrow()) {  // one pass per iteration over the stored iterate: no binary64 y
     normalise_start(A, x0, x);
     detail::stored_power(A, x, o, res);
     normalise_start(A, x, x);  // the last iterate, of unit norm
@@ -145,6 +145,7 @@ PowerResult power_method(const SolverSpace& A, ConstVector x0, const DotPolicy& 
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return res;
   }
+  Vector y("ebla::power y", n);
   for (const Vector& v : {x, y}) detail::forget_plans(v.data());  // plans of this solve only
   // No plan margin unless one is given (QdotOptions::automatic_margin is 0 here): near the
   // eigenvector x_k hardly changes, so the plan selected for it does not either, and

@@ -66,6 +66,21 @@ void write_dot_columns(const Hdf5Group& g, const std::string& name, const DotCol
   write_levels(g, name, maps, rungs);
 }
 
+// The storage formats' codes in the HDF5 columns: "0 binary64, 1 binary32, ...".
+std::string storage_codes() {
+  std::string codes;
+  for (Storage s : storage_formats())
+    codes += (codes.empty() ? "" : ", ") + std::to_string(static_cast<int>(s)) + " " + to_string(s);
+  return codes;
+}
+
+// The events of a stored run, one line each, as the attribute storage_events (none: no attribute).
+void write_storage_events(const Hdf5Group& g, const std::vector<SolverEvent>& events) {
+  std::string lines;
+  for (const SolverEvent& e : events) lines += std::to_string(e.iteration) + ": " + e.what + "\n";
+  if (!lines.empty()) g.attribute("storage_events", lines);
+}
+
 // Narrow storage: per iteration the format of p, q and r, the gap bound, whether the residual
 // was replaced before it, and the bytes moved (model); the events say why.
 void write_storage_columns(const Hdf5Group& g, const CgResult& r) {
@@ -78,17 +93,13 @@ void write_storage_columns(const Hdf5Group& g, const CgResult& r) {
     gap.push_back(it.gap);
     bytes.push_back(it.bytes);
   }
-  std::string codes;
-  for (Storage s : storage_formats())
-    codes += (codes.empty() ? "" : ", ") + std::to_string(static_cast<int>(s)) + " " + to_string(s);
+  const std::string codes = storage_codes();
   g.dataset("storage_p", storage_p).attribute("codes", codes).attribute("meaning", "the format of p");
   g.dataset("storage_r", storage_r).attribute("codes", codes).attribute("meaning", "the format of q and r");
   g.dataset("gap", gap).attribute("meaning", "G_k: ||b - A x_k - r_k|| <= G_k (and binary64 rounding)");
   g.dataset("replaced", replaced).attribute("meaning", "1: r replaced by b - A x before the iteration");
   g.dataset("bytes", bytes).attribute("meaning", "bytes the iteration read and wrote (model)");
-  std::string events;  // one line each
-  for (const SolverEvent& e : r.events) events += std::to_string(e.iteration) + ": " + e.what + "\n";
-  if (!events.empty()) g.attribute("storage_events", events);
+  write_storage_events(g, r.events);
 }
 
 // The stored iterate: per iteration the format it was read from, the relative rounding of
@@ -101,15 +112,11 @@ void write_storage_columns(const Hdf5Group& g, const PowerResult& r) {
     perturbation.push_back(it.perturbation);
     bytes.push_back(it.bytes);
   }
-  std::string codes;
-  for (Storage s : storage_formats())
-    codes += (codes.empty() ? "" : ", ") + std::to_string(static_cast<int>(s)) + " " + to_string(s);
+  const std::string codes = storage_codes();
   g.dataset("storage_x", storage).attribute("codes", codes).attribute("meaning", "the format x_k was read from");
   g.dataset("perturbation", perturbation).attribute("meaning", "||fl(y) - y|| / ||y|| of the next iterate, stored");
   g.dataset("bytes", bytes).attribute("meaning", "bytes the iteration read and wrote (model)");
-  std::string events;
-  for (const SolverEvent& e : r.events) events += std::to_string(e.iteration) + ": " + e.what + "\n";
-  if (!events.empty()) g.attribute("storage_events", events);
+  write_storage_events(g, r.events);
 }
 
 // The --stop value of a stopping test.
