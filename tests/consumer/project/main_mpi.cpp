@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
       std::printf("consumer_mpi on %d ranks: qdot = %.17g, ACG %d iterations, failures = %d\n", ranks, r.value,
                   c.iterations, failures);
   }
-  {  // README.md's distributed CG, as shown there (tests/apps/readme_snippets.py compares them)
+  {  // README.md's distributed CG, as shown there (tests/apps/doc_snippets.py compares them)
     ebla::QdotOptions q;
     q.tolerance = 1e2;
     q.policy = ebla::QdotPolicy::paper;
@@ -45,6 +45,45 @@ ebla::CgResult r = ebla::mpi::cg(A, b, x0, ebla::DotPolicy::approximate(q), {});
     // README: end
     if (r.status != ebla::SolverStatus::converged) ++failures;
     if (rank == 0) std::printf("consumer_mpi: README's ACG on %d ranks: %d iterations\n", ranks, r.iterations);
+  }
+  {  // docs/mpi.md's distributed qdot, as shown there (tests/apps/doc_snippets.py compares them)
+    std::vector<double> xs(500, 0.25), ys(500, -4.0);  // sum over the ranks: exactly -500 P
+    double* xp = xs.data();
+    double* yp = ys.data();
+    const std::size_t local_n = xs.size();
+    // docs/mpi.md: begin
+#include <ebla/mpi/qdot.hpp>
+
+ebla::mpi::DistributedVector x{xp, local_n, MPI_COMM_WORLD}, y{yp, local_n, MPI_COMM_WORLD};
+ebla::QdotOptions opt;  opt.tolerance = 1e-8;
+ebla::QdotResult r = ebla::mpi::qdot(x, y, opt);         // collective: 1 MPI_Allreduce
+ebla::QdotPlan used;
+r = ebla::mpi::qdot(x, y, opt, &used);                   // the same, and the plan it applied
+// or, in two phases (a plan to reuse):
+//     auto plan = ebla::mpi::qdot_select(x, y, opt);    // 1 MPI_Allreduce
+//     r = ebla::mpi::qdot_compute(x, y, plan);          // 1 MPI_Allreduce
+    // docs/mpi.md: end
+    if (std::fabs(r.value + 500.0 * ranks) > r.bound) ++failures;
+    const ebla::QdotResult again = ebla::mpi::qdot_compute(x, y, used);
+    if (again.value != r.value || again.bound != r.bound) ++failures;
+  }
+  {  // docs/mpi.md's distributed ACG, as shown there
+    const int nx = 8, ny = 8, nz = 4;
+    ebla::QdotOptions q;
+    q.tolerance = 1e-10;
+    ebla::CgOptions options;
+    options.tolerance = 1e-8;
+    // docs/mpi.md: begin
+#include <ebla/mpi/solvers.hpp>
+
+ebla::mpi::DistributedStencil A(nx, ny, nz, MPI_COMM_WORLD);  // this rank's nx x ny x nz block
+ebla::Vector b = ebla::mpi::hpccg_rhs(A), x0("x0", A.size());  // the owned rows only
+ebla::CgResult r = ebla::mpi::cg(A, b, x0, ebla::DotPolicy::approximate(q), options);
+// or: auto D = ebla::mpi::DistributedCsr::from_global(csr, MPI_COMM_WORLD);
+//     ebla::PowerResult e = ebla::mpi::power_method(D, x0_rows, dots, power_options);
+    // docs/mpi.md: end
+    if (r.status != ebla::SolverStatus::converged) ++failures;
+    if (rank == 0) std::printf("consumer_mpi: docs/mpi.md's ACG on %d ranks: %d iterations\n", ranks, r.iterations);
   }
   Kokkos::finalize();
   MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

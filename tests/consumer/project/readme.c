@@ -1,5 +1,5 @@
 /* The C example of README.md, whole: the part between "README: begin" and "README: end" is the
-   block of the README as shown there (tests/apps/readme_snippets.py compares them); this
+   block of the README as shown there (tests/apps/doc_snippets.py compares them); this
    program, built against an installed ebla, runs it and checks what it computes. */
 #include <ebla/qdot.h>
 

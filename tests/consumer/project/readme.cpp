@@ -1,5 +1,5 @@
 // The C++ examples of README.md, whole: each part between "README: begin" and "README: end"
-// is a block of the README as shown there (tests/apps/readme_snippets.py compares them), and
+// is a block of the README as shown there (tests/apps/doc_snippets.py compares them), and
 // this program, built against an installed ebla, runs them and checks what they compute.
 #include <ebla/core/format.hpp>
 #include <ebla/core/rounding.hpp>
