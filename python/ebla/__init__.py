@@ -29,6 +29,7 @@ preconditioner or callback).
 from dataclasses import dataclass, field
 import operator as _operator
 import os as _os
+import warnings as _warnings
 
 
 def _numpy():
@@ -61,7 +62,7 @@ from . import _ebla
 
 __all__ = [
     "Format", "formats", "format_info", "round", "QdotPlan", "QdotResult", "qdot", "qdot_select",
-    "qdot_compute", "GemmResult", "gemm", "exact_gemm", "mma", "matrix_units", "DotHistory", "CgResult",
+    "qdot_compute", "GemmResult", "gemm", "default_gemm_profile_path", "exact_gemm", "mma", "matrix_units", "DotHistory", "CgResult",
     "cg", "PowerResult", "power_method", "hpccg_problem", "diffusion_problem", "graph_laplacian",
     "random_unit_vector", "read_matrix_market",
 ]
@@ -344,6 +345,7 @@ class GemmResult:
     tolerance: object
     candidates: list
     seconds: float
+    throughputs: object = None
 
 
 def _factors(A, B, function):
@@ -356,13 +358,20 @@ def _factors(A, B, function):
 
 
 def gemm(A, B, tolerance=None, input="bfloat16", words=1, engine="emulated", unit="fma_binary32",
-         scaling=True, subnormals=True, failure=0.01, componentwise=True, reference=False):
+         scaling=True, subnormals=True, failure=0.01, componentwise=True, reference=False, profile=None):
     """C = A B with Model 1 of seed 001: A and B split into ``words`` words of the ``input``
     format, their products computed by ``engine`` ("emulated" runs the matrix ``unit``
     bit-exactly, see :func:`matrix_units`; "sgemm", "onednn_bf16", "dgemm"), with
     power-of-two ``scaling``. With ``tolerance``, the cheapest configuration whose certified
     bound meets ||C - A B|| <= tolerance ||A|| ||B|| is chosen instead (input, words, engine
     and unit are then ignored). A, B: 2-D float64/float32 arrays of any stride.
+
+    The selection models each candidate's time from this machine's throughputs, kept in a
+    ``profile`` file as ``ebla gemm --tolerance`` and ``ebla tune`` keep them: None (the
+    default) is ebla's own profile (:func:`default_gemm_profile_path`), a path another file;
+    a profile that is missing, corrupt, stale or from another machine is measured again and
+    rewritten (with a warning). ``profile=False`` measures in this process and stores nothing.
+    ``GemmResult.throughputs`` says where they came from.
     Returns a :class:`GemmResult`.
     """
     function = "ebla.gemm"
@@ -371,11 +380,35 @@ def gemm(A, B, tolerance=None, input="bfloat16", words=1, engine="emulated", uni
     # C, its bounds, the exact product and their copies; the words of A and B
     _check_memory(function, f"a {m} x {k} times {k} x {n} product", 8 * (6 * m * n + 6 * (m * k + k * n)))
     tol = None if tolerance is None else _real(tolerance, "tolerance", function)
+    path = _profile_path(profile, function)
     r = _ebla.gemm(A, B, tol, _name(input, "input", function), _integer(words, "words", function),
                    _name(engine, "engine", function), _name(unit, "unit", function),
                    bool(scaling), bool(subnormals), _real(failure, "failure", function), bool(componentwise),
-                   bool(reference))
+                   bool(reference), path)
+    for message in (r["throughputs"] or {}).get("warnings", []):
+        _warnings.warn(f"{function}: {message}", stacklevel=2)
     return GemmResult(**r)
+
+
+def default_gemm_profile_path():
+    """Where ebla keeps its GEMM throughput profile: $EBLA_GEMM_PROFILE, else
+    $XDG_CACHE_HOME/ebla/gemm-profile, else ~/.cache/ebla/gemm-profile (None if none is set)."""
+    return _ebla.default_gemm_profile_path() or None
+
+
+def _profile_path(profile, function):
+    """The profile file of ebla.gemm's ``profile`` argument ("" for none: measure now)."""
+    if profile is None:
+        return _ebla.default_gemm_profile_path()
+    if profile is False:
+        return ""
+    if isinstance(profile, (str, _os.PathLike)):
+        path = _os.fspath(profile)
+        if path and not _os.path.isdir(path):
+            return path
+        raise ValueError(f"{function}: profile {path!r} is {'a directory' if path else 'empty'}: give a file "
+                         f"name, None (ebla's profile) or False (measure now, store nothing)")
+    raise TypeError(f"{function}: profile must be a path, None or False, not {type(profile).__name__}")
 
 
 def exact_gemm(A, B):

@@ -3,6 +3,7 @@
 #include "common.hpp"
 
 #include <ebla/kernels/gemm.hpp>
+#include <ebla/kernels/gemm_profile.hpp>
 #include <ebla/core/bits.hpp>
 #include <ebla/core/format.hpp>
 #include <ebla/kernels/matrix_unit.hpp>
@@ -58,9 +59,23 @@ py::dict result_dict(const GemmResult& r) {
   return d;
 }
 
+// Where a selection's throughputs came from (gemm_profile.hpp: GemmCosts), as a dict.
+py::dict costs_dict(const GemmCosts& c) {
+  py::dict d;
+  d["profile"] = c.path.empty() ? py::object(py::none()) : py::object(py::str(c.path));
+  d["read"] = c.read;
+  d["age_seconds"] = c.read ? py::object(py::int_(c.age)) : py::object(py::none());
+  d["measured"] = c.measured;
+  d["noisy"] = c.noisy;
+  d["stored"] = c.stored;
+  d["warnings"] = c.warnings;
+  return d;
+}
+
 py::dict gemm_call(const DoubleArray& A, const DoubleArray& B, std::optional<double> tolerance,
                    const std::string& input, int words, const std::string& engine, const std::string& unit,
-                   bool scaling, bool subnormals, double failure, bool componentwise, bool reference) {
+                   bool scaling, bool subnormals, double failure, bool componentwise, bool reference,
+                   const std::string& profile) {
   const ConstHostMatrix a = as_matrix(A, "A"), b = as_matrix(B, "B");
   // the names are checked even where a tolerance chooses the configuration instead
   const char* function = "ebla.gemm";
@@ -84,8 +99,12 @@ py::dict gemm_call(const DoubleArray& A, const DoubleArray& B, std::optional<dou
     o.componentwise = componentwise;
     GemmPlan plan;
     GemmResult r;
+    GemmCosts costs;
     {
       py::gil_scoped_release release;
+      // the throughputs: the profile's where it serves, else measured now (and stored there)
+      costs = gemm_costs(profile);
+      o.cost = costs.model;
       plan = gemm_select(a, b, o);
       plan.config.componentwise = componentwise;
       plan.config.reference = reference;
@@ -103,6 +122,7 @@ py::dict gemm_call(const DoubleArray& A, const DoubleArray& B, std::optional<dou
       candidates.append(cd);
     }
     d["candidates"] = candidates;
+    d["throughputs"] = costs_dict(costs);
     return d;
   }
   GemmResult r;
@@ -115,6 +135,7 @@ py::dict gemm_call(const DoubleArray& A, const DoubleArray& B, std::optional<dou
   d["relative_bound"] = r.normwise_bound / (r.norm_a * r.norm_b);
   d["tolerance"] = py::none();
   d["candidates"] = py::list();
+  d["throughputs"] = py::none();
   return d;
 }
 
@@ -166,8 +187,12 @@ void register_gemm(py::module_& m) {
         "The bit patterns of results of a unit (values of its accumulation format) and their width.");
   m.def("gemm", &gemm_call, py::arg("A"), py::arg("B"), py::arg("tolerance"), py::arg("input"), py::arg("words"),
         py::arg("engine"), py::arg("unit"), py::arg("scaling"), py::arg("subnormals"), py::arg("failure"),
-        py::arg("componentwise"), py::arg("reference"),
-        "ebla::gemm on C-contiguous float64 matrices (ebla::gemm_select first if a tolerance is given).");
+        py::arg("componentwise"), py::arg("reference"), py::arg("profile"),
+        "ebla::gemm on C-contiguous float64 matrices (ebla::gemm_select first if a tolerance is given, with "
+        "the throughputs of the profile file `profile`, or measured now where it is \"\").");
+  m.def("default_gemm_profile_path", &default_gemm_profile_path,
+        "Where ebla keeps its GEMM throughput profile ($EBLA_GEMM_PROFILE, else $XDG_CACHE_HOME/ebla/gemm-profile, "
+        "else ~/.cache/ebla/gemm-profile; \"\" if none is set).");
   m.def("exact_gemm", [](const DoubleArray& A, const DoubleArray& B) {
     const ConstHostMatrix a = as_matrix(A, "A"), b = as_matrix(B, "B");
     require(a.extent(1) == b.extent(0), "ebla.exact_gemm",

@@ -74,3 +74,46 @@ def test_errors_are_value_errors(call, message):
     A, B = _matrices(4, 6, 3, 6)
     with pytest.raises(ValueError, match=message):
         call(A, B)
+
+
+def test_selection_keeps_its_throughputs_in_a_profile(tmp_path):
+    A, B = _matrices(16, 16, 16, 6)
+    profile = tmp_path / "gemm-profile"
+    first = ebla.gemm(A, B, tolerance=1e-3, profile=profile)
+    # the first call measures and stores what agreed; the second reads the file
+    assert not first.throughputs["read"] and first.throughputs["profile"] == str(profile)
+    assert first.throughputs["stored"] == profile.is_file()
+    if profile.is_file():
+        second = ebla.gemm(A, B, tolerance=1e-3, profile=profile)
+        assert second.throughputs["read"] and second.throughputs["age_seconds"] >= 0
+        assert second.throughputs["measured"] == [] or set(second.throughputs["measured"]) <= set(first.throughputs["noisy"])
+
+
+def test_a_corrupt_profile_is_measured_again_with_a_warning(tmp_path):
+    A, B = _matrices(16, 16, 16, 7)
+    profile = tmp_path / "gemm-profile"
+    profile.write_text("not a profile\n")
+    with pytest.warns(UserWarning, match="ebla.gemm: .*gemm-profile"):
+        r = ebla.gemm(A, B, tolerance=1e-3, profile=profile)
+    assert not r.throughputs["read"] and r.meets_tolerance
+
+
+def test_without_a_profile_nothing_is_stored(tmp_path, monkeypatch):
+    monkeypatch.setenv("EBLA_GEMM_PROFILE", str(tmp_path / "default-profile"))
+    assert ebla.default_gemm_profile_path() == str(tmp_path / "default-profile")
+    A, B = _matrices(16, 16, 16, 8)
+    r = ebla.gemm(A, B, tolerance=1e-3, profile=False)
+    assert r.throughputs["profile"] is None and not r.throughputs["stored"]
+    assert not (tmp_path / "default-profile").exists()
+    assert ebla.gemm(A, B).throughputs is None  # no selection, no throughputs
+
+
+@pytest.mark.parametrize("profile, error, message", [
+    ("", ValueError, "profile '' is empty"),
+    (".", ValueError, "is a directory"),
+    (3, TypeError, "profile must be a path, None or False, not int"),
+])
+def test_bad_profiles_are_named(profile, error, message):
+    A, B = _matrices(4, 4, 4, 9)
+    with pytest.raises(error, match=message):
+        ebla.gemm(A, B, tolerance=1e-3, profile=profile)
