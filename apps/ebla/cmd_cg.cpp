@@ -14,6 +14,7 @@
 #include <ebla/solvers/cg.hpp>
 #include <ebla/solvers/dot_mix.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -28,6 +29,7 @@ constexpr Solver me = Solver::cg;
 struct CgCli : SolverCli {
   std::string norm = "absolute", stop = "exact", storage = "binary64";
   bool jacobi = false;
+  double atol = 0;
 };
 
 struct CgConfig : SolverSetup {
@@ -52,6 +54,9 @@ CgConfig make_config(const CgCli& c) {
   cfg.solver.norm = parse_norm(c.norm);
   cfg.solver.stop = parse_stop(c.stop);
   cfg.solver.jacobi = c.jacobi;
+  if (!(c.atol >= 0) || !std::isfinite(c.atol))
+    throw_invalid(option_name(me, "--atol"), fmt::format("{:g} is not a nonnegative finite tolerance", c.atol));
+  cfg.solver.absolute_tolerance = c.atol;
   cfg.solver.storage = storage_policy_by_name(c.storage, option_name(me, "--storage").c_str());
   if (cfg.solver.storage.narrow()) {
     if (cfg.solver.stop != StopTest::exact_norm)
@@ -113,9 +118,10 @@ struct Cg : CommandBase<CgConfig, me> {
     std::printf("ebla cg: %s\n", p.description.c_str());
     std::printf("  n = %zu, nnz = %zu, operator %s, b = %s, x0 = %s\n", p.n, p.nnz, p.operator_name.c_str(),
                 p.b_source.c_str(), p.x0_source.c_str());
-    std::printf("  stopping rule: %s <= %s (%s), %s, at most %d iterations%s\n",
+    std::printf("  stopping rule: %s <= %s (%s%s), %s, at most %d iterations%s\n",
                 o.stop == StopTest::exact_norm ? "||r||" : o.stop == StopTest::certified ? "sqrt(c + bound(c))" : "sqrt(c)",
                 tolerance_text(o.tolerance).c_str(), o.norm == Norm::absolute ? "absolute" : "relative to ||b||",
+                o.absolute_tolerance > 0 ? fmt::format(", at least {}", tolerance_text(o.absolute_tolerance)).c_str() : "",
                 o.stop == StopTest::exact_norm  ? "exact norm"
                 : o.stop == StopTest::certified ? "certified qdot bound"
                                                 : "approximate c_k as in Algorithm 4.1 (not certified)",
@@ -128,6 +134,7 @@ struct Cg : CommandBase<CgConfig, me> {
     j["x0"] = p.x0_source;
     j["tolerance"] = c.solver.tolerance;
     j["norm"] = to_string(c.solver.norm);
+    j["atol"] = c.solver.absolute_tolerance;
     j["stop"] = stop_name(c.solver.stop);
     j["max_iterations"] = c.solver.max_iterations;
     j["jacobi"] = c.solver.jacobi;
@@ -192,6 +199,10 @@ Command add_cg(CLI::App& app) {
   auto c = std::make_shared<CgCli>();
   add_solver_options(app, *c, me);
   app.add_option("--norm", c->norm, "absolute: ||r|| <= tau; relative: ||r|| <= tau ||b||")->capture_default_str();
+  app.add_option("--atol", c->atol,
+                 "A floor under tau: ||r|| <= max(tau [times ||b|| with --norm relative], atol), as SciPy's "
+                 "rtol and atol")
+      ->capture_default_str();
   app.add_option("--stop", c->stop,
                  "exact: ||r|| from a double dot product (the same rule as exact CG); certified: "
                  "qdot(r, r) + its bound <= tau^2; approximate: sqrt(qdot(r, r)) <= tau as the seed's "
