@@ -1168,6 +1168,25 @@ TEST(MatrixUnitHardware, Avx512Bf16DotMatchesVdpbf16ps) {
 // ===========================================================================================
 // 5. unit_gemm, the catalogue and validation
 
+// The host's count-leading-zeros and 128-bit multiply (what this build runs) give what the
+// portable code that devices run gives: every single bit and pair of bits, and random words of
+// every length.
+TEST(MatrixUnitWords, HostInstructionsMatchThePortableCode) {
+  std::vector<std::uint64_t> words = {0, ~std::uint64_t{0}};
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j <= i; ++j) words.push_back((std::uint64_t{1} << i) | (std::uint64_t{1} << j));
+  std::mt19937_64 rng(5);
+  for (int n = 0; n < 20000; ++n) words.push_back(rng() >> (n % 64));
+  for (const std::uint64_t v : words) ASSERT_EQ(ebla::leading_zeros(v), ebla::leading_zeros_portable(v)) << v;
+  for (std::size_t n = 0; n < 200000; ++n) {
+    const std::uint64_t a = words[n % words.size()], b = words[(n * 7919 + 1) % words.size()];
+    std::uint64_t hi = 0, lo = 0, phi = 1, plo = 1;
+    ebla::detail::mul_64x64(a, b, hi, lo);
+    ebla::detail::mul_64x64_portable(a, b, phi, plo);
+    ASSERT_TRUE(hi == phi && lo == plo) << a << " * " << b;
+  }
+}
+
 using Matrix = Kokkos::View<double**, Kokkos::HostSpace>;
 
 Matrix random_matrix(std::mt19937_64& rng, std::size_t rows, std::size_t cols) {
