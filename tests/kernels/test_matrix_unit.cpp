@@ -1187,6 +1187,39 @@ TEST(MatrixUnitWords, HostInstructionsMatchThePortableCode) {
   }
 }
 
+// prepare_input passes the normal values of the input format through unrounded: it reads every
+// operand as round_input does, in every preset's input format (DAZ or not). For formats of at
+// most 11 bits, every multiple of the format's quantum at each exponent from below the
+// subnormals to above the overflow threshold (every value, every midpoint and the values just
+// out of range), each also one binary64 ulp up and down; random doubles and random values of
+// the format for all.
+TEST(MatrixUnitOracle, PreparedInputsAreRoundedInputs) {
+  std::mt19937_64 rng(23);
+  std::size_t checked = 0;
+  for (const auto& entry : ebla::matrix_unit_catalogue()) {
+    const ebla::detail::PreparedUnit p = ebla::detail::prepare(entry.unit);
+    const Format& f = entry.unit.input;
+    auto check = [&](double x) {
+      for (const double y : {x, -x, std::nextafter(x, 0.0), std::nextafter(x, double(INFINITY))}) {
+        const double fast = ebla::detail::prepare_input(p, y), general = ebla::detail::round_input(p, y);
+        ASSERT_TRUE(same(fast, general)) << entry.name << ": " << hex(y) << " -> " << hex(fast)
+                                         << ", rounded " << hex(general);
+        ++checked;
+      }
+    };
+    if (f.t <= 11)
+      for (int e = f.emin - f.t - 1; e <= f.emax + 1; ++e)
+        for (int m = 0; m <= (2 << f.t) + 2; ++m) check(std::ldexp(m, e - f.t));
+    for (int n = 0; n < 20000; ++n) {  // random doubles over the format's range, and rounded to it
+      const double x = random_double(rng, std::max(f.emin - f.t - 2, -1074), std::min(f.emax, 1023));
+      check(x);
+      check(ebla::round_to(x, f, ebla::Rounding::nearest_even));
+    }
+    for (const double x : {0.0, double(INFINITY), double(NAN), 0x1p-1074, DBL_MAX}) check(x);
+  }
+  EXPECT_GT(checked, std::size_t{1000000});
+}
+
 using Matrix = Kokkos::View<double**, Kokkos::HostSpace>;
 
 Matrix random_matrix(std::mt19937_64& rng, std::size_t rows, std::size_t cols) {

@@ -624,8 +624,22 @@ KOKKOS_INLINE_FUNCTION double flush_input(const PreparedUnit& p, double x,
 }
 
 /// An element of A or B as the unit reads it: rounded to the input format, DAZ applied.
-KOKKOS_INLINE_FUNCTION double prepare_input(const PreparedUnit& p, double x) {
+KOKKOS_INLINE_FUNCTION double round_input(const PreparedUnit& p, double x) {
   return flush_input(p, round_to<Rounding::nearest_even>(x, p.input_rc), p.input_rc.fmin);
+}
+
+/// Whether x is a normal value of the format of `rc` (neither rounding nor DAZ changes it):
+/// fmin <= |x| <= fmax and no bit below the format's precision.
+KOKKOS_INLINE_FUNCTION bool is_normal_value(double x, const RoundingConstants& rc) {
+  const std::uint64_t a = bit_cast<std::uint64_t>(x) & binary64::abs_mask;
+  const std::uint64_t below = (std::uint64_t{1} << rc.k_normal) - 1;  // k_normal = 53 - t
+  return a >= rc.fmin && a <= rc.fmax && (a & below) == 0;
+}
+
+/// round_input, skipping the rounding for the operands that are normal values of the input
+/// format already (the usual case: data in the format the unit reads).
+KOKKOS_INLINE_FUNCTION double prepare_input(const PreparedUnit& p, double x) {
+  return is_normal_value(x, p.input_rc) ? x : round_input(p, x);
 }
 
 /// The addend c as the unit reads it: rounded to the accumulation format, DAZ applied.
