@@ -1168,6 +1168,58 @@ TEST(MatrixUnitHardware, Avx512Bf16DotMatchesVdpbf16ps) {
 // ===========================================================================================
 // 5. unit_gemm, the catalogue and validation
 
+// The host's count-leading-zeros and 128-bit multiply (what this build runs) give what the
+// portable code that devices run gives: every single bit and pair of bits, and random words of
+// every length.
+TEST(MatrixUnitWords, HostInstructionsMatchThePortableCode) {
+  std::vector<std::uint64_t> words = {0, ~std::uint64_t{0}};
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j <= i; ++j) words.push_back((std::uint64_t{1} << i) | (std::uint64_t{1} << j));
+  std::mt19937_64 rng(5);
+  for (int n = 0; n < 20000; ++n) words.push_back(rng() >> (n % 64));
+  for (const std::uint64_t v : words) ASSERT_EQ(ebla::leading_zeros(v), ebla::leading_zeros_portable(v)) << v;
+  for (std::size_t n = 0; n < 200000; ++n) {
+    const std::uint64_t a = words[n % words.size()], b = words[(n * 7919 + 1) % words.size()];
+    std::uint64_t hi = 0, lo = 0, phi = 1, plo = 1;
+    ebla::detail::mul_64x64(a, b, hi, lo);
+    ebla::detail::mul_64x64_portable(a, b, phi, plo);
+    ASSERT_TRUE(hi == phi && lo == plo) << a << " * " << b;
+  }
+}
+
+// prepare_input passes the normal values of the input format through unrounded: it reads every
+// operand as round_input does, in every preset's input format (DAZ or not). For formats of at
+// most 11 bits, every multiple of the format's quantum at each exponent from below the
+// subnormals to above the overflow threshold (every value, every midpoint and the values just
+// out of range), each also one binary64 ulp up and down; random doubles and random values of
+// the format for all.
+TEST(MatrixUnitOracle, PreparedInputsAreRoundedInputs) {
+  std::mt19937_64 rng(23);
+  std::size_t checked = 0;
+  for (const auto& entry : ebla::matrix_unit_catalogue()) {
+    const ebla::detail::PreparedUnit p = ebla::detail::prepare(entry.unit);
+    const Format& f = entry.unit.input;
+    auto check = [&](double x) {
+      for (const double y : {x, -x, std::nextafter(x, 0.0), std::nextafter(x, double(INFINITY))}) {
+        const double fast = ebla::detail::prepare_input(p, y), general = ebla::detail::round_input(p, y);
+        ASSERT_TRUE(same(fast, general)) << entry.name << ": " << hex(y) << " -> " << hex(fast)
+                                         << ", rounded " << hex(general);
+        ++checked;
+      }
+    };
+    if (f.t <= 11)
+      for (int e = f.emin - f.t - 1; e <= f.emax + 1; ++e)
+        for (int m = 0; m <= (2 << f.t) + 2; ++m) check(std::ldexp(m, e - f.t));
+    for (int n = 0; n < 20000; ++n) {  // random doubles over the format's range, and rounded to it
+      const double x = random_double(rng, std::max(f.emin - f.t - 2, -1074), std::min(f.emax, 1023));
+      check(x);
+      check(ebla::round_to(x, f, ebla::Rounding::nearest_even));
+    }
+    for (const double x : {0.0, double(INFINITY), double(NAN), 0x1p-1074, DBL_MAX}) check(x);
+  }
+  EXPECT_GT(checked, std::size_t{1000000});
+}
+
 using Matrix = Kokkos::View<double**, Kokkos::HostSpace>;
 
 Matrix random_matrix(std::mt19937_64& rng, std::size_t rows, std::size_t cols) {

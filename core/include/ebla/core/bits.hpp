@@ -42,8 +42,17 @@ KOKKOS_INLINE_FUNCTION std::uint64_t pow2_bits(int k) {
 /// 2^k as a double, exactly, for -1074 <= k <= 1023.
 KOKKOS_INLINE_FUNCTION double pow2(int k) { return bit_cast<double>(pow2_bits(k)); }
 
-/// Number of leading zero bits of a nonzero 64-bit word (portable, branch-light).
-KOKKOS_INLINE_FUNCTION int leading_zeros(std::uint64_t v) {
+/// Whether the code being compiled runs on the host (GCC and Clang builtins available), not in
+/// a device pass of CUDA, HIP or SYCL.
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDA_ARCH__) && \
+    !defined(__HIP_DEVICE_COMPILE__) && !defined(__SYCL_DEVICE_ONLY__)
+#define EBLA_HOST_BUILTINS 1
+#else
+#define EBLA_HOST_BUILTINS 0
+#endif
+
+/// leading_zeros by a portable branch-light search: what devices run (63 for 0).
+KOKKOS_INLINE_FUNCTION int leading_zeros_portable(std::uint64_t v) {
   int n = 0;
   if ((v >> 32) == 0) { n += 32; v <<= 32; }
   if ((v >> 48) == 0) { n += 16; v <<= 16; }
@@ -52,6 +61,16 @@ KOKKOS_INLINE_FUNCTION int leading_zeros(std::uint64_t v) {
   if ((v >> 62) == 0) { n += 2; v <<= 2; }
   if ((v >> 63) == 0) { n += 1; }
   return n;
+}
+
+/// Number of leading zero bits of a nonzero 64-bit word (63 for 0): the host's instruction, or
+/// leading_zeros_portable on devices.
+KOKKOS_INLINE_FUNCTION int leading_zeros(std::uint64_t v) {
+#if EBLA_HOST_BUILTINS
+  return v != 0 ? __builtin_clzll(v) : 63;
+#else
+  return leading_zeros_portable(v);
+#endif
 }
 
 /// Value returned by exponent_of(0): below every finite exponent.

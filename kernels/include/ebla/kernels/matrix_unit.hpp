@@ -236,9 +236,10 @@ constexpr int max_unit_block = 64;
 /// 2047 - (-2148) + 1 = 4196 bits, plus 7 carry bits and a sign bit: 66 limbs.
 constexpr int wide_limbs = 68;
 
-/// The 128-bit product of two 64-bit words, portably (no __int128 on every device compiler).
-KOKKOS_INLINE_FUNCTION void mul_64x64(std::uint64_t a, std::uint64_t b, std::uint64_t& hi,
-                                      std::uint64_t& lo) {
+/// The 128-bit product of two 64-bit words from 32-bit halves: what devices run (no __int128
+/// on every device compiler).
+KOKKOS_INLINE_FUNCTION void mul_64x64_portable(std::uint64_t a, std::uint64_t b, std::uint64_t& hi,
+                                               std::uint64_t& lo) {
   constexpr std::uint64_t low32 = 0xffffffffull;
   const std::uint64_t p00 = (a & low32) * (b & low32), p01 = (a & low32) * (b >> 32);
   const std::uint64_t p10 = (a >> 32) * (b & low32), p11 = (a >> 32) * (b >> 32);
@@ -247,18 +248,33 @@ KOKKOS_INLINE_FUNCTION void mul_64x64(std::uint64_t a, std::uint64_t b, std::uin
   hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
 }
 
+/// The 128-bit product of two 64-bit words: the host's 128-bit integers where it has them, else
+/// mul_64x64_portable.
+KOKKOS_INLINE_FUNCTION void mul_64x64(std::uint64_t a, std::uint64_t b, std::uint64_t& hi,
+                                      std::uint64_t& lo) {
+#if EBLA_HOST_BUILTINS && defined(__SIZEOF_INT128__)
+  __extension__ typedef unsigned __int128 u128;  // (__extension__: quiet under -Wpedantic)
+  const u128 p = static_cast<u128>(a) * b;
+  lo = static_cast<std::uint64_t>(p);
+  hi = static_cast<std::uint64_t>(p >> 64);
+#else
+  mul_64x64_portable(a, b, hi, lo);
+#endif
+}
+
 /// Number of significant bits of v (0 for v = 0).
 KOKKOS_INLINE_FUNCTION int bit_length(std::uint64_t v) {
   return v == 0 ? 0 : 64 - leading_zeros(v);
 }
 
 /// An operand of a sum: the exact finite value (-1)^negative (hi 2^64 + lo) 2^exp, or, when
-/// `nonfinite` is not 0, that infinity or NaN.
+/// `nonfinite` is not 0, that infinity or NaN. Plain data: `Term t{}` is +0, and arrays of
+/// terms cost nothing until written.
 struct Term {
-  std::uint64_t hi = 0, lo = 0;
-  int exp = 0;
-  bool negative = false;
-  double nonfinite = 0.0;
+  std::uint64_t hi, lo;
+  int exp;
+  bool negative;
+  double nonfinite;
 
   KOKKOS_INLINE_FUNCTION bool finite() const { return nonfinite == 0.0; }  // false for NaN
   KOKKOS_INLINE_FUNCTION bool zero() const { return (hi | lo) == 0; }
@@ -275,7 +291,7 @@ KOKKOS_INLINE_FUNCTION bool is_finite(double x) {
 /// The exact value of a double as a Term.
 KOKKOS_INLINE_FUNCTION Term term_of(double x) {
   using namespace binary64;
-  Term t;
+  Term t{};
   if (!is_finite(x)) {
     t.nonfinite = x;
     return t;
@@ -291,12 +307,12 @@ KOKKOS_INLINE_FUNCTION Term term_of(double x) {
 /// The exact product of two doubles (a NaN or infinity if either is not finite).
 KOKKOS_INLINE_FUNCTION Term product_term(double a, double b) {
   if (!is_finite(a) || !is_finite(b)) {
-    Term t;
+    Term t{};
     t.nonfinite = a * b;  // inf * 0 is NaN, inf * x is +-inf
     return t;
   }
   const Term ta = term_of(a), tb = term_of(b);
-  Term p;
+  Term p{};
   mul_64x64(ta.lo, tb.lo, p.hi, p.lo);  // significands: at most 53 x 53 = 106 bits
   p.exp = ta.exp + tb.exp;
   p.negative = ta.negative != tb.negative;
@@ -342,21 +358,30 @@ struct Wide {
   /// Adds +-|t| truncated toward zero to a multiple of 2^lsb (the alignment: bits shifted out
   /// below the kept ones are lost).
   KOKKOS_INLINE_FUNCTION void add(const Term& t) {
-    std::uint64_t hi = t.hi, lo = t.lo;
-    int pos = t.exp - lsb;  // bit index of the term's lowest bit
-    if (pos < 0) {
-      const int s = -pos;  // drop s low bits
-      lo = s >= 128 ? 0 : s >= 64 ? hi >> (s - 64) : (lo >> s) | (hi << 1 << (63 - s));
-      hi = s >= 64 ? 0 : hi >> s;
-      pos = 0;
-    }
-    const int q = pos / 64, r = pos % 64;
-    const std::uint64_t w[3] = {lo << r, r != 0 ? (hi << r) | (lo >> (64 - r)) : hi,
-                                r != 0 ? hi >> (64 - r) : 0};
+    std::uint64_t w[3];
+    const int q = align(t, w);
     if (t.negative)
       subtract_words(w, q);
     else
       add_words(w, q);
+  }
+
+  /// Adds |t| (whatever its sign) truncated toward zero to a multiple of 2^lsb.
+  KOKKOS_INLINE_FUNCTION void add_magnitude(const Term& t) {
+    std::uint64_t w[3];
+    const int q = align(t, w);
+    add_words(w, q);
+  }
+
+  /// Subtracts x, which has the same limbs and lsb.
+  KOKKOS_INLINE_FUNCTION void subtract(const Wide& x) {
+    std::uint64_t borrow = 0;
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t d = limb[i] - x.limb[i];
+      const std::uint64_t b1 = limb[i] < x.limb[i];
+      limb[i] = d - borrow;
+      borrow = b1 | (d < borrow);
+    }
   }
 
   /// Turns the two's complement value into its magnitude; returns whether it was negative.
@@ -406,6 +431,24 @@ struct Wide {
   }
 
  private:
+  /// |t| truncated toward zero to a multiple of 2^lsb, as the words w[0..2] to be added from
+  /// limb q on; returns q.
+  KOKKOS_INLINE_FUNCTION int align(const Term& t, std::uint64_t* w) const {
+    std::uint64_t hi = t.hi, lo = t.lo;
+    int pos = t.exp - lsb;  // bit index of the term's lowest bit
+    if (pos < 0) {
+      const int s = -pos;  // drop s low bits
+      lo = s >= 128 ? 0 : s >= 64 ? hi >> (s - 64) : (lo >> s) | (hi << 1 << (63 - s));
+      hi = s >= 64 ? 0 : hi >> s;
+      pos = 0;
+    }
+    const int q = pos / 64, r = pos % 64;
+    w[0] = lo << r;
+    w[1] = r != 0 ? (hi << r) | (lo >> (64 - r)) : hi;
+    w[2] = r != 0 ? hi >> (64 - r) : 0;
+    return q;
+  }
+
   KOKKOS_INLINE_FUNCTION void add_words(const std::uint64_t* w, int q) {
     std::uint64_t carry = 0;
     for (int j = 0; q + j < n && (j < 3 || carry != 0); ++j) {
@@ -491,10 +534,15 @@ KOKKOS_INLINE_FUNCTION double sum_terms(const Term* terms, int count, int extra_
   // room for the carries of `nonzero` terms above the highest bit and for a sign bit
   const int high = top > ref ? top : ref;
   const int width = high - lsb + 1 + bit_length(static_cast<std::uint64_t>(nonzero)) + 1;
-  Wide w;
+  // the magnitudes of the positive and of the negative terms apart (no branch on the signs,
+  // which are random), then their difference
+  Wide w, negatives;
   w.clear((width + 63) / 64, lsb);
+  negatives.clear(w.n, lsb);
+  Wide* const by_sign[2] = {&w, &negatives};
   for (int i = 0; i < count; ++i)
-    if (!terms[i].zero()) w.add(terms[i]);
+    if (!terms[i].zero()) by_sign[terms[i].negative]->add_magnitude(terms[i]);
+  w.subtract(negatives);
   const bool negative = w.take_sign();
   if (w.leading_bit() < 0) return 0.0;  // exact cancellation: +0 (nearest and toward zero)
   return round_wide(w, negative, rt);
@@ -576,8 +624,22 @@ KOKKOS_INLINE_FUNCTION double flush_input(const PreparedUnit& p, double x,
 }
 
 /// An element of A or B as the unit reads it: rounded to the input format, DAZ applied.
-KOKKOS_INLINE_FUNCTION double prepare_input(const PreparedUnit& p, double x) {
+KOKKOS_INLINE_FUNCTION double round_input(const PreparedUnit& p, double x) {
   return flush_input(p, round_to<Rounding::nearest_even>(x, p.input_rc), p.input_rc.fmin);
+}
+
+/// Whether x is a normal value of the format of `rc` (neither rounding nor DAZ changes it):
+/// fmin <= |x| <= fmax and no bit below the format's precision.
+KOKKOS_INLINE_FUNCTION bool is_normal_value(double x, const RoundingConstants& rc) {
+  const std::uint64_t a = bit_cast<std::uint64_t>(x) & binary64::abs_mask;
+  const std::uint64_t below = (std::uint64_t{1} << rc.k_normal) - 1;  // k_normal = 53 - t
+  return a >= rc.fmin && a <= rc.fmax && (a & below) == 0;
+}
+
+/// round_input, skipping the rounding for the operands that are normal values of the input
+/// format already (the usual case: data in the format the unit reads).
+KOKKOS_INLINE_FUNCTION double prepare_input(const PreparedUnit& p, double x) {
+  return is_normal_value(x, p.input_rc) ? x : round_input(p, x);
 }
 
 /// The addend c as the unit reads it: rounded to the accumulation format, DAZ applied.
@@ -601,14 +663,14 @@ KOKKOS_INLINE_FUNCTION double add_two(const PreparedUnit& p, const Term& x, cons
 /// The exponent of a nonzero x as a format with minimum exponent emin holds it: floor(log2 |x|),
 /// or emin for a subnormal.
 KOKKOS_INLINE_FUNCTION int format_exponent(double x, int emin) {
-  const int e = term_of(x).top();
+  const int e = exponent_of(x);
   return e < emin ? emin : e;
 }
 
-/// at_end: c (if it joins) and the products in one multi-operand addition, aligned on the
-/// unit's reference exponents (the products of a[i] b[i]).
-KOKKOS_INLINE_FUNCTION double operation_at_end(const PreparedUnit& p, const Term* products,
-                                               const double* a, const double* b, double c) {
+/// at_end: c (if it joins) and the products a[i] b[i] in one multi-operand addition, aligned
+/// on the unit's reference exponents.
+KOKKOS_INLINE_FUNCTION double operation_at_end(const PreparedUnit& p, const double* a,
+                                               const double* b, double c) {
   const MatrixUnit& u = p.unit;
   const bool sums = u.alignment == Alignment::exponent_sum;
   Term terms[max_unit_block + 1];
@@ -622,7 +684,7 @@ KOKKOS_INLINE_FUNCTION double operation_at_end(const PreparedUnit& p, const Term
     const bool zero = a[i] == 0 || b[i] == 0;
     if (sums)
       refs[n] = zero ? 0 : format_exponent(a[i], u.input.emin) + format_exponent(b[i], u.input.emin);
-    terms[n++] = products[i];
+    terms[n++] = unit_product(p, a[i], b[i]);
   }
   const double s =
       sum_terms(terms, n, u.extra_bits, p.accumulation, sums ? refs : nullptr, u.alignment_floor);
@@ -670,9 +732,9 @@ KOKKOS_INLINE_FUNCTION double operation_pairwise(const PreparedUnit& p, Term* pr
 /// prepare_addend): exactly `block` products.
 KOKKOS_INLINE_FUNCTION double unit_operation(const PreparedUnit& p, const double* a,
                                              const double* b, double c) {
+  if (p.unit.normalisation == Normalisation::at_end) return operation_at_end(p, a, b, c);
   Term products[max_unit_block];
   for (int i = 0; i < p.unit.block; ++i) products[i] = unit_product(p, a[i], b[i]);
-  if (p.unit.normalisation == Normalisation::at_end) return operation_at_end(p, products, a, b, c);
   return p.unit.pairwise ? operation_pairwise(p, products, c)
                          : operation_each_addition(p, products, c);
 }
@@ -686,11 +748,12 @@ KOKKOS_INLINE_FUNCTION double unit_dot_prepared(const PreparedUnit& p, const Row
   double s = prepare_addend(p, c);  // C_ij in the accumulation format
   double ab[max_unit_block], bb[max_unit_block];
   for (std::size_t k0 = 0; k0 < k; k0 += block) {
-    for (std::size_t l = 0; l < block; ++l) {  // a short last block: +0 * +0 products
-      const bool inside = k0 + l < k;
-      ab[l] = inside ? prepare_input(p, a(k0 + l)) : 0.0;
-      bb[l] = inside ? prepare_input(p, b(k0 + l)) : 0.0;
+    const std::size_t inside = k - k0 < block ? k - k0 : block;
+    for (std::size_t l = 0; l < inside; ++l) {
+      ab[l] = prepare_input(p, a(k0 + l));
+      bb[l] = prepare_input(p, b(k0 + l));
     }
+    for (std::size_t l = inside; l < block; ++l) ab[l] = bb[l] = 0.0;  // +0 * +0 products
     if (!(p.fma_chain && fma_step(p, ab[0], bb[0], s)))
       s = unit_operation(p, ab, bb, s);  // C_ij = fl_unit(C_ij + A_ik B_kj)
   }
