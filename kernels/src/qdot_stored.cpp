@@ -6,9 +6,12 @@
 #include <ebla/core/error.hpp>
 #include <ebla/core/exact.hpp>
 #include <ebla/core/rounding.hpp>
+#include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot_views.hpp>
+#include <ebla/kernels/quantize_host.hpp>
 #include <ebla/kernels/stored_vector.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -397,6 +400,96 @@ KOKKOS_INLINE_FUNCTION void skip_tile(std::size_t m, const double* y, detail::Ti
   f.v[4] = bad.total();
 }
 
+// What one tile's dot product reads.
+struct TileArgs {
+  const double* f64;
+  const float* f32;
+  const std::uint16_t* u16;
+  const std::uint8_t* level;
+  const std::size_t* offset;
+  const double* scale;
+  const double* y;
+  std::size_t n;
+  TileLevels L;
+};
+
+// Tile t's fields (dot_tile or skip_tile) into f[0, 5).
+KOKKOS_INLINE_FUNCTION void tile(const TileArgs& a, std::size_t t, detail::TileFields<5>& f) {
+  const std::size_t b = t * stored_tile, m = b + stored_tile < a.n ? stored_tile : a.n - b, o = a.offset[t];
+  const int l = a.level[t];
+  const double sc = a.scale[t];
+  const double* y = a.y + b;
+  if (l == a.L.perforate) return skip_tile(m, y, f);
+  switch (a.L.storage[l]) {
+    case Storage::binary64: {
+      const double* w = a.f64 + o;
+      return dot_tile(m, y, [&](std::size_t i) { return w[i]; }, f);
+    }
+    case Storage::binary32: {
+      const float* w = a.f32 + o;
+      return dot_tile(m, y, [&](std::size_t i) { return static_cast<double>(w[i]) * sc; }, f);
+    }
+    case Storage::binary16: {
+      const std::uint16_t* w = a.u16 + o;
+      return dot_tile(m, y, [&](std::size_t i) { return static_cast<double>(half_value(w[i])) * sc; }, f);
+    }
+    default: {
+      const std::uint16_t* w = a.u16 + o;
+      return dot_tile(m, y, [&](std::size_t i) { return static_cast<double>(bf16_value(w[i])) * sc; }, f);
+    }
+  }
+}
+
+// The tiles [first, last) on the host, compiled for several instruction sets (as
+// quantize_host.cpp): the same operations in the same order, so the same bits.
+void tiles_baseline(const TileArgs& a, std::size_t first, std::size_t last, detail::TileFields<5>* f) {
+  for (std::size_t t = first; t < last; ++t) tile(a, t, f[t]);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,bmi,bmi2,fma"))) void tiles_avx2(const TileArgs& a, std::size_t first, std::size_t last,
+                                                             detail::TileFields<5>* f) {
+  for (std::size_t t = first; t < last; ++t) tile(a, t, f[t]);
+}
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) void tiles_avx512(
+    const TileArgs& a, std::size_t first, std::size_t last, detail::TileFields<5>* f) {
+  for (std::size_t t = first; t < last; ++t) tile(a, t, f[t]);
+}
+#else
+void tiles_avx2(const TileArgs& a, std::size_t first, std::size_t last, detail::TileFields<5>* f) {
+  tiles_baseline(a, first, last, f);
+}
+void tiles_avx512(const TileArgs& a, std::size_t first, std::size_t last, detail::TileFields<5>* f) {
+  tiles_baseline(a, first, last, f);
+}
+#endif
+
+// Tiles per work item of the host path: 16 tiles, 8,192 components.
+constexpr std::size_t tiles_per_chunk = 16;
+
+// Every tile's fields, on the host: the host threads (detail::for_each_chunk) where the
+// default execution space runs there, else that space's kernel (detail::tile_fields).
+std::vector<detail::TileFields<5>> tile_parts(const QdotStored& x, Kokkos::View<const double*> y) {
+  const TileArgs a{x.f64.data(), x.f32.data(), x.u16.data(), x.tile_level.data(), x.tile_offset.data(),
+                   x.tile_scale.data(), y.data(), x.n, tile_levels(x.plan, x.storage)};
+  std::vector<detail::TileFields<5>> part(x.tiles());
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible) {
+    const detail::HostIsa isa = detail::best_host_isa();
+    const auto run = isa == detail::HostIsa::avx512 ? tiles_avx512 : isa == detail::HostIsa::avx2 ? tiles_avx2 : tiles_baseline;
+    const std::size_t tiles = part.size(), chunks = detail::chunk_count(tiles, tiles_per_chunk);
+    detail::for_each_chunk(chunks, [&](std::size_t c) {
+      run(a, c * tiles_per_chunk, std::min(tiles, (c + 1) * tiles_per_chunk), part.data());
+    });
+  } else {
+    const auto fields = detail::tile_fields<5>(
+        "ebla::qdot(stored)", x.n, KOKKOS_LAMBDA(std::size_t b, std::size_t, detail::TileFields<5>& f) {
+          tile(a, b / stored_tile, f);
+        });
+    for (std::size_t t = 0; t < part.size(); ++t)
+      for (int j = 0; j < 5; ++j) part[t].v[j] = fields(t, j);
+  }
+  return part;
+}
+
 }  // namespace
 
 QdotResult qdot(const QdotStored& x, Kokkos::View<const double*> y) {
@@ -404,43 +497,11 @@ QdotResult qdot(const QdotStored& x, Kokkos::View<const double*> y) {
   if (y.extent(0) != x.n)
     throw_invalid(dot_function, "y has " + std::to_string(y.extent(0)) + " elements but the stored x has " +
                                     std::to_string(x.n));
-  const auto f64 = x.f64;
-  const auto f32 = x.f32;
-  const auto u16 = x.u16;
-  const auto level = x.tile_level;
-  const auto offset = x.tile_offset;
-  const auto scale = x.tile_scale;
   const TileLevels L = tile_levels(x.plan, x.storage);
-  const double* yp = y.data();
-  const auto part = detail::tile_fields<5>(
-      "ebla::qdot(stored)", x.n, KOKKOS_LAMBDA(std::size_t b, std::size_t e, detail::TileFields<5>& f) {
-        const std::size_t t = b / stored_tile, o = offset(t), m = e - b;
-        const int l = level(t);
-        const double sc = scale(t);
-        const double* yt = yp + b;
-        if (l == L.perforate) return skip_tile(m, yt, f);
-        switch (L.storage[l]) {
-          case Storage::binary64: {
-            const double* w = &f64(o);
-            return dot_tile(m, yt, [&](std::size_t i) { return w[i]; }, f);
-          }
-          case Storage::binary32: {
-            const float* w = &f32(o);
-            return dot_tile(m, yt, [&](std::size_t i) { return static_cast<double>(w[i]) * sc; }, f);
-          }
-          case Storage::binary16: {
-            const std::uint16_t* w = &u16(o);
-            return dot_tile(m, yt, [&](std::size_t i) { return static_cast<double>(half_value(w[i])) * sc; }, f);
-          }
-          default: {
-            const std::uint16_t* w = &u16(o);
-            return dot_tile(m, yt, [&](std::size_t i) { return static_cast<double>(bf16_value(w[i])) * sc; }, f);
-          }
-        }
-      });
+  const std::vector<detail::TileFields<5>> part = tile_parts(x, y);
 
   // Merge in tile order: the sums by TwoSum, the bound terms in long double.
-  const std::size_t tiles = part.extent(0);
+  const std::size_t tiles = part.size();
   double s = 0, c = 0;
   long double q = 0, terms = 0;
   bool bad = false;
@@ -451,14 +512,14 @@ QdotResult qdot(const QdotStored& x, Kokkos::View<const double*> y) {
     const int l = x.host_level[t];
     const std::size_t m = std::min(stored_tile, x.n - t * stored_tile);
     double next, err;
-    detail::two_sum(s, part(t, 0), next, err);
+    detail::two_sum(s, part[t].v[0], next, err);
     s = next;
-    c += part(t, 1) + err;
-    q += part(t, 2);
+    c += part[t].v[1] + err;
+    q += part[t].v[2];
     // c_F = (u_F + u_d) / (1 - u_d): the stored value's relative error and the product's
     const long double u_f = l == L.perforate || L.t[l] == 0 ? 0.0L : std::ldexp(1.0L, -L.t[l]);
-    terms += (u_f + u_double) / (1 - u_double) * part(t, 2) + static_cast<long double>(x.rest[t]) * part(t, 3);
-    bad = bad || !(part(t, 4) == 0);
+    terms += (u_f + u_double) / (1 - u_double) * part[t].v[2] + static_cast<long double>(x.rest[t]) * part[t].v[3];
+    bad = bad || !(part[t].v[4] == 0);
     multiplied += l == L.perforate ? 0 : m;
     r.stats.count_per_level[l] += m;
   }
