@@ -93,8 +93,8 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks(&reporter);
     std::printf("\ndistribution B, t = 9; %s, %d thread(s); medians; stored x, binary64 y; ratio = dot / stored\n",
                 Kokkos::DefaultHostExecutionSpace::name(), Kokkos::DefaultHostExecutionSpace().concurrency());
-    std::printf("%10s %10s %9s %9s %8s %8s %30s\n", "n", "tolerance", "dot ms", "stored", "ratio", "B/x_i",
-                "tiles b64/b32/b16/skip");
+    std::printf("%10s %10s %9s %9s %8s %8s %26s  %s\n", "n", "tolerance", "dot ms", "stored", "ratio", "B/x_i",
+                "tiles b64/b32/b16/skip", "value (the same bits on any thread count)");
     for (const long n : sizes) {
       const double d = reporter.median["dot/" + std::to_string(n)];
       for (int k = 0; k < 3; ++k) {
@@ -103,8 +103,9 @@ int main(int argc, char** argv) {
         const auto& s = stored(vectors(static_cast<std::size_t>(n)), k);
         std::string mix;
         for (const auto c : s.tiles_per_level) mix += (mix.empty() ? "" : "/") + std::to_string(c);
-        std::printf("%10ld %10.0e %9.3f %9.3f %8.2f %8.2f %30s\n", n, tolerances[k], d, t, d / t,
-                    static_cast<double>(s.bytes()) / static_cast<double>(n), mix.c_str());
+        const double value = ebla::qdot(s, Kokkos::View<const double*>(vectors(static_cast<std::size_t>(n)).y)).value;
+        std::printf("%10ld %10.0e %9.3f %9.3f %8.2f %8.2f %26s  %a\n", n, tolerances[k], d, t, d / t,
+                    static_cast<double>(s.bytes()) / static_cast<double>(n), mix.c_str(), value);
       }
     }
     benchmark::Shutdown();

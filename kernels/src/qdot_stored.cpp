@@ -60,6 +60,11 @@ Storage storage_of(const QdotLevel& level) {
                                     " cannot be stored (only binary64, binary32, binary16 and bfloat16 can)");
 }
 
+// A tile's level byte: the ladder index (below 8), and rest_flag where R_t > 0 (the dot
+// product then needs max |y_i| over the tile).
+constexpr std::uint8_t level_mask = 0x7f;
+constexpr std::uint8_t rest_flag = 0x80;
+
 // The ladder as the tile kernels see it (plain data).
 struct TileLevels {
   int count = 1;
@@ -297,7 +302,7 @@ QdotStored qdot_store(Kokkos::View<const double*> x, const QdotOptions& options)
     const std::size_t m = std::min(stored_tile, s.n - t * stored_tile);
     const int kind = l == L.perforate ? 3 : s.storage[l] == Storage::binary64 ? 0 : s.storage[l] == Storage::binary32 ? 1 : 2;
     s.host_level[t] = static_cast<std::uint8_t>(l);
-    h_level(t) = static_cast<std::uint8_t>(l);
+    h_level(t) = static_cast<std::uint8_t>(l | (fields(t, 2) > 0 ? rest_flag : 0));
     h_offset(t) = words[kind];
     words[kind] += kind == 3 ? 0 : m;
     h_scale(t) = pow2(static_cast<int>(fields(t, 1)));
@@ -328,7 +333,7 @@ QdotStored qdot_store(Kokkos::View<const double*> x, const QdotOptions& options)
   const std::size_t n = s.n;
   Kokkos::parallel_for(
       "ebla::qdot_store words", Kokkos::RangePolicy<>(0, tiles), KOKKOS_LAMBDA(const std::size_t t) {
-        const int l = level(t);
+        const int l = level(t) & level_mask;
         if (l == L.perforate) return;
         const std::size_t b = t * stored_tile, e = b + stored_tile < n ? b + stored_tile : n, o = offset(t);
         const Storage st = L.storage[l];
@@ -356,23 +361,30 @@ QdotStored qdot_store(const double* x, std::size_t n, const QdotOptions& options
 
 namespace {
 
-// Tile t's dot product into f: f[0] + f[1] the compensated sum of q_i = fl(x~_i y_i) in eight
-// lanes (TwoSum, exact) whose lanes merge by TwoSum in lane order, f[2] = sum |q_i|,
-// f[3] = max |y_i|, f[4] = sum (y_i - y_i) (NaN where y holds NaN or an infinity).
-template <class Load>
+// Tile t's dot product into f: f[0] + f[1] the sum of q_i = fl(x~_i y_i) in eight lanes, the
+// lanes merged by TwoSum in lane order; f[2] = sum |q_i|; f[3] = max |y_i| where the tile
+// has components outside the relative bound (R_t > 0), else 0. Binary64 tiles add the q_i
+// by TwoSum (exact; the errors summed into f[1]); narrower tiles add them in each lane
+// plainly (at most 64 terms a lane: error <= gamma_64 sum |q_i|, Higham (4.4), far below
+// their quantization's u_F sum |q_i|). A NaN or an infinity in y shows in f[2] (q_i is NaN or
+// infinite, 0 * inf included).
+template <bool compensated, bool ymax_needed, class Load>
 KOKKOS_INLINE_FUNCTION void dot_tile(std::size_t m, const double* y, const Load& load, detail::TileFields<5>& f) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  detail::LaneSums a, bad;
+  detail::LaneSums a;
   detail::LaneMax ymax;
   detail::in_lanes(m, [&](std::size_t i, int j) {
     const double q = load(i) * y[i];
-    double sum, err;
-    detail::two_sum(s[j], q, sum, err);  // exact
-    s[j] = sum;
-    c[j] += err;
+    if constexpr (compensated) {
+      double sum, err;
+      detail::two_sum(s[j], q, sum, err);  // exact
+      s[j] = sum;
+      c[j] += err;
+    } else {
+      s[j] += q;
+    }
     a.s[j] += detail::magnitude(q);
-    ymax.add(j, y[i]);
-    bad.s[j] += y[i] - y[i];
+    if constexpr (ymax_needed) ymax.add(j, y[i]);
   });
   double sum = s[0], comp = c[0];
   for (int j = 1; j < 8; ++j) {
@@ -385,10 +397,21 @@ KOKKOS_INLINE_FUNCTION void dot_tile(std::size_t m, const double* y, const Load&
   f.v[1] = comp;
   f.v[2] = a.total();
   f.v[3] = ymax.total();
-  f.v[4] = bad.total();
 }
 
-// Tile t's y read for the bound only (a perforated tile): max |y_i| and the NaN check.
+template <class Load>
+KOKKOS_INLINE_FUNCTION void dot_tile(bool compensated, bool ymax_needed, std::size_t m, const double* y,
+                                     const Load& load, detail::TileFields<5>& f) {
+  if (compensated) {
+    if (ymax_needed) return dot_tile<true, true>(m, y, load, f);
+    return dot_tile<true, false>(m, y, load, f);
+  }
+  if (ymax_needed) return dot_tile<false, true>(m, y, load, f);
+  return dot_tile<false, false>(m, y, load, f);
+}
+
+// A perforated tile: y read for the bound alone, f[3] = max |y_i|, f[4] = sum (y_i - y_i)
+// (NaN where y holds NaN or an infinity).
 KOKKOS_INLINE_FUNCTION void skip_tile(std::size_t m, const double* y, detail::TileFields<5>& f) {
   detail::LaneSums bad;
   detail::LaneMax ymax;
@@ -416,26 +439,29 @@ struct TileArgs {
 // Tile t's fields (dot_tile or skip_tile) into f[0, 5).
 KOKKOS_INLINE_FUNCTION void tile(const TileArgs& a, std::size_t t, detail::TileFields<5>& f) {
   const std::size_t b = t * stored_tile, m = b + stored_tile < a.n ? stored_tile : a.n - b, o = a.offset[t];
-  const int l = a.level[t];
+  const int l = a.level[t] & level_mask;
+  const bool ymax_needed = (a.level[t] & rest_flag) != 0;  // R_t > 0
   const double sc = a.scale[t];
   const double* y = a.y + b;
   if (l == a.L.perforate) return skip_tile(m, y, f);
   switch (a.L.storage[l]) {
     case Storage::binary64: {
       const double* w = a.f64 + o;
-      return dot_tile(m, y, [&](std::size_t i) { return w[i]; }, f);
+      return dot_tile(true, ymax_needed, m, y, [&](std::size_t i) { return w[i]; }, f);
     }
     case Storage::binary32: {
       const float* w = a.f32 + o;
-      return dot_tile(m, y, [&](std::size_t i) { return static_cast<double>(w[i]) * sc; }, f);
+      return dot_tile(false, ymax_needed, m, y, [&](std::size_t i) { return static_cast<double>(w[i]) * sc; }, f);
     }
     case Storage::binary16: {
       const std::uint16_t* w = a.u16 + o;
-      return dot_tile(m, y, [&](std::size_t i) { return static_cast<double>(half_value(w[i])) * sc; }, f);
+      return dot_tile(false, ymax_needed, m, y,
+                      [&](std::size_t i) { return static_cast<double>(half_value(w[i])) * sc; }, f);
     }
     default: {
       const std::uint16_t* w = a.u16 + o;
-      return dot_tile(m, y, [&](std::size_t i) { return static_cast<double>(bf16_value(w[i])) * sc; }, f);
+      return dot_tile(false, ymax_needed, m, y,
+                      [&](std::size_t i) { return static_cast<double>(bf16_value(w[i])) * sc; }, f);
     }
   }
 }
@@ -505,6 +531,7 @@ QdotResult qdot(const QdotStored& x, Kokkos::View<const double*> y) {
   double s = 0, c = 0;
   long double q = 0, terms = 0;
   bool bad = false;
+  long double plain = 0;  // sum |q_i| over the tiles summed plainly
   std::size_t multiplied = 0;
   QdotResult r;
   r.stats.count_per_level.assign(x.plan.ladder.size(), 0);
@@ -520,10 +547,16 @@ QdotResult qdot(const QdotStored& x, Kokkos::View<const double*> y) {
     const long double u_f = l == L.perforate || L.t[l] == 0 ? 0.0L : std::ldexp(1.0L, -L.t[l]);
     terms += (u_f + u_double) / (1 - u_double) * part[t].v[2] + static_cast<long double>(x.rest[t]) * part[t].v[3];
     bad = bad || !(part[t].v[4] == 0);
+    plain += l == L.perforate || x.storage[l] == Storage::binary64 ? 0.0L : static_cast<long double>(part[t].v[2]);
     multiplied += l == L.perforate ? 0 : m;
     r.stats.count_per_level[l] += m;
   }
-  if (bad) throw_invalid(dot_function, first_nonfinite(y, "y"));
+  // NaN or Inf in y: in a perforated tile's check, else in sum |q_i| (which an overflowing
+  // product of finite factors also makes infinite: then y is finite, and the bound infinite)
+  if (bad || !std::isfinite(static_cast<double>(q))) {
+    const std::string what = first_nonfinite(y, "y");
+    if (what != "y is not finite") throw_invalid(dot_function, what);
+  }
 
   r.value = std::isfinite(s) ? s + c : s;
   r.abs_sum = static_cast<double>(q);
@@ -544,7 +577,8 @@ QdotResult qdot(const QdotStored& x, Kokkos::View<const double*> y) {
     const long double quant = terms * upward + static_cast<long double>(multiplied) * 0x1p-1074L;
     const long double N = nn + 9 * T + 2;  // TwoSums: one per component, 8 per tile
     const long double accum = u_double / (1 - u_double) * std::fabs(static_cast<long double>(r.value)) +
-                              gamma_d(N) * N * u_double * (1 + gamma_d(N)) * q * upward;
+                              gamma_d(N) * N * u_double * (1 + gamma_d(N)) * q * upward +
+                              gamma_d(stored_tile / 8) * plain * upward;  // the plain lanes
     r.quantization_bound = round_up(quant);
     r.accumulation_bound = round_up(accum);
     r.bound = round_up(quant + accum);
