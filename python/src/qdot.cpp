@@ -5,7 +5,10 @@
 #include <ebla/kernels/qdot.hpp>
 #include <ebla/kernels/qdot_stored.hpp>
 
+#include <algorithm>
+#include <memory>
 #include <optional>
+#include <vector>
 
 namespace ebla::python {
 
@@ -100,12 +103,26 @@ py::dict compute_call(const QdotPlan& plan, const py::array_t<T, py::array::c_st
   return result_dict(r, plan.ladder);
 }
 
-QdotStored store_call(const py::array_t<double, py::array::c_style>& x, double tolerance, const std::string& ladder,
-                      bool perforate_all) {
+// The stored vectors Python holds: their Kokkos Views must go before Kokkos::finalize, which
+// runs at exit while Python may still hold them (release_stored_vectors).
+std::vector<std::weak_ptr<QdotStored>>& live_stored() {
+  static std::vector<std::weak_ptr<QdotStored>> live;
+  return live;
+}
+
+std::shared_ptr<QdotStored> store_call(const py::array_t<double, py::array::c_style>& x, double tolerance,
+                                       const std::string& ladder, bool perforate_all) {
   const QdotOptions o = make_options(tolerance, "budget", ladder, false, QdotOptions::automatic_margin, perforate_all,
                                      "ebla.qdot_store");
-  py::gil_scoped_release release;
-  return qdot_store(x.data(), static_cast<std::size_t>(x.size()), o);
+  std::shared_ptr<QdotStored> s;
+  {
+    py::gil_scoped_release release;
+    s = std::make_shared<QdotStored>(qdot_store(x.data(), static_cast<std::size_t>(x.size()), o));
+  }
+  auto& live = live_stored();  // under the GIL
+  live.erase(std::remove_if(live.begin(), live.end(), [](const auto& w) { return w.expired(); }), live.end());
+  live.push_back(s);
+  return s;
 }
 
 py::dict stored_dot_call(const QdotStored& s, const py::array_t<double, py::array::c_style>& y) {
@@ -122,8 +139,14 @@ py::dict stored_dot_call(const QdotStored& s, const py::array_t<double, py::arra
 
 }  // namespace
 
+void release_stored_vectors() {
+  for (const auto& w : live_stored())
+    if (const auto s = w.lock()) *s = QdotStored{};  // its Views released; it now holds no vector
+  live_stored().clear();
+}
+
 void register_qdot(py::module_& m) {
-  py::class_<QdotStored>(m, "QdotStoredVector", "x kept in the formats its exponent bins allow (kernels/qdot_stored.hpp).")
+  py::class_<QdotStored, std::shared_ptr<QdotStored>>(m, "QdotStoredVector", "x kept in the formats its exponent bins allow (kernels/qdot_stored.hpp).")
       .def_readonly("n", &QdotStored::n)
       .def_readonly("plan", &QdotStored::plan)
       .def_readonly("l1", &QdotStored::l1)

@@ -2,6 +2,8 @@
 exact dot product, strides and dtypes, errors, and the GIL released during the kernel."""
 
 from fractions import Fraction
+import subprocess
+import sys
 import threading
 import time
 
@@ -174,7 +176,7 @@ def test_stored_vector_holds_fewer_bytes_and_matches_the_cpp_bits():
 
 def test_stored_vector_refuses_bad_input():
     x, y = _vectors(10, 13)
-    with pytest.raises(ValueError, match="ebla.qdot_store: tolerance = -1"):
+    with pytest.raises(ValueError, match="qdot_store: tolerance = -1"):
         ebla.qdot_store(x, -1)
     with pytest.raises(ValueError, match="cannot be stored"):
         ebla.qdot_store(x, 1e-3, ladder="binary64,custom:t=8,emin=-6,emax=7")
@@ -189,3 +191,10 @@ def test_stored_vector_refuses_bad_input():
     bad[7] = np.inf
     with pytest.raises(ValueError, match=r"y\[7\] = inf is not finite"):
         s.dot(bad)
+
+
+def test_a_stored_vector_held_at_exit_is_released_before_kokkos_finalizes():
+    code = "import numpy as np, ebla\ns = ebla.qdot_store(np.linspace(-1, 1, 3000), 1e-3)\nprint(s.dot(np.ones(3000)).value)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "deallocated after Kokkos::finalize" not in run.stderr

@@ -37,8 +37,11 @@
 // whole (no index per component). Perforated tiles store nothing and are not multiplied.
 //
 // Computation. In tile t of format F with scale 2^s: q_i = fl(x~_i y_i), x~_i = w_i 2^s
-// exactly, summed in eight lanes by TwoSum (exact), the lanes and then the tiles merged by
-// TwoSum in a fixed order: the same bits for any number of threads.
+// exactly, summed in eight lanes (by TwoSum, exact, in binary64 tiles; plainly in the
+// narrower ones, whose quantization error dwarfs that rounding), the lanes and then the
+// tiles merged by TwoSum in a fixed order: the same bits for any number of threads. On the
+// host the tiles run on every thread of the default host execution space, in loops compiled
+// for AVX-512, AVX2 and baseline x86-64 (the same operations in the same order).
 //
 // What `bound` certifies, for every finite y of length n (a posteriori, from this y):
 //   |value - x^T y| <= bound = quantization_bound + accumulation_bound, with
@@ -51,9 +54,11 @@
 //     the tile is stored. Per component: |x_i y_i - q_i| <= |x_i - x~_i| |y_i| +
 //     |x~_i y_i - q_i|, and |x~_i y_i| <= (|q_i| + 2^-1075) / (1 - u_d) (Higham, Theorem 2.2,
 //     with gradual underflow).
-//   accumulation_bound = u_d |value| / (1 - u_d) + gamma_N^2 Q, N = n + 9 T + 2 (T tiles)
-//     the TwoSums of the sums (each exact; the sum of their errors rounds, and so does
-//     the final s + c), Q = sum |q_i|, corrected upward.
+//   accumulation_bound = u_d |value| / (1 - u_d) + gamma_N N u_d (1 + gamma_N) Q
+//     + gamma_64 P, N = n + 9 T + 2 (T tiles) bounding the TwoSums (each exact; the sum of
+//     their errors rounds, and so does the final s + c: the accumulation bound of qdot.hpp),
+//     Q = sum |q_i|, P = sum |q_i| over the tiles summed plainly (at most 64 terms a lane,
+//     Higham (4.4)), both corrected upward.
 // The tolerance contract (S2), for the value: |value - x^T y| <= tolerance ||x||_1 ||y||_inf
 // + accumulation_bound + u_d sum |x~_i y_i| + m 2^-1074.
 //
