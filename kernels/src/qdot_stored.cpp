@@ -13,10 +13,21 @@
 
 #include <algorithm>
 #include <chrono>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <sstream>
+
+// The lambdas of the tile loops are inlined into the loops compiled for each instruction
+// set (a call out of them would run the baseline code).
+#if defined(__GNUC__)
+#define EBLA_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define EBLA_ALWAYS_INLINE
+#endif
 
 namespace ebla {
 
@@ -94,12 +105,12 @@ TileLevels tile_levels(const QdotPlan& plan, const std::vector<Storage>& storage
 // binary16 bits as a float, exactly and without a branch: the bits moved into a float's
 // exponent and fraction (a binary16 subnormal becomes a float subnormal), times 2^112
 // (the difference of the biases). Stored words are finite.
-KOKKOS_INLINE_FUNCTION float half_value(std::uint16_t w) {
+KOKKOS_FORCEINLINE_FUNCTION float half_value(std::uint16_t w) {
   const std::uint32_t b = (static_cast<std::uint32_t>(w & 0x7fffu) << 13) | (static_cast<std::uint32_t>(w & 0x8000u) << 16);
   return bit_cast<float>(b) * 0x1p112f;
 }
 
-KOKKOS_INLINE_FUNCTION float bf16_value(std::uint16_t w) { return bit_cast<float>(static_cast<std::uint32_t>(w) << 16); }
+KOKKOS_FORCEINLINE_FUNCTION float bf16_value(std::uint16_t w) { return bit_cast<float>(static_cast<std::uint32_t>(w) << 16); }
 
 // x rounded to storage s (not binary64) at scale 2^s (inverse = 2^-s): its word's bits and
 // x~ = word 2^s as the dot product reads it back.
@@ -368,39 +379,65 @@ namespace {
 // plainly (at most 64 terms a lane: error <= gamma_64 sum |q_i|, Higham (4.4), far below
 // their quantization's u_F sum |q_i|). A NaN or an infinity in y shows in f[2] (q_i is NaN or
 // infinite, 0 * inf included).
+// The eight lanes of a tile's sums.
+struct Lanes {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};     ///< sums of q_i
+  double c[8] = {0, 0, 0, 0, 0, 0, 0, 0};     ///< TwoSum errors (compensated tiles)
+  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};     ///< sums of |q_i|
+  double ymax[8] = {0, 0, 0, 0, 0, 0, 0, 0};  ///< max |y_i|
+};
+
+// Components [i, m) of a tile into the lanes: lane j takes i = j mod 8 in whole groups of
+// eight, then the rest from lane 0.
 template <bool compensated, bool ymax_needed, class Load>
-KOKKOS_INLINE_FUNCTION void dot_tile(std::size_t m, const double* y, const Load& load, detail::TileFields<5>& f) {
-  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  detail::LaneSums a;
-  detail::LaneMax ymax;
-  detail::in_lanes(m, [&](std::size_t i, int j) {
-    const double q = load(i) * y[i];
+KOKKOS_FORCEINLINE_FUNCTION void add_lanes(std::size_t i, std::size_t m, const double* y, const Load& load, Lanes& L) {
+  const auto step = [&](std::size_t k, int j) EBLA_ALWAYS_INLINE {
+    const double q = load(k) * y[k];
     if constexpr (compensated) {
       double sum, err;
-      detail::two_sum(s[j], q, sum, err);  // exact
-      s[j] = sum;
-      c[j] += err;
+      detail::two_sum(L.s[j], q, sum, err);  // exact
+      L.s[j] = sum;
+      L.c[j] += err;
     } else {
-      s[j] += q;
+      L.s[j] += q;
     }
-    a.s[j] += detail::magnitude(q);
-    if constexpr (ymax_needed) ymax.add(j, y[i]);
-  });
-  double sum = s[0], comp = c[0];
+    L.a[j] += detail::magnitude(q);
+    if constexpr (ymax_needed) {
+      const double ay = detail::magnitude(y[k]);
+      L.ymax[j] = ay > L.ymax[j] ? ay : L.ymax[j];
+    }
+  };
+  for (; i + 8 <= m; i += 8)
+    for (int j = 0; j < 8; ++j) step(i + j, j);
+  for (int j = 0; i < m; ++i, ++j) step(i, j);
+}
+
+// The lanes merged into a tile's fields: s by TwoSum in lane order, the rest in a fixed order.
+KOKKOS_FORCEINLINE_FUNCTION void merge_lanes(const Lanes& L, detail::TileFields<5>& f) {
+  double sum = L.s[0], comp = L.c[0];
   for (int j = 1; j < 8; ++j) {
     double next, err;
-    detail::two_sum(sum, s[j], next, err);
+    detail::two_sum(sum, L.s[j], next, err);
     sum = next;
-    comp += c[j] + err;
+    comp += L.c[j] + err;
   }
   f.v[0] = sum;
   f.v[1] = comp;
-  f.v[2] = a.total();
-  f.v[3] = ymax.total();
+  f.v[2] = ((L.a[0] + L.a[1]) + (L.a[2] + L.a[3])) + ((L.a[4] + L.a[5]) + (L.a[6] + L.a[7]));
+  double top = 0;
+  for (int j = 0; j < 8; ++j) top = L.ymax[j] > top ? L.ymax[j] : top;
+  f.v[3] = top;
+}
+
+template <bool compensated, bool ymax_needed, class Load>
+KOKKOS_FORCEINLINE_FUNCTION void dot_tile(std::size_t m, const double* y, const Load& load, detail::TileFields<5>& f) {
+  Lanes L;
+  add_lanes<compensated, ymax_needed>(0, m, y, load, L);
+  merge_lanes(L, f);
 }
 
 template <class Load>
-KOKKOS_INLINE_FUNCTION void dot_tile(bool compensated, bool ymax_needed, std::size_t m, const double* y,
+KOKKOS_FORCEINLINE_FUNCTION void dot_tile(bool compensated, bool ymax_needed, std::size_t m, const double* y,
                                      const Load& load, detail::TileFields<5>& f) {
   if (compensated) {
     if (ymax_needed) return dot_tile<true, true>(m, y, load, f);
@@ -412,7 +449,7 @@ KOKKOS_INLINE_FUNCTION void dot_tile(bool compensated, bool ymax_needed, std::si
 
 // A perforated tile: y read for the bound alone, f[3] = max |y_i|, f[4] = sum (y_i - y_i)
 // (NaN where y holds NaN or an infinity).
-KOKKOS_INLINE_FUNCTION void skip_tile(std::size_t m, const double* y, detail::TileFields<5>& f) {
+KOKKOS_FORCEINLINE_FUNCTION void skip_tile(std::size_t m, const double* y, detail::TileFields<5>& f) {
   detail::LaneSums bad;
   detail::LaneMax ymax;
   detail::in_lanes(m, [&](std::size_t i, int j) {
@@ -437,7 +474,7 @@ struct TileArgs {
 };
 
 // Tile t's fields (dot_tile or skip_tile) into f[0, 5).
-KOKKOS_INLINE_FUNCTION void tile(const TileArgs& a, std::size_t t, detail::TileFields<5>& f) {
+KOKKOS_FORCEINLINE_FUNCTION void tile(const TileArgs& a, std::size_t t, detail::TileFields<5>& f) {
   const std::size_t b = t * stored_tile, m = b + stored_tile < a.n ? stored_tile : a.n - b, o = a.offset[t];
   const int l = a.level[t] & level_mask;
   const bool ymax_needed = (a.level[t] & rest_flag) != 0;  // R_t > 0
@@ -447,21 +484,21 @@ KOKKOS_INLINE_FUNCTION void tile(const TileArgs& a, std::size_t t, detail::TileF
   switch (a.L.storage[l]) {
     case Storage::binary64: {
       const double* w = a.f64 + o;
-      return dot_tile(true, ymax_needed, m, y, [&](std::size_t i) { return w[i]; }, f);
+      return dot_tile(true, ymax_needed, m, y, [&](std::size_t i) EBLA_ALWAYS_INLINE { return w[i]; }, f);
     }
     case Storage::binary32: {
       const float* w = a.f32 + o;
-      return dot_tile(false, ymax_needed, m, y, [&](std::size_t i) { return static_cast<double>(w[i]) * sc; }, f);
+      return dot_tile(false, ymax_needed, m, y, [&](std::size_t i) EBLA_ALWAYS_INLINE { return static_cast<double>(w[i]) * sc; }, f);
     }
     case Storage::binary16: {
       const std::uint16_t* w = a.u16 + o;
       return dot_tile(false, ymax_needed, m, y,
-                      [&](std::size_t i) { return static_cast<double>(half_value(w[i])) * sc; }, f);
+                      [&](std::size_t i) EBLA_ALWAYS_INLINE { return static_cast<double>(half_value(w[i])) * sc; }, f);
     }
     default: {
       const std::uint16_t* w = a.u16 + o;
       return dot_tile(false, ymax_needed, m, y,
-                      [&](std::size_t i) { return static_cast<double>(bf16_value(w[i])) * sc; }, f);
+                      [&](std::size_t i) EBLA_ALWAYS_INLINE { return static_cast<double>(bf16_value(w[i])) * sc; }, f);
     }
   }
 }
@@ -476,9 +513,113 @@ __attribute__((target("avx2,bmi,bmi2,fma"))) void tiles_avx2(const TileArgs& a, 
                                                              detail::TileFields<5>* f) {
   for (std::size_t t = first; t < last; ++t) tile(a, t, f[t]);
 }
-__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) void tiles_avx512(
-    const TileArgs& a, std::size_t first, std::size_t last, detail::TileFields<5>* f) {
-  for (std::size_t t = first; t < last; ++t) tile(a, t, f[t]);
+#define EBLA_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma")))
+
+// The whole groups of eight of a tile in AVX-512 registers, one lane a register element: the
+// operations of add_lanes in the same order (the stored word widened exactly, times the
+// scale, times y_i; TwoSum or a plain sum; |q_i|; max |y_i|), so the same bits. F: 0
+// binary64, 1 binary32, 2 binary16, 3 bfloat16.
+template <int F, bool compensated, bool ymax_needed>
+EBLA_AVX512 void groups_avx512(const void* words, double scale, const double* y, std::size_t groups, Lanes& L) {
+  __m512d s = _mm512_loadu_pd(L.s), c = _mm512_loadu_pd(L.c), a = _mm512_loadu_pd(L.a);
+  __m512d ymax = _mm512_loadu_pd(L.ymax);
+  const __m512d sc = _mm512_set1_pd(scale);
+  for (std::size_t g = 0; g < groups; ++g) {
+    __m512d x;
+    if constexpr (F == 0) {
+      x = _mm512_loadu_pd(static_cast<const double*>(words) + 8 * g);
+    } else if constexpr (F == 1) {
+      x = _mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(static_cast<const float*>(words) + 8 * g)), sc);
+    } else {
+      const __m256i w = _mm256_cvtepu16_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(words) + 8 * g)));
+      __m256 v;
+      if constexpr (F == 2) {  // half_value: the bits into a float's fields, times 2^112
+        const __m256i bits = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0x7fff)), 13),
+                                             _mm256_slli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0x8000)), 16));
+        v = _mm256_mul_ps(_mm256_castsi256_ps(bits), _mm256_set1_ps(0x1p112f));
+      } else {
+        v = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+      }
+      x = _mm512_mul_pd(_mm512_cvtps_pd(v), sc);
+    }
+    const __m512d yv = _mm512_loadu_pd(y + 8 * g);
+    const __m512d q = _mm512_mul_pd(x, yv);
+    if constexpr (compensated) {  // TwoSum, as detail::two_sum
+      const __m512d sum = _mm512_add_pd(s, q);
+      const __m512d z = _mm512_sub_pd(sum, s);
+      const __m512d err = _mm512_add_pd(_mm512_sub_pd(s, _mm512_sub_pd(sum, z)), _mm512_sub_pd(q, z));
+      s = sum;
+      c = _mm512_add_pd(c, err);
+    } else {
+      s = _mm512_add_pd(s, q);
+    }
+    a = _mm512_add_pd(a, _mm512_abs_pd(q));
+    if constexpr (ymax_needed) {
+      const __m512d ay = _mm512_abs_pd(yv);
+      ymax = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(ay, ymax, _CMP_GT_OQ), ymax, ay);  // ay > ymax ? ay : ymax
+    }
+  }
+  _mm512_storeu_pd(L.s, s);
+  _mm512_storeu_pd(L.c, c);
+  _mm512_storeu_pd(L.a, a);
+  _mm512_storeu_pd(L.ymax, ymax);
+}
+
+template <int F, bool compensated, class Load>
+EBLA_AVX512 void dot_tile_avx512(bool ymax_needed, const void* words, double scale, std::size_t m, const double* y,
+                                 const Load& load, detail::TileFields<5>& f) {
+  Lanes L;
+  const std::size_t groups = m / 8;
+  if (ymax_needed) {
+    groups_avx512<F, compensated, true>(words, scale, y, groups, L);
+    add_lanes<compensated, true>(8 * groups, m, y, load, L);  // the rest, from lane 0
+  } else {
+    groups_avx512<F, compensated, false>(words, scale, y, groups, L);
+    add_lanes<compensated, false>(8 * groups, m, y, load, L);
+  }
+  merge_lanes(L, f);
+}
+
+EBLA_AVX512 void tiles_avx512(const TileArgs& a, std::size_t first, std::size_t last, detail::TileFields<5>* f) {
+  for (std::size_t t = first; t < last; ++t) {
+    const std::size_t b = t * stored_tile, m = b + stored_tile < a.n ? stored_tile : a.n - b, o = a.offset[t];
+    const int l = a.level[t] & level_mask;
+    const bool ymax_needed = (a.level[t] & rest_flag) != 0;
+    const double sc = a.scale[t];
+    const double* y = a.y + b;
+    if (l == a.L.perforate) {
+      skip_tile(m, y, f[t]);
+      continue;
+    }
+    switch (a.L.storage[l]) {
+      case Storage::binary64: {
+        const double* w = a.f64 + o;
+        dot_tile_avx512<0, true>(ymax_needed, w, sc, m, y, [&](std::size_t i) EBLA_ALWAYS_INLINE { return w[i]; }, f[t]);
+        break;
+      }
+      case Storage::binary32: {
+        const float* w = a.f32 + o;
+        dot_tile_avx512<1, false>(ymax_needed, w, sc, m, y,
+                                  [&](std::size_t i) EBLA_ALWAYS_INLINE { return static_cast<double>(w[i]) * sc; }, f[t]);
+        break;
+      }
+      case Storage::binary16: {
+        const std::uint16_t* w = a.u16 + o;
+        dot_tile_avx512<2, false>(
+            ymax_needed, w, sc, m, y,
+            [&](std::size_t i) EBLA_ALWAYS_INLINE { return static_cast<double>(half_value(w[i])) * sc; }, f[t]);
+        break;
+      }
+      default: {
+        const std::uint16_t* w = a.u16 + o;
+        dot_tile_avx512<3, false>(
+            ymax_needed, w, sc, m, y,
+            [&](std::size_t i) EBLA_ALWAYS_INLINE { return static_cast<double>(bf16_value(w[i])) * sc; }, f[t]);
+        break;
+      }
+    }
+  }
 }
 #else
 void tiles_avx2(const TileArgs& a, std::size_t first, std::size_t last, detail::TileFields<5>* f) {
