@@ -475,6 +475,7 @@ struct TileArgs {
 
 // Tile t's fields (dot_tile or skip_tile) into f[0, 5).
 KOKKOS_FORCEINLINE_FUNCTION void tile(const TileArgs& a, std::size_t t, detail::TileFields<5>& f) {
+  for (int j = 0; j < 5; ++j) f.v[j] = 0;
   const std::size_t b = t * stored_tile, m = b + stored_tile < a.n ? stored_tile : a.n - b, o = a.offset[t];
   const int l = a.level[t] & level_mask;
   const bool ymax_needed = (a.level[t] & rest_flag) != 0;  // R_t > 0
@@ -588,6 +589,7 @@ EBLA_AVX512 void tiles_avx512(const TileArgs& a, std::size_t first, std::size_t 
     const bool ymax_needed = (a.level[t] & rest_flag) != 0;
     const double sc = a.scale[t];
     const double* y = a.y + b;
+    for (int j = 0; j < 5; ++j) f[t].v[j] = 0;
     if (l == a.L.perforate) {
       skip_tile(m, y, f[t]);
       continue;
@@ -635,10 +637,13 @@ constexpr std::size_t tiles_per_chunk = 16;
 
 // Every tile's fields, on the host: the host threads (detail::for_each_chunk) where the
 // default execution space runs there, else that space's kernel (detail::tile_fields).
-std::vector<detail::TileFields<5>> tile_parts(const QdotStored& x, Kokkos::View<const double*> y) {
+// The array is this thread's, kept from call to call (a fresh one of 40 bytes a tile would
+// cost its page faults on every call).
+const std::vector<detail::TileFields<5>>& tile_parts(const QdotStored& x, Kokkos::View<const double*> y) {
   const TileArgs a{x.f64.data(), x.f32.data(), x.u16.data(), x.tile_level.data(), x.tile_offset.data(),
                    x.tile_scale.data(), y.data(), x.n, tile_levels(x.plan, x.storage)};
-  std::vector<detail::TileFields<5>> part(x.tiles());
+  thread_local std::vector<detail::TileFields<5>> part;
+  part.resize(x.tiles());
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible) {
     const detail::HostIsa isa = detail::best_host_isa();
     const auto run = isa == detail::HostIsa::avx512 ? tiles_avx512 : isa == detail::HostIsa::avx2 ? tiles_avx2 : tiles_baseline;
@@ -665,32 +670,41 @@ QdotResult qdot(const QdotStored& x, Kokkos::View<const double*> y) {
     throw_invalid(dot_function, "y has " + std::to_string(y.extent(0)) + " elements but the stored x has " +
                                     std::to_string(x.n));
   const TileLevels L = tile_levels(x.plan, x.storage);
-  const std::vector<detail::TileFields<5>> part = tile_parts(x, y);
+  const std::vector<detail::TileFields<5>>& part = tile_parts(x, y);
 
-  // Merge in tile order: the sums by TwoSum, the bound terms in long double.
+  // Merge in tile order: the sums by TwoSum; sum |q_i| per level in double (additions of
+  // nonnegative doubles: rounded relatively, never lost to underflow), R_t ymax_t in long
+  // double (a product of two small doubles would underflow in double).
   const std::size_t tiles = part.size();
+  const std::size_t levels = x.plan.ladder.size();
   double s = 0, c = 0;
-  long double q = 0, terms = 0;
+  double per_level[detail::qdot_max_levels] = {};  // sum |q_i| over the tiles of each level
+  long double rest = 0;                            // sum R_t ymax_t
   bool bad = false;
-  long double plain = 0;  // sum |q_i| over the tiles summed plainly
-  std::size_t multiplied = 0;
   QdotResult r;
-  r.stats.count_per_level.assign(x.plan.ladder.size(), 0);
+  r.stats.count_per_level.assign(levels, 0);
   for (std::size_t t = 0; t < tiles; ++t) {
     const int l = x.host_level[t];
-    const std::size_t m = std::min(stored_tile, x.n - t * stored_tile);
     double next, err;
     detail::two_sum(s, part[t].v[0], next, err);
     s = next;
     c += part[t].v[1] + err;
-    q += part[t].v[2];
-    // c_F = (u_F + u_d) / (1 - u_d): the stored value's relative error and the product's
-    const long double u_f = l == L.perforate || L.t[l] == 0 ? 0.0L : std::ldexp(1.0L, -L.t[l]);
-    terms += (u_f + u_double) / (1 - u_double) * part[t].v[2] + static_cast<long double>(x.rest[t]) * part[t].v[3];
+    per_level[l] += part[t].v[2];
+    if (x.rest[t] > 0) rest += static_cast<long double>(x.rest[t]) * part[t].v[3];
     bad = bad || !(part[t].v[4] == 0);
-    plain += l == L.perforate || x.storage[l] == Storage::binary64 ? 0.0L : static_cast<long double>(part[t].v[2]);
-    multiplied += l == L.perforate ? 0 : m;
-    r.stats.count_per_level[l] += m;
+    r.stats.count_per_level[l] += std::min(stored_tile, x.n - t * stored_tile);
+  }
+  // c_F = (u_F + u_d) / (1 - u_d): the stored value's relative error and the product's;
+  // P: the tiles summed plainly (all but binary64); m: the components multiplied
+  long double q = 0, terms = rest, plain = 0;
+  std::size_t multiplied = 0;
+  for (std::size_t l = 0; l < levels; ++l) {
+    const bool skip = static_cast<int>(l) == L.perforate;
+    const long double u_f = skip || L.t[l] == 0 ? 0.0L : std::ldexp(1.0L, -L.t[l]);
+    q += per_level[l];
+    terms += (u_f + u_double) / (1 - u_double) * per_level[l];
+    plain += skip || x.storage[l] == Storage::binary64 ? 0.0L : static_cast<long double>(per_level[l]);
+    multiplied += skip ? 0 : r.stats.count_per_level[l];
   }
   // NaN or Inf in y: in a perforated tile's check, else in sum |q_i| (which an overflowing
   // product of finite factors also makes infinite: then y is finite, and the bound infinite)
