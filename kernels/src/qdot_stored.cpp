@@ -648,8 +648,9 @@ const std::vector<detail::TileFields<5>>& tile_parts(const QdotStored& x, Kokkos
     const detail::HostIsa isa = detail::best_host_isa();
     const auto run = isa == detail::HostIsa::avx512 ? tiles_avx512 : isa == detail::HostIsa::avx2 ? tiles_avx2 : tiles_baseline;
     const std::size_t tiles = part.size(), chunks = detail::chunk_count(tiles, tiles_per_chunk);
+    detail::TileFields<5>* out = part.data();  // this thread's array (in a worker, `part` names the worker's)
     detail::for_each_chunk(chunks, [&](std::size_t c) {
-      run(a, c * tiles_per_chunk, std::min(tiles, (c + 1) * tiles_per_chunk), part.data());
+      run(a, c * tiles_per_chunk, std::min(tiles, (c + 1) * tiles_per_chunk), out);
     });
   } else {
     const auto fields = detail::tile_fields<5>(
