@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the benchmarks (Release, -march=native for the benchmark programs, with MPI) and runs
 # one on 1, then 2 host threads:
-#   bash scripts/bench.sh bench_qdot|bench_cg|bench_power|bench_round|bench_gemm|bench_mma [Google Benchmark options]
+#   bash scripts/bench.sh bench_qdot|bench_qdot_stored|bench_cg|bench_power|bench_round|bench_gemm|bench_mma [Google Benchmark options]
 #   bash scripts/bench.sh bench_mpi [options]   # under mpiexec on 1, then 2 ranks, one thread each
 # EBLA_BENCH_THREADS="1 2 4" chooses the thread counts, EBLA_MPI_RANKS="1 2 4" the ranks.
 # Threads need a threaded Kokkos: the build uses Kokkos_ROOT (and KokkosKernels_ROOT) when set,
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bench=${1:?usage: scripts/bench.sh bench_round|bench_qdot|bench_cg|bench_power|bench_gemm|bench_mma|bench_mpi [options]}
+bench=${1:?usage: scripts/bench.sh bench_round|bench_qdot|bench_qdot_stored|bench_cg|bench_power|bench_gemm|bench_mma|bench_mpi [options]}
 shift
 
 kokkos=()

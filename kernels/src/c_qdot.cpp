@@ -3,11 +3,14 @@
 #include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot.hpp>
 #include <ebla/kernels/qdot_host.hpp>
+#include <ebla/kernels/qdot_stored.hpp>
 #include <ebla/qdot.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -18,6 +21,10 @@ void set_last_error(const std::string& message);  // core/src/c_api.cpp
 
 struct ebla_qdot_plan {
   ebla::QdotPlan plan;
+};
+
+struct ebla_qdot_stored_vector {
+  ebla::QdotStored stored;
 };
 
 namespace {
@@ -246,3 +253,71 @@ extern "C" double ebla_sqdot_compute(const ebla_qdot_plan* plan, size_t n, const
 }
 
 extern "C" void ebla_qdot_plan_destroy(ebla_qdot_plan* plan) { delete plan; }
+
+// ---- the stored vector ------------------------------------------------------------------
+
+namespace {
+
+// Kokkos for the stored vector's kernels: initialised here, once, if the program has not,
+// and finalised at exit (after every static object of the program that came before).
+void ensure_kokkos() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+#if KOKKOS_VERSION >= 40000
+    if (Kokkos::is_finalized()) return;  // Kokkos cannot start again
+#endif
+    if (Kokkos::is_initialized()) return;
+    Kokkos::initialize();
+    std::atexit([] {
+      if (Kokkos::is_initialized()) Kokkos::finalize();
+    });
+  });
+  if (!Kokkos::is_initialized())
+    ebla::throw_invalid("ebla_qdot_store", "Kokkos has been finalised; no stored vector can be made or used");
+}
+
+}  // namespace
+
+extern "C" int ebla_qdot_store(size_t n, const double* x, ptrdiff_t incx, const ebla_qdot_options* options,
+                               ebla_qdot_stored_vector** stored) {
+  const char* function = "ebla_qdot_store";
+  ebla_qdot_info info;
+  guarded(function, &info, [&] {
+    if (stored == nullptr) ebla::throw_invalid(function, "stored is null");
+    *stored = nullptr;
+    const ebla::QdotOptions o = to_options(options);
+    check_length<double>(n, function);
+    check_span(x, n, incx, "x", function);
+    ensure_kokkos();
+    std::vector<double> copy;
+    const HostVector<double> v = blas_vector(x, n, incx, copy);
+    if (v.constant) copy.assign(n, x[0]);  // the store reads an array
+    *stored = new ebla_qdot_stored_vector{ebla::qdot_store(v.constant ? copy.data() : v.p, n, o)};
+    return 0.0;
+  });
+  return info.status;
+}
+
+extern "C" double ebla_qdot_stored(const ebla_qdot_stored_vector* stored, size_t n, const double* y, ptrdiff_t incy,
+                                   ebla_qdot_info* info) {
+  const char* function = "ebla_qdot_stored";
+  return guarded(function, info, [&] {
+    if (stored == nullptr) ebla::throw_invalid(function, "stored is null");
+    check_length<double>(n, function);
+    check_span(y, n, incy, "y", function);
+    ensure_kokkos();
+    std::vector<double> copy;
+    const HostVector<double> v = blas_vector(y, n, incy, copy);
+    if (v.constant) copy.assign(n, y[0]);
+    ebla::QdotResult r = ebla::qdot(stored->stored, v.constant ? copy.data() : v.p, n);
+    r.stats.select_seconds = stored->stored.store_seconds;
+    fill_info(r, info);
+    return r.value;
+  });
+}
+
+extern "C" size_t ebla_qdot_stored_bytes(const ebla_qdot_stored_vector* stored) {
+  return stored == nullptr ? 0 : stored->stored.bytes();
+}
+
+extern "C" void ebla_qdot_stored_free(ebla_qdot_stored_vector* stored) { delete stored; }

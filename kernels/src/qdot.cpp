@@ -175,11 +175,13 @@ void select_paper(QdotPlan& plan) {
 //   |x~ y~ - x y| = |x~ (y~ - y) + y (x~ - x)| <= 2^(e - t) (|x~| 2^-ex + my) < 4 u 2^e,
 // u = 2^-t; perforating costs |x y| < 4 2^e. Seed 002's Theorem 3.2 charges a relative
 // (2u + u^2) |x y|, which is up to 8 u 2^e (|x y| < 2^(e+2), see qdot.hpp): the absolute
-// form halves it.
-long double a_priori_error(const QdotLevel& level, int index) {
-  if (level.perforate) return 4;
+// form halves it. `model` scales both (QdotErrorModel: the default is this product's 4 u
+// and 4; a stored vector's bins hold x_i alone, whose rounding errs by at most u 2^e and
+// whose perforation by |x_i| < 2 2^e).
+long double a_priori_error(const QdotLevel& level, int index, const QdotErrorModel& model) {
+  if (level.perforate) return model.perforate;
   if (index == 0) return 0;  // the input precision: nothing rounded
-  return 4 * std::ldexp(1.0L, -level.format.t);
+  return model.format * std::ldexp(1.0L, -level.format.t);
 }
 
 // Certified budget: sum over approximated bins of M_e 2^e a_priori_error <= tol * L, with
@@ -191,7 +193,7 @@ long double a_priori_error(const QdotLevel& level, int index) {
 // ratio falls from one step to the next (each costs about 2^(t_{l-1} - t_l) times the one
 // before), so taking the steps in order of falling ratio takes every bin's steps in ladder
 // order; a step that no longer fits is skipped, and so are the later steps of its bin.
-void select_budget(QdotPlan& plan) {
+void select_budget(QdotPlan& plan, const QdotErrorModel& model) {
   auto unit = [&](std::size_t j) { return std::ldexp(1.0L, static_cast<int>(j) + plan.e_min - plan.e_max); };
   long double L = 0;
   for (std::size_t j = 0; j < plan.count.size(); ++j) L += plan.count[j] * unit(j);
@@ -204,7 +206,7 @@ void select_budget(QdotPlan& plan) {
   std::vector<long double> key0(static_cast<std::size_t>(levels), 0), d(static_cast<std::size_t>(levels), 0);
   for (int l = 1; l < levels; ++l) {
     const QdotLevel &from = plan.ladder[l - 1], &to = plan.ladder[l];
-    d[l] = (a_priori_error(to, l) - a_priori_error(from, l - 1)) * (1 + 0x1p-50L);  // rounded up
+    d[l] = (a_priori_error(to, l, model) - a_priori_error(from, l - 1, model)) * (1 + 0x1p-50L);  // rounded up
     key0[l] = std::log2(static_cast<long double>(from.bits() - to.bits()) / d[l]);
   }
   const std::size_t bins = plan.count.size();
@@ -279,7 +281,8 @@ void keep_top_bin(QdotPlan& plan) {
   plan.kept_top_bin = true;
 }
 
-QdotPlan plan_from_histogram(const std::int64_t* h, std::size_t n, int input_t, const QdotOptions& options) {
+QdotPlan plan_from_histogram(const std::int64_t* h, std::size_t n, int input_t, const QdotOptions& options,
+                             const QdotErrorModel& model) {
   QdotPlan plan;
   plan.n = n;
   plan.input_t = input_t;
@@ -302,7 +305,7 @@ QdotPlan plan_from_histogram(const std::int64_t* h, std::size_t n, int input_t, 
   if (plan.policy == QdotPolicy::paper)
     select_paper(plan);
   else
-    select_budget(plan);
+    select_budget(plan, model);
   if (!options.perforate_all) keep_top_bin(plan);
   return plan;
 }

@@ -7,7 +7,8 @@ bound the library certifies:
   ``"custom:t=..,emin=..,emax=.."`` formats);
 - ``round(x, format, mode, rng=...)``: every element rounded to a format, bit-exactly;
 - ``qdot(x, y, tol, ...)``: the error-bounded quantized dot product (seed 002), and its two
-  phases ``qdot_select`` (a :class:`QdotPlan`) and ``qdot_compute``;
+  phases ``qdot_select`` (a :class:`QdotPlan`) and ``qdot_compute``; ``qdot_store(x, tol)``
+  keeps x in the formats its exponent bins allow, for many dot products ``.dot(y)``;
 - ``gemm(A, B, ...)``: mixed-precision matrix products with certified bounds (seed 001);
 - ``mma(unit, A, B, C)``: many dot products through a matrix-multiply unit, bit for bit;
 - ``cg(A, b, ...)`` and ``power_method(A, ...)``: conjugate gradients and the power method
@@ -62,7 +63,8 @@ from . import _ebla
 
 __all__ = [
     "Format", "formats", "format_info", "round", "QdotPlan", "QdotResult", "qdot", "qdot_select",
-    "qdot_compute", "GemmResult", "gemm", "default_gemm_profile_path", "exact_gemm", "mma", "matrix_units", "DotHistory", "CgResult",
+    "qdot_compute", "QdotStored", "qdot_store", "GemmResult", "gemm", "default_gemm_profile_path", "exact_gemm",
+    "mma", "matrix_units", "DotHistory", "CgResult",
     "cg", "PowerResult", "power_method", "hpccg_problem", "diffusion_problem", "graph_laplacian",
     "random_unit_vector", "read_matrix_market",
 ]
@@ -313,6 +315,63 @@ def qdot_compute(plan, x, y):
     x, y = _qdot_pair(x, y, function)
     call = _ebla.qdot_compute_f32 if x.dtype == _np.float32 else _ebla.qdot_compute_f64
     return QdotResult(**call(plan, x, y))
+
+
+class QdotStored:
+    """x kept in the formats its exponent bins allow, for many dot products (made by
+    :func:`qdot_store`; kernels/qdot_stored.hpp).
+
+    ``dot(y)`` returns a :class:`QdotResult` for x^T y, its bound certified for that y; the
+    stored values x~ satisfy ||x~ - x||_1 <= tol ||x||_1, so that
+    |x~^T y - x^T y| <= tol ||x||_1 ||y||_inf for every y. ``bytes``: what the stored form
+    holds (8 n for binary64); ``levels``, ``count_per_level`` and ``tiles_per_level``: the
+    components and tiles of 512 stored at each rung of the ladder; ``error_l1`` >= ||x - x~||_1,
+    ``l1`` >= ||x||_1; ``values()``: x~ as a float64 array; ``str()`` the selection, bin by bin.
+    """
+
+    def __init__(self, stored, tol):
+        self._stored = stored
+        self.tol = tol
+
+    n = property(lambda self: self._stored.n, doc="Length of x.")
+    bytes = property(lambda self: self._stored.bytes, doc="Bytes held by the stored form.")
+    tiles = property(lambda self: self._stored.tiles, doc="Tiles of 512 components.")
+    levels = property(lambda self: self._stored.levels, doc="The rungs of the ladder, most precise first.")
+    count_per_level = property(lambda self: self._stored.count_per_level, doc="Components stored at each rung.")
+    tiles_per_level = property(lambda self: self._stored.tiles_per_level, doc="Tiles stored at each rung.")
+    error_l1 = property(lambda self: self._stored.error_l1, doc="An upper bound on ||x - x~||_1.")
+    l1 = property(lambda self: self._stored.l1, doc="An upper bound on ||x||_1.")
+    plan = property(lambda self: self._stored.plan, doc="The selection on x's exponent bins (a QdotPlan).")
+    store_seconds = property(lambda self: self._stored.store_seconds, doc="Time of qdot_store.")
+
+    def values(self):
+        """The stored values x~, exactly, as a float64 array."""
+        return self._stored.values()
+
+    def dot(self, y):
+        """x^T y from the stored x, y a 1-D float64 (or float32, widened) array of length n:
+        a :class:`QdotResult` whose bound holds for this y (select_seconds: that of the store)."""
+        function = "ebla.QdotStored.dot"
+        return QdotResult(**self._stored.dot(_vector(y, "y", function)))
+
+    def __str__(self):
+        return str(self._stored)
+
+    def __repr__(self):
+        return f"<ebla.QdotStored n={self.n} tol={self.tol:g} bytes={self.bytes}>"
+
+
+def qdot_store(x, tol=1e-8, ladder=None, perforate_all=True):
+    """Stores x for many dot products (kernels/qdot_stored.hpp): the formats of x's exponent
+    bins selected once (budget policy, with the cost of rounding x_i alone) so that
+    ||x~ - x||_1 <= tol ||x||_1, and x kept in tiles of 512 in the cheapest format each tile
+    allows. x: a 1-D float64 (or float32, widened) array of any stride; ladder: names from
+    binary64, binary32, binary16, bfloat16 and "perforate" (None: binary64, binary32,
+    binary16, perforate); perforate_all: as in :func:`qdot`. Returns a :class:`QdotStored`."""
+    function = "ebla.qdot_store"
+    tol = _real(tol, "tol", function)
+    ax = _vector(x, "x", function)
+    return QdotStored(_ebla.qdot_store_f64(ax, tol, _ladder(ladder, function), bool(perforate_all)), tol)
 
 
 # ---- gemm ---------------------------------------------------------------------------------

@@ -63,6 +63,8 @@ auto for_argument(const char* function, const char* argument, F&& f) {
 
 void register_formats(py::module_& m);
 void register_qdot(py::module_& m);
+/// Releases the Kokkos Views of every stored vector Python still holds (before Kokkos::finalize).
+void release_stored_vectors();
 void register_gemm(py::module_& m);
 void register_solvers(py::module_& m);
 

@@ -18,9 +18,13 @@ bool kokkos_owned = false;
 
 // Kokkos::finalize at interpreter exit (atexit, which runs before modules are torn down).
 // The results handed to Python are NumPy arrays that own their memory, never Kokkos views,
-// so no Kokkos allocation outlives this call.
+// except the stored vectors of ebla.qdot_store, whose views are released first; so no Kokkos
+// allocation outlives this call.
 void finalize_kokkos() {
-  if (kokkos_owned && Kokkos::is_initialized()) Kokkos::finalize();
+  if (kokkos_owned && Kokkos::is_initialized()) {
+    ebla::python::release_stored_vectors();
+    Kokkos::finalize();
+  }
   kokkos_owned = false;
 }
 

@@ -3,8 +3,12 @@
 #include "common.hpp"
 
 #include <ebla/kernels/qdot.hpp>
+#include <ebla/kernels/qdot_stored.hpp>
 
+#include <algorithm>
+#include <memory>
 #include <optional>
+#include <vector>
 
 namespace ebla::python {
 
@@ -99,9 +103,71 @@ py::dict compute_call(const QdotPlan& plan, const py::array_t<T, py::array::c_st
   return result_dict(r, plan.ladder);
 }
 
+// The stored vectors Python holds: their Kokkos Views must go before Kokkos::finalize, which
+// runs at exit while Python may still hold them (release_stored_vectors).
+std::vector<std::weak_ptr<QdotStored>>& live_stored() {
+  static std::vector<std::weak_ptr<QdotStored>> live;
+  return live;
+}
+
+std::shared_ptr<QdotStored> store_call(const py::array_t<double, py::array::c_style>& x, double tolerance,
+                                       const std::string& ladder, bool perforate_all) {
+  const QdotOptions o = make_options(tolerance, "budget", ladder, false, QdotOptions::automatic_margin, perforate_all,
+                                     "ebla.qdot_store");
+  std::shared_ptr<QdotStored> s;
+  {
+    py::gil_scoped_release release;
+    s = std::make_shared<QdotStored>(qdot_store(x.data(), static_cast<std::size_t>(x.size()), o));
+  }
+  auto& live = live_stored();  // under the GIL
+  live.erase(std::remove_if(live.begin(), live.end(), [](const auto& w) { return w.expired(); }), live.end());
+  live.push_back(s);
+  return s;
+}
+
+py::dict stored_dot_call(const QdotStored& s, const py::array_t<double, py::array::c_style>& y) {
+  require(static_cast<std::size_t>(y.size()) == s.n, "ebla.QdotStored.dot",
+          "y has " + std::to_string(y.size()) + " elements but the stored x has " + std::to_string(s.n));
+  QdotResult r;
+  {
+    py::gil_scoped_release release;
+    r = qdot(s, y.data(), s.n);
+  }
+  r.stats.select_seconds = s.store_seconds;
+  return result_dict(r, s.plan.ladder);
+}
+
 }  // namespace
 
+void release_stored_vectors() {
+  for (const auto& w : live_stored())
+    if (const auto s = w.lock()) *s = QdotStored{};  // its Views released; it now holds no vector
+  live_stored().clear();
+}
+
 void register_qdot(py::module_& m) {
+  py::class_<QdotStored, std::shared_ptr<QdotStored>>(m, "QdotStoredVector", "x kept in the formats its exponent bins allow (kernels/qdot_stored.hpp).")
+      .def_readonly("n", &QdotStored::n)
+      .def_readonly("plan", &QdotStored::plan)
+      .def_readonly("l1", &QdotStored::l1)
+      .def_readonly("error_l1", &QdotStored::error_l1)
+      .def_readonly("zeros", &QdotStored::zeros)
+      .def_readonly("store_seconds", &QdotStored::store_seconds)
+      .def_property_readonly("bytes", &QdotStored::bytes)
+      .def_property_readonly("tiles", &QdotStored::tiles)
+      .def_property_readonly("count_per_level", [](const QdotStored& s) {
+        return to_numpy(std::vector<std::int64_t>(s.count_per_level.begin(), s.count_per_level.end()));
+      })
+      .def_property_readonly("tiles_per_level", [](const QdotStored& s) {
+        return to_numpy(std::vector<std::int64_t>(s.tiles_per_level.begin(), s.tiles_per_level.end()));
+      })
+      .def_property_readonly("levels", [](const QdotStored& s) { return rung_names(s.plan.ladder); })
+      .def("values", [](const QdotStored& s) { return to_numpy(qdot_stored_values(s)); })
+      .def("dot", &stored_dot_call, py::arg("y"))
+      .def("__str__", &QdotStored::to_string);
+  m.def("qdot_store_f64", &store_call, py::arg("x"), py::arg("tolerance"), py::arg("ladder"), py::arg("perforate_all"),
+        "ebla::qdot_store on a contiguous float64 vector.");
+
   py::class_<QdotPlan>(m, "QdotPlan",
                        "The precisions qdot_select chose for each exponent bin (seed 002, Algorithm 3.2): "
                        "pass it to qdot_compute with vectors of the same length and dtype.")

@@ -2,6 +2,8 @@
 exact dot product, strides and dtypes, errors, and the GIL released during the kernel."""
 
 from fractions import Fraction
+import subprocess
+import sys
 import threading
 import time
 
@@ -133,3 +135,66 @@ def test_gil_is_released_during_the_kernel():
     # with the GIL held, the other thread would tick only between the calls (a few times);
     # released, it ticks every half millisecond or so while the kernels run
     assert elapsed > 0.02 and during >= 20, (elapsed, during)
+
+
+# ---- the stored vector ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("tol", [1e-15, 1e-6, 1e-3, 1e-1])
+def test_stored_vector_bound_holds_for_many_y(tol):
+    x, _ = _vectors(1500, 11)
+    s = ebla.qdot_store(x, tol)
+    xs = s.values()
+    # the selection's guarantee on x alone: ||x~ - x||_1 <= tol ||x||_1
+    err = sum(abs(Fraction(float(a)) - Fraction(float(b))) for a, b in zip(x, xs))
+    assert err <= Fraction(tol) * sum(abs(Fraction(float(a))) for a in x)
+    assert err <= Fraction(s.error_l1)
+    for seed in range(4):
+        _, y = _vectors(1500, 100 + seed)
+        r = s.dot(y)
+        assert isinstance(r, ebla.QdotResult)
+        assert abs(Fraction(r.value) - _exact(x, y)) <= Fraction(r.bound)
+        assert sum(r.count_per_level) == x.size
+        assert r.levels == ["binary64", "binary32", "binary16", "perforate"]
+        assert r.passes == 1
+
+
+def test_stored_vector_holds_fewer_bytes_and_matches_the_cpp_bits():
+    x, y = _vectors(100000, 12, spread=6)
+    wide = ebla.qdot_store(x, 1e-18)
+    narrow = ebla.qdot_store(x, 1e-2)
+    assert wide.count_per_level[0] == x.size and wide.bytes >= 8 * x.size
+    assert narrow.bytes <= 2.1 * x.size
+    assert sum(narrow.count_per_level) == x.size and sum(narrow.tiles_per_level) == narrow.tiles
+    assert repr(narrow) == f"<ebla.QdotStored n=100000 tol=0.01 bytes={narrow.bytes}>"
+    assert "qdot stored vector: n = 100000" in str(narrow)
+    # the same y twice, and a strided y: the same bits as its contiguous copy
+    a, b = narrow.dot(y), narrow.dot(np.ascontiguousarray(y))
+    assert same_bits(a.value, b.value) and same_bits(a.bound, b.bound)
+    y2 = np.repeat(y, 2)[::2]
+    assert same_bits(narrow.dot(y2).value, a.value)
+
+
+def test_stored_vector_refuses_bad_input():
+    x, y = _vectors(10, 13)
+    with pytest.raises(ValueError, match="qdot_store: tolerance = -1"):
+        ebla.qdot_store(x, -1)
+    with pytest.raises(ValueError, match="cannot be stored"):
+        ebla.qdot_store(x, 1e-3, ladder="binary64,custom:t=8,emin=-6,emax=7")
+    bad = x.copy()
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match=r"ebla::qdot_store: x\[3\] = nan is not finite"):
+        ebla.qdot_store(bad, 1e-3)
+    s = ebla.qdot_store(x, 1e-3)
+    with pytest.raises(ValueError, match="ebla.QdotStored.dot: y has 9 elements but the stored x has 10"):
+        s.dot(y[:9])
+    bad = y.copy()
+    bad[7] = np.inf
+    with pytest.raises(ValueError, match=r"y\[7\] = inf is not finite"):
+        s.dot(bad)
+
+
+def test_a_stored_vector_held_at_exit_is_released_before_kokkos_finalizes():
+    code = "import numpy as np, ebla\ns = ebla.qdot_store(np.linspace(-1, 1, 3000), 1e-3)\nprint(s.dot(np.ones(3000)).value)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "deallocated after Kokkos::finalize" not in run.stderr

@@ -10,6 +10,7 @@
 //  - bad input: NaN, EBLA_INVALID_ARGUMENT, and a message naming the function and value.
 #include <ebla/ebla.h>
 #include <ebla/kernels/qdot.hpp>
+#include <ebla/kernels/qdot_stored.hpp>
 #include <ebla/qdot.h>
 
 #include <gtest/gtest.h>
@@ -449,4 +450,79 @@ TEST(CQdot, MalformedLadderIsAnInvalidArgumentWithAMessage) {
     EXPECT_NE(what.find("ebla_dqdot: ebla::qdot_ladder_by_names"), std::string::npos) << what;
     EXPECT_NE(what.find(message), std::string::npos) << "'" << message << "' not in: " << what;
   }
+}
+
+// The stored vector from C: ebla_qdot_store with increments gives the bits of the C++
+// qdot_store on the gathered elements, ebla_qdot_stored those of ebla::qdot(stored, y) on
+// the gathered y, within the bound against __float128; bad input is refused with a message.
+TEST(CQdot, AStoredVectorGivesTheBitsOfTheCppStoredVector) {
+  std::mt19937_64 gen(31);
+  int cases = 0;
+  for (std::size_t n : {std::size_t{1}, std::size_t{700}, std::size_t{20000}})
+    for (std::ptrdiff_t incx : {1, -2, 0})
+      for (const double tol : {1e-12, 1e-6, 1e-2}) {
+        const std::vector<double> x = incx == 0 ? std::vector<double>(n, 0.75) : wide<double>(gen, n, 9);
+        const std::vector<double> sx = strided(x, incx);
+        ebla_qdot_options o;
+        ebla_qdot_options_init(&o);
+        o.tolerance = tol;
+        ebla_qdot_stored_vector* xs = nullptr;
+        ASSERT_EQ(ebla_qdot_store(n, sx.data(), incx, &o, &xs), EBLA_OK) << ebla_last_error();
+        ebla::QdotOptions co;
+        co.tolerance = tol;
+        co.perforate_all = false;
+        const ebla::QdotStored cpp = ebla::qdot_store(x.data(), n, co);
+        EXPECT_EQ(ebla_qdot_stored_bytes(xs), cpp.bytes());
+        EXPECT_LE(ebla_qdot_stored_bytes(xs), 8 * n + 25 * ((n + 511) / 512));  // words, 25 bytes a tile
+        for (std::ptrdiff_t incy : {1, 3, -1}) {
+          const std::vector<double> y = wide<double>(gen, n, 9), sy = strided(y, incy);
+          ebla_qdot_info info;
+          const double v = ebla_qdot_stored(xs, n, sy.data(), incy, &info);
+          const ebla::QdotResult r = ebla::qdot(cpp, y.data(), n);
+          EXPECT_EQ(info.status, EBLA_OK);
+          EXPECT_EQ(bits(v), bits(r.value));
+          EXPECT_EQ(bits(info.bound), bits(r.bound));
+          EXPECT_TRUE(within(x, y, v, info.bound)) << n << " " << tol;
+          EXPECT_EQ(info.count[0] + info.count[1] + info.count[2] + info.count[3], n);
+          ++cases;
+        }
+        ebla_qdot_stored_free(xs);
+      }
+  EXPECT_EQ(cases, 81);
+  ebla_qdot_stored_free(nullptr);
+  EXPECT_EQ(ebla_qdot_stored_bytes(nullptr), 0u);
+}
+
+TEST(CQdot, AStoredVectorRefusesBadInput) {
+  std::vector<double> x = {1.0, 2.0, 3.0}, y = {4.0, 5.0, 6.0};
+  ebla_qdot_options o;
+  ebla_qdot_options_init(&o);
+  ebla_qdot_stored_vector* xs = reinterpret_cast<ebla_qdot_stored_vector*>(&o);  // must become NULL
+  auto last = [] { return std::string(ebla_last_error()); };
+  o.tolerance = 0;
+  EXPECT_EQ(ebla_qdot_store(3, x.data(), 1, &o, &xs), EBLA_INVALID_ARGUMENT);
+  EXPECT_EQ(xs, nullptr);
+  EXPECT_NE(last().find("ebla_qdot_store"), std::string::npos) << last();
+  EXPECT_NE(last().find("tolerance"), std::string::npos) << last();
+  ebla_qdot_options_init(&o);
+  o.policy = "paper";
+  EXPECT_EQ(ebla_qdot_store(3, x.data(), 1, &o, &xs), EBLA_INVALID_ARGUMENT);
+  EXPECT_NE(last().find("paper"), std::string::npos) << last();
+  x[2] = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(ebla_qdot_store(3, x.data(), 1, nullptr, &xs), EBLA_INVALID_ARGUMENT);
+  EXPECT_NE(last().find("x[2] = inf"), std::string::npos) << last();
+  EXPECT_EQ(ebla_qdot_store(3, nullptr, 1, nullptr, &xs), EBLA_INVALID_ARGUMENT);
+  EXPECT_EQ(ebla_qdot_store(3, x.data(), 1, nullptr, nullptr), EBLA_INVALID_ARGUMENT);
+  x[2] = 3.0;
+  ASSERT_EQ(ebla_qdot_store(3, x.data(), 1, nullptr, &xs), EBLA_OK);
+  ebla_qdot_info info;
+  EXPECT_TRUE(std::isnan(ebla_qdot_stored(xs, 2, y.data(), 1, &info)));
+  EXPECT_EQ(info.status, EBLA_INVALID_ARGUMENT);
+  EXPECT_NE(last().find("ebla_qdot_stored"), std::string::npos) << last();
+  y[1] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(ebla_qdot_stored(xs, 3, y.data(), 1, &info)));
+  EXPECT_NE(last().find("y[1] = nan"), std::string::npos) << last();
+  EXPECT_TRUE(std::isnan(ebla_qdot_stored(nullptr, 3, y.data(), 1, &info)));
+  EXPECT_NE(last().find("stored is null"), std::string::npos) << last();
+  ebla_qdot_stored_free(xs);
 }

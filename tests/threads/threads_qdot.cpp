@@ -5,6 +5,7 @@
 #include "qdot_record.hpp"
 
 #include <ebla/kernels/qdot.hpp>
+#include <ebla/kernels/qdot_stored.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -70,6 +71,30 @@ void views(Digest& d) {
   }
 }
 
+// The stored vector: qdot_store at tolerances that give binary64, binary32, 16-bit and
+// perforated tiles, and dot products with two vectors, on pointers and views.
+void stored(Digest& d) {
+  for (const std::size_t n : lengths)
+    for (const double tol : {1e-12, 1e-6, 1e-3, 1e-1}) {
+      const auto x = vector_of<double>(n, 5 * n + 1), y = vector_of<double>(n, 5 * n + 2), z = vector_of<double>(n, 5 * n + 3);
+      ebla::QdotOptions o;
+      o.tolerance = tol;
+      const ebla::QdotStored s = ebla::qdot_store(x.data(), n, o);
+      d.add(s.host_level);
+      d.add(s.rest);
+      d.add(s.error_l1);
+      d.add(ebla::qdot_stored_values(s));
+      record(d, ebla::qdot(s, y.data(), n));
+      record(d, ebla::qdot(s, z.data(), n));
+      Kokkos::View<double*> vz("z", n);
+      auto hz = Kokkos::create_mirror_view(vz);
+      for (std::size_t i = 0; i < n; ++i) hz(i) = z[i];
+      Kokkos::deep_copy(vz, hz);
+      record(d, ebla::qdot(s, Kokkos::View<const double*>(vz)));
+    }
+}
+
+const Register stored_double("qdot.stored.double", stored);
 const Register pointers_double("qdot.pointers.double", pointers<double>);
 const Register pointers_float("qdot.pointers.float", pointers<float>);
 const Register views_double("qdot.views.double", views<double>);

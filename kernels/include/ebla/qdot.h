@@ -89,6 +89,36 @@ double ebla_sqdot_compute(const ebla_qdot_plan* plan, size_t n, const float* x, 
                           ptrdiff_t incy, ebla_qdot_info* info);
 void ebla_qdot_plan_destroy(ebla_qdot_plan* plan);
 
+/* ---- A stored vector for many dot products ------------------------------------------------
+ *
+ *   ebla_qdot_stored_vector* xs = NULL;
+ *   ebla_qdot_store(n, x, incx, &opt, &xs);              select on x once, store it
+ *   double v = ebla_qdot_stored(xs, n, y, incy, &info);   |v - x^T y| <= info.bound
+ *   ebla_qdot_stored_free(xs);
+ *
+ * ebla_qdot_store selects the levels of x's exponent bins (budget policy, opt->ladder of
+ * binary64, binary32, binary16, bfloat16 and perforate; opt may be NULL) so that
+ * ||x~ - x||_1 <= tolerance ||x||_1 for the stored x~, and keeps x in the formats they allow
+ * (see ebla/kernels/qdot_stored.hpp). Then every y of n elements gives
+ * |x~^T y - x^T y| <= tolerance ||x||_1 ||y||_inf, and ebla_qdot_stored returns x~^T y with a
+ * bound certified for that y (info: status, bound, components per ladder level as stored,
+ * zeros of x, bins, kept_top_bin, the time of the call in compute_seconds; select_seconds is
+ * that of the store). Increments as in ebla_dqdot. The handle is owned by the caller
+ * (ebla_qdot_stored_free; NULL is ignored) and may be used from several threads at once.
+ * These calls run Kokkos kernels: the first one initialises Kokkos if the program has not
+ * (and finalises it at exit). On bad input (bad options, a NULL array with n > 0, NaN or Inf
+ * in x or y, a y of another length) ebla_qdot_store returns EBLA_INVALID_ARGUMENT and leaves
+ * *stored NULL, ebla_qdot_stored returns NaN with info->status set, and ebla_last_error()
+ * names the function and the value. */
+typedef struct ebla_qdot_stored_vector ebla_qdot_stored_vector;
+int ebla_qdot_store(size_t n, const double* x, ptrdiff_t incx, const ebla_qdot_options* options,
+                    ebla_qdot_stored_vector** stored);
+double ebla_qdot_stored(const ebla_qdot_stored_vector* stored, size_t n, const double* y, ptrdiff_t incy,
+                        ebla_qdot_info* info);
+/* Bytes the stored vector holds (its words and its tiles' data); 0 for NULL. */
+size_t ebla_qdot_stored_bytes(const ebla_qdot_stored_vector* stored);
+void ebla_qdot_stored_free(ebla_qdot_stored_vector* stored);
+
 #ifdef __cplusplus
 }
 #endif

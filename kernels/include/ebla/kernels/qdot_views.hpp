@@ -251,8 +251,17 @@ double plain_dot(const XView& x, const YView& y) {
 
 // Non-template parts (qdot.cpp).
 std::vector<QdotLevel> resolve_ladder(const QdotOptions& options, int input_t, const char* function);
+/// The a-priori error of one component of bin e, in units of 2^e, that the budget policy
+/// charges: `format` u for a format of unit roundoff u = 2^-t (below the input precision),
+/// `perforate` for a skipped component. The default is that of a product x_i y_i of bin
+/// e = fexp(x_i) + fexp(y_i) whose two factors are rounded (4 u and 4, see a_priori_error in
+/// qdot.cpp); a stored vector's bins are those of x_i alone (qdot_stored.hpp: u and 2).
+struct QdotErrorModel {
+  long double format = 4;
+  long double perforate = 4;
+};
 QdotPlan plan_from_histogram(const std::int64_t* histogram, std::size_t n, int input_t,
-                             const QdotOptions& options);
+                             const QdotOptions& options, const QdotErrorModel& model = {});
 QdotKernelLevels kernel_levels(const QdotPlan& plan);
 void check_plan(const QdotPlan& plan, std::size_t n, int input_t, const char* function);
 QdotResult finish_result(const QdotPlan& plan, const QdotAccum& acc, std::size_t n);

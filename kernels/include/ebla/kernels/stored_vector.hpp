@@ -275,10 +275,10 @@ struct TileFields {
 };
 
 /// Runs body(begin, end, fields) for the tiles of stored_tile values covering [0, n), every
-/// thread of the default execution space taking tiles, and merges the tiles' fields in
-/// tile order: field j is summed, or maximised where bit j of max_mask is set.
+/// thread of the default execution space taking tiles, and returns every tile's fields on
+/// the host (row t: tile t), for the caller to merge in tile order.
 template <int K, class Body>
-TileFields<K> over_tiles(const char* label, std::size_t n, unsigned max_mask, const Body& body) {
+auto tile_fields(const char* label, std::size_t n, const Body& body) {
   const std::size_t tiles = (n + stored_tile - 1) / stored_tile;
   Kokkos::View<double**> part(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), tiles, K);
   Kokkos::parallel_for(
@@ -289,7 +289,15 @@ TileFields<K> over_tiles(const char* label, std::size_t n, unsigned max_mask, co
         body(begin, end, f);
         for (int j = 0; j < K; ++j) part(t, j) = f.v[j];
       });
-  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part);
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part);
+}
+
+/// tile_fields, merged in tile order: field j is summed, or maximised where bit j of
+/// max_mask is set.
+template <int K, class Body>
+TileFields<K> over_tiles(const char* label, std::size_t n, unsigned max_mask, const Body& body) {
+  const auto host = tile_fields<K>(label, n, body);
+  const std::size_t tiles = host.extent(0);
   TileFields<K> total;
   for (int j = 0; j < K; ++j) total.v[j] = 0;
   for (std::size_t t = 0; t < tiles; ++t)
