@@ -12,10 +12,10 @@
 // partial sums, the residual norm) coming back to the host each iteration. Where the vectors
 // are in host memory, the update of x and r and the r^T r qdot share one pass (qdot_host.hpp).
 // Cost per iteration: one operator application, two dot products under the policy
-// (p^T q and r^T r; r^T z with Jacobi), two passes of vector updates (the one that
-// updates r also sums r_i^2 for the stopping test, and for exact dots without Jacobi that
-// sum is r^T r, so only p^T q takes a pass of its own), and with Jacobi one division by the
-// diagonal.
+// (p^T q and r^T r; r^T z with a preconditioner), two passes of vector updates (the one
+// that updates r also sums r_i^2 for the stopping test, and for exact dots without a
+// preconditioner that sum is r^T r, so only p^T q takes a pass of its own), and with Jacobi
+// one multiplication by D^-1, with block-Jacobi the two triangular solves of each block.
 //
 // Stopping test. The loop stops when the recursive residual satisfies ||r_k|| <= tau
 // (tau = tolerance, times ||b|| for Norm::relative; at least absolute_tolerance, which with
