@@ -27,9 +27,11 @@ namespace {
 constexpr Solver me = Solver::cg;
 
 struct CgCli : SolverCli {
-  std::string norm = "absolute", stop = "exact", storage = "binary64";
+  std::string norm = "absolute", stop = "exact", storage = "binary64", pc = "none";
   bool jacobi = false;
   double atol = 0;
+  int pc_block_size = default_pc_block_size;
+  CLI::Option* pc_block_size_option = nullptr;
 };
 
 struct CgConfig : SolverSetup {
@@ -49,11 +51,26 @@ StopTest parse_stop(const std::string& s) {
   throw_invalid(option_name(me, "--stop"), "unknown stopping test '" + s + "' (known: exact, certified, approximate)");
 }
 
+// The preconditioner of --pc, --jacobi (a synonym of --pc jacobi) and --pc-block-size.
+void set_preconditioner(const CgCli& c, CgOptions& o) {
+  const PcKind pc = pc_kind_by_name(c.pc, option_name(me, "--pc"));
+  if (c.jacobi && pc != PcKind::none && pc != PcKind::jacobi)
+    throw_invalid(option_name(me, "--jacobi"), "is --pc jacobi: give one of --jacobi and --pc " + c.pc);
+  o.pc = c.jacobi ? PcKind::jacobi : pc;
+  o.jacobi = o.pc == PcKind::jacobi;
+  if (c.pc_block_size_option->count() > 0 && o.pc != PcKind::block_jacobi)
+    throw_invalid(option_name(me, "--pc-block-size"), "sizes the blocks of --pc block-jacobi, not of --pc " +
+                                                          std::string(to_string(o.pc)));
+  if (c.pc_block_size < 1)
+    throw_invalid(option_name(me, "--pc-block-size"), std::to_string(c.pc_block_size) + " must be at least 1");
+  o.pc_block_size = c.pc_block_size;
+}
+
 CgConfig make_config(const CgCli& c) {
   CgConfig cfg = cli::make_config<CgConfig>(c, me, 0);
   cfg.solver.norm = parse_norm(c.norm);
   cfg.solver.stop = parse_stop(c.stop);
-  cfg.solver.jacobi = c.jacobi;
+  set_preconditioner(c, cfg.solver);
   if (!(c.atol >= 0) || !std::isfinite(c.atol))
     throw_invalid(option_name(me, "--atol"), fmt::format("{:g} is not a nonnegative finite tolerance", c.atol));
   cfg.solver.absolute_tolerance = c.atol;
@@ -63,14 +80,31 @@ CgConfig make_config(const CgCli& c) {
       throw_invalid(option_name(me, "--storage " + c.storage), "needs --stop exact (its dot products ride in the passes)");
     if (c.out.levels)
       throw_invalid(option_name(me, "--storage " + c.storage), "computes its dot products in the passes: no --levels maps");
+    if (cfg.solver.pc == PcKind::block_jacobi)
+      throw_invalid(option_name(me, "--storage " + c.storage),
+                    "preconditions with Jacobi only: --pc block-jacobi needs --storage binary64");
   }
-  if (cfg.solver.jacobi && cfg.solver.stop != StopTest::exact_norm)
+  if (cfg.solver.pc != PcKind::none && cfg.solver.stop != StopTest::exact_norm)
     throw_invalid(option_name(me, "--stop " + c.stop),
-                  "needs r^T r, which Jacobi-preconditioned CG does not compute: drop --jacobi or use --stop exact");
+                  std::string("needs r^T r, which preconditioned CG does not compute: drop --pc ") +
+                      to_string(cfg.solver.pc) + " or use --stop exact");
   return cfg;
 }
 
-const char* rr_label(const CgConfig& c) { return c.solver.jacobi ? "r^T z" : "r^T r"; }
+bool preconditioned(const CgConfig& c) { return c.solver.jacobi || c.solver.pc != PcKind::none; }
+
+const char* rr_label(const CgConfig& c) { return preconditioned(c) ? "r^T z" : "r^T r"; }
+
+// ", Jacobi preconditioner", or empty.
+std::string pc_text(const CgOptions& o) {
+  switch (o.jacobi ? PcKind::jacobi : o.pc) {
+    case PcKind::none: return "";
+    case PcKind::jacobi: return ", Jacobi preconditioner";
+    case PcKind::block_jacobi:
+      return ", block-Jacobi preconditioner (blocks of at most " + std::to_string(o.pc_block_size) + " rows)";
+  }
+  return "";
+}
 
 // The --stop value of a stopping test.
 const char* stop_name(StopTest s) { return s == StopTest::exact_norm ? "exact" : to_string(s); }
@@ -103,6 +137,8 @@ struct Cg : CommandBase<CgConfig, me> {
     else if (!p.x_exact_source.empty())
       std::printf("max |x - x*|        %.3e  (b = A x*, x* = %s)\n", run.max_error, p.x_exact_source.c_str());
     std::printf("time                %.3g s (dot products %.3g s)\n", r.seconds, run.dot_seconds);
+    if (r.pc != "none")
+      std::printf("preconditioner      %s: %zu blocks, %.0f bytes\n", r.pc.c_str(), r.pc_blocks, r.pc_bytes);
     if (r.storage != "binary64" && r.iterations > 0)
       std::printf("storage             %s: %d residual replacements, %.1f bytes per row and iteration (model), %.1f GB/s\n",
                   r.storage.c_str(), r.replacements, r.bytes_moved / r.iterations / static_cast<double>(p.n),
@@ -125,8 +161,7 @@ struct Cg : CommandBase<CgConfig, me> {
                 o.stop == StopTest::exact_norm  ? "exact norm"
                 : o.stop == StopTest::certified ? "certified qdot bound"
                                                 : "approximate c_k as in Algorithm 4.1 (not certified)",
-                o.max_iterations,
-                o.jacobi ? ", Jacobi preconditioner" : "");
+                o.max_iterations, pc_text(o).c_str());
   }
 
   static void add_settings(Json& j, const ProblemData& p, const CgConfig& c) {
@@ -138,6 +173,8 @@ struct Cg : CommandBase<CgConfig, me> {
     j["stop"] = stop_name(c.solver.stop);
     j["max_iterations"] = c.solver.max_iterations;
     j["jacobi"] = c.solver.jacobi;
+    j["pc"] = to_string(c.solver.jacobi ? PcKind::jacobi : c.solver.pc);
+    if (c.solver.pc == PcKind::block_jacobi) j["pc_block_size"] = c.solver.pc_block_size;
     j["storage"] = to_string(c.solver.storage);
   }
 
@@ -147,7 +184,7 @@ struct Cg : CommandBase<CgConfig, me> {
   }
 
   static std::vector<std::string> columns() { return {"tolerance", "iterations", "status", "true residual"}; }
-  static std::vector<std::string> prefixes(const CgConfig& c) { return {c.solver.jacobi ? "rz" : "rr", "pq"}; }
+  static std::vector<std::string> prefixes(const CgConfig& c) { return {preconditioned(c) ? "rz" : "rr", "pq"}; }
 
   static std::vector<std::string> cells(const QdotSweep<CgRun>& s, std::size_t i) {
     const CgResult& r = s.runs[i].result;
@@ -178,7 +215,7 @@ struct Cg : CommandBase<CgConfig, me> {
     return AutoReport(name, p.description,
                       fmt::format("||r|| <= {}{}{}", tolerance_text(c.solver.tolerance),
                            c.solver.norm == Norm::relative ? " ||b||" : "",
-                           c.solver.jacobi ? ", Jacobi preconditioner" : ""),
+                           pc_text(c.solver)),
                       "exact CG", rr_label(c), "p^T q");
   }
 
@@ -209,7 +246,15 @@ Command add_cg(CLI::App& app) {
                  "Algorithm 4.1 (reproduction only: guarantees nothing)")
       ->capture_default_str();
   app.add_option("--max-iter", c->max_iter, "Maximum number of iterations")->capture_default_str()->transform(whole_number());
-  app.add_flag("--jacobi", c->jacobi, "Precondition with diag(A)^-1");
+  app.add_option("--pc", c->pc,
+                 "Preconditioner: none, jacobi (diag(A)^-1) or block-jacobi (blockdiag(A)^-1, blocks found from "
+                 "A's sparsity pattern, each factorised by Cholesky; csr or stencil operator, one process, "
+                 "--storage binary64; docs/solvers.md)")
+      ->capture_default_str();
+  c->pc_block_size_option =
+      app.add_option("--pc-block-size", c->pc_block_size, "--pc block-jacobi: the largest block, in rows")
+          ->capture_default_str();
+  app.add_flag("--jacobi", c->jacobi, "Precondition with diag(A)^-1 (the same as --pc jacobi)");
   app.add_option("--storage", c->storage,
                  "Format of the Krylov vectors p, q = A p and r: binary64, binary32, bfloat16, binary16, block16, "
                  "block8 (16/8-bit integers, one exponent per 32 values), or auto (the rule of docs/solvers.md); "

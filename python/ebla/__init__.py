@@ -549,7 +549,9 @@ class CgResult:
     history a :class:`DotHistory`; rr0 the record of the first r^T r; events what the
     automatic policy's safeguards did, as (iteration, text); storage the storage policy of
     p, q and r, replacements the residual replacements it took, bytes_moved the bytes its
-    iterations read and wrote (model; 0 for binary64).
+    iterations read and wrote (model; 0 for binary64); pc the preconditioner ("none",
+    "jacobi", "block-jacobi", or "function" for an M of the caller's), pc_blocks its diagonal
+    blocks and pc_bytes the bytes it stores.
 
     SciPy's pair: ``x, info = ebla.cg(...)`` unpacks a result into x and :attr:`info`, as
     ``scipy.sparse.linalg.cg`` returns them. Its repr is one line (status, iterations, true
@@ -571,6 +573,9 @@ class CgResult:
     storage: str
     replacements: int
     bytes_moved: float
+    pc: str
+    pc_blocks: int
+    pc_bytes: float
     dots: str
     levels: list
     events: list
@@ -749,17 +754,22 @@ def _product_function(op, name, n, function):
     return apply
 
 
+_PC_NAMES = ("jacobi", "block-jacobi")
+
+
 def _preconditioner(M, n, function):
-    """(jacobi, z = M r as a function or None) for cg's M: None, 'jacobi', an n x n
-    scipy.sparse matrix or dense array, or an operator with .matvec and .shape."""
+    """(name, z = M r as a function or None) for cg's M: None, 'jacobi', 'block-jacobi', an
+    n x n scipy.sparse matrix or dense array, or an operator with .matvec and .shape; name is
+    ebla's preconditioner ("none" for none or one of the caller's)."""
     if M is None:
-        return False, None
+        return "none", None
     if isinstance(M, str):
-        if M != "jacobi":
-            raise ValueError(f"{function}: M = {M!r} is not a preconditioner (the only name is 'jacobi')")
-        return True, None
+        if M not in _PC_NAMES:
+            raise ValueError(f"{function}: M = {M!r} is not a preconditioner (the names are "
+                             f"{', '.join(repr(k) for k in _PC_NAMES)})")
+        return M, None
     if _operator_like(M):
-        return False, _product_function(M, "M", n, function)
+        return "none", _product_function(M, "M", n, function)
     if _is_sparse(M):
         import scipy.sparse as sparse
         if M.shape != (n, n):
@@ -768,13 +778,13 @@ def _preconditioner(M, n, function):
             raise ValueError(f"{function}: M has dtype {M.dtype}, not a real one")
         _check_sparse_structure(M, function, "M")
         csr = sparse.csr_matrix(M, dtype=_np.float64)
-        return False, lambda r: _np.ascontiguousarray(csr @ r, dtype=_np.float64)
+        return "none", lambda r: _np.ascontiguousarray(csr @ r, dtype=_np.float64)
     if isinstance(M, _np.ndarray) or hasattr(M, "__array__") or isinstance(M, (list, tuple)):
         dense = _matrix(M, "M", function)
         if dense.shape != (n, n):
             raise ValueError(f"{function}: M is {_shape_text(dense.shape)}, not {n} x {n} (b has {n} entries)")
-        return False, lambda r: _np.ascontiguousarray(dense @ r)
-    raise ValueError(f"{function}: M is a {type(M).__name__}: not 'jacobi', a matrix or an operator with "
+        return "none", lambda r: _np.ascontiguousarray(dense @ r)
+    raise ValueError(f"{function}: M is a {type(M).__name__}: not 'jacobi', 'block-jacobi', a matrix or an operator with "
                      ".matvec and .shape")
 
 
@@ -802,7 +812,8 @@ def _cg_tolerance(rtol, atol, tol, norm, function):
 
 def cg(A, b, x0=None, *, rtol=None, atol=None, maxiter=None, M=None, callback=None, tol=None, norm=None,
        stop="exact", max_iterations=None, jacobi=False, dot=None, qdot_tol=None, qdot_policy="budget", ladder=None,
-       format=None, plan_margin=-1, record_levels=False, stall_window=500, check_symmetry=True, storage="binary64"):
+       format=None, plan_margin=-1, record_levels=False, stall_window=500, check_symmetry=True, storage="binary64",
+       pc_block_size=32):
     """Conjugate gradients with approximate dot products (seed 002, Algorithm 4.1), called as
     ``scipy.sparse.linalg.cg``.
 
@@ -819,7 +830,11 @@ def cg(A, b, x0=None, *, rtol=None, atol=None, maxiter=None, M=None, callback=No
     maxiter or max_iterations (the same limit; not both): 10000 where neither is given
     (SciPy's default is 10 n). M: the preconditioner, z = M r with M approximating A^-1 (a
     matrix or operator as A, applied through SciPy and NumPy with the GIL taken), or
-    'jacobi' for diag(A)^-1 in ebla's kernels (jacobi=True says the same; not with M).
+    'jacobi' for diag(A)^-1 in ebla's kernels (jacobi=True says the same; not with M), or
+    'block-jacobi' for blockdiag(A)^-1: diagonal blocks of up to pc_block_size rows (default
+    32) found from A's sparsity pattern, each factorised by Cholesky in ebla's kernels (a
+    sparse A, binary64 storage; a block that is not positive definite raises ValueError
+    naming its rows; docs/solvers.md, "Preconditioners").
     callback(xk): called after each iteration with a copy of the iterate x_k.
 
     stop: "exact" (the exact residual norm; also "exact_norm"), "certified" (qdot's certified
@@ -862,15 +877,19 @@ def cg(A, b, x0=None, *, rtol=None, atol=None, maxiter=None, M=None, callback=No
     if M is not None and jacobi:
         raise ValueError(f"{function}: M and jacobi=True both set the preconditioner: give one of them "
                          "(M='jacobi' is jacobi=True)")
-    use_jacobi, precondition = _preconditioner(M, size, function)
-    if matvec is not None and (use_jacobi or jacobi):
+    pc, precondition = _preconditioner(M, size, function)
+    if matvec is not None and (pc == "jacobi" or jacobi):
         raise ValueError(f"{function}: Jacobi (M='jacobi' or jacobi=True) needs the diagonal of A, which an "
                          "operator A does not give: pass M=diags(1 / d) for a diagonal d you know")
+    if pc == "block-jacobi" and (matvec is not None or dense is not None):
+        raise ValueError(f"{function}: M='block-jacobi' needs A's sparsity pattern: give A as a scipy.sparse "
+                         "matrix")
     if callback is not None and not callable(callback):
         raise ValueError(f"{function}: callback is a {type(callback).__name__}, not callable")
     dot, qtol = _dot_args(dot, qdot_tol, function)
     r = _ebla.cg(indptr, indices, data, n, dense, matvec, b, x0, tol, atol, norm, _name(stop, "stop", function),
-                 limit, bool(jacobi) or use_jacobi, precondition, callback, dot, qtol,
+                 limit, bool(jacobi), pc, _integer(pc_block_size, "pc_block_size", function), precondition,
+                 callback, dot, qtol,
                  _name(qdot_policy, "qdot_policy", function),
                  _ladder(ladder, function), "" if format is None else _name(format, "format", function),
                  _integer(plan_margin, "plan_margin", function), bool(record_levels),

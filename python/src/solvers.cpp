@@ -204,6 +204,9 @@ py::dict cg_dict(const CgResult& r, const DotPolicy& dots, bool record_levels) {
   d["storage"] = r.storage;
   d["replacements"] = r.replacements;
   d["bytes_moved"] = r.bytes_moved;
+  d["pc"] = r.pc;
+  d["pc_blocks"] = r.pc_blocks;
+  d["pc_bytes"] = r.pc_bytes;
   d["dots"] = dots.to_string();
   const std::vector<std::string> rungs = dots.level_names();
   d["levels"] = rungs;
@@ -343,7 +346,7 @@ struct CgFunctions {
 
 py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<DoubleArray> x0, double tol,
                  double atol, const std::string& norm, const std::string& stop, int max_iterations, bool jacobi,
-                 const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
+                 const std::string& pc, int pc_block_size, const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
                  const std::string& format, int plan_margin, bool record_levels, int stall_window,
                  bool check_symmetry, const std::string& storage, const CgFunctions& functions) {
   const char* function = "ebla.cg";
@@ -361,6 +364,8 @@ py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<Dou
   else throw_invalid(function, "unknown stop test '" + stop + "' (known: exact, certified, approximate)");
   o.max_iterations = max_iterations;
   o.jacobi = jacobi;
+  o.pc = pc_kind_by_name(pc, "ebla.cg: M");
+  o.pc_block_size = pc_block_size;
   const std::size_t n = static_cast<std::size_t>(b.size());
   if (!functions.precondition.is_none()) {
     const py::object* m = &functions.precondition;
@@ -460,7 +465,8 @@ void register_solvers(py::module_& m) {
         [](std::optional<IndexArray> indptr, std::optional<ColumnArray> indices, std::optional<DoubleArray> data,
            std::int64_t n, std::optional<DoubleArray> dense, py::object matvec, const DoubleArray& b,
            std::optional<DoubleArray> x0, double tol, double atol, const std::string& norm, const std::string& stop,
-           int max_iterations, bool jacobi, py::object precondition, py::object callback, const std::string& dot,
+           int max_iterations, bool jacobi, const std::string& pc, int pc_block_size, py::object precondition,
+           py::object callback, const std::string& dot,
            double qdot_tol, const std::string& qdot_policy, const std::string& ladder, const std::string& format,
            int plan_margin, bool record_levels, int stall_window, bool check_symmetry, const std::string& storage) {
           OperatorArgs op = operator_args(indptr, indices, data, n, dense);
@@ -468,17 +474,20 @@ void register_solvers(py::module_& m) {
           CgFunctions functions;
           functions.precondition = std::move(precondition);
           functions.callback = std::move(callback);
-          return cg_call(op, b, std::move(x0), tol, atol, norm, stop, max_iterations, jacobi, dot, qdot_tol,
+          return cg_call(op, b, std::move(x0), tol, atol, norm, stop, max_iterations, jacobi, pc, pc_block_size, dot,
+                         qdot_tol,
                          qdot_policy, ladder, format, plan_margin, record_levels, stall_window, check_symmetry,
                          storage, functions);
         },
         py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n"), py::arg("dense"), py::arg("matvec"),
         py::arg("b"), py::arg("x0"), py::arg("tol"), py::arg("atol"), py::arg("norm"), py::arg("stop"),
-        py::arg("max_iterations"), py::arg("jacobi"), py::arg("precondition"), py::arg("callback"), py::arg("dot"),
+        py::arg("max_iterations"), py::arg("jacobi"), py::arg("pc"), py::arg("pc_block_size"),
+        py::arg("precondition"), py::arg("callback"), py::arg("dot"),
         py::arg("qdot_tol"), py::arg("qdot_policy"), py::arg("ladder"), py::arg("format"), py::arg("plan_margin"),
         py::arg("record_levels"), py::arg("stall_window"), py::arg("check_symmetry"), py::arg("storage"),
         "ebla::cg on a CSR (indptr, indices, data, n) or dense matrix, or a Python matvec(x) of n entries, "
-        "with an optional Python preconditioner precondition(r) and callback(x); a dict of the result.");
+        "with a preconditioner pc (none, jacobi, block-jacobi) or a Python one precondition(r), and an optional "
+        "callback(x); a dict of the result.");
   m.def("power_method",
         [](std::optional<IndexArray> indptr, std::optional<ColumnArray> indices, std::optional<DoubleArray> data,
            std::int64_t n, std::optional<DoubleArray> dense, const DoubleArray& x0, double tol, int max_iterations,

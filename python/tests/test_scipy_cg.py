@@ -158,6 +158,35 @@ def test_linear_operator_preconditioner(source_dir):
     assert abs(r.iterations - jacobi.iterations) <= 0.05 * jacobi.iterations
 
 
+@pytest.mark.parametrize("name", ["bcsstk13", "1138_bus"])
+def test_block_jacobi_takes_fewer_iterations_than_jacobi(source_dir, name):
+    A, b = _matrix(source_dir, name)
+    jacobi = ebla.cg(A, b, rtol=1e-8, M="jacobi")
+    blocks = ebla.cg(A, b, rtol=1e-8, M="block-jacobi")
+    assert blocks.status == "converged" and blocks.true_residual <= blocks.tolerance_used
+    assert blocks.iterations < jacobi.iterations, (blocks.iterations, jacobi.iterations)
+    assert (blocks.pc, jacobi.pc) == ("block-jacobi", "jacobi")
+    assert 0 < blocks.pc_blocks < A.shape[0] and blocks.pc_bytes > 0
+    ones = ebla.cg(A, b, rtol=1e-8, M="block-jacobi", pc_block_size=1)  # blocks of one row: Jacobi
+    assert ones.iterations == jacobi.iterations and ones.pc_blocks == A.shape[0]
+
+
+def test_block_jacobi_refusals():
+    A = scipy.sparse.csr_matrix(np.array([[1.0, 2, 0], [2, 1, 0], [0, 0, 1]]))
+    with pytest.raises(ValueError, match=r"^ebla::cg: block-Jacobi: the diagonal block of rows 0\.\.2 is not "
+                                         r"positive definite: Cholesky pivot 1 \(row 1\) is -3"):
+        ebla.cg(A, np.ones(3), M="block-jacobi")
+    spd = scipy.sparse.identity(3, format="csr")
+    with pytest.raises(ValueError, match=r"block-Jacobi block size 0 must be at least 1"):
+        ebla.cg(spd, np.ones(3), M="block-jacobi", pc_block_size=0)
+    with pytest.raises(ValueError, match=r"storage binary32 preconditions with Jacobi only: block-Jacobi needs binary64"):
+        ebla.cg(spd, np.ones(3), M="block-jacobi", storage="binary32")
+    with pytest.raises(ValueError, match=r"^ebla\.cg: M='block-jacobi' needs A's sparsity pattern"):
+        ebla.cg(np.eye(3), np.ones(3), M="block-jacobi")
+    with pytest.raises(ValueError, match=r"^ebla\.cg: M and jacobi=True"):
+        ebla.cg(A, np.ones(3), M="block-jacobi", jacobi=True)
+
+
 def test_callback_sees_each_iterate(source_dir):
     A, b = _matrix(source_dir, "1138_bus")
     seen = []
@@ -242,8 +271,8 @@ def test_conflicting_keywords_are_refused(kwargs, names):
     ({"M": scipy.sparse.linalg.aslinearoperator(np.ones((4, 3)))}, r"M is 4 x 3, not 4 x 4"),
     ({"M": type("NotCallable", (), {"shape": (4, 4), "matvec": 3})()}, r"M\.matvec is a int, not callable"),
     ({"M": _operator((4,), lambda r: r)}, r"M is 4, not 4 x 4"),
-    ({"M": 3}, r"M is a int: not 'jacobi', a matrix or an operator"),
-    ({"M": "ilu"}, r"M = 'ilu' is not a preconditioner"),
+    ({"M": 3}, r"M is a int: not 'jacobi', 'block-jacobi', a matrix or an operator"),
+    ({"M": "ilu"}, r"M = 'ilu' is not a preconditioner \(the names are 'jacobi', 'block-jacobi'\)"),
     ({"M": _operator((4, 4), lambda r: r[:3])},
      r"M\.matvec returned shape \(3,\), not \(4,\)"),
     ({"M": _operator((4, 4), lambda r: r * 1j)},

@@ -30,7 +30,8 @@ std::vector<AutoCase<CgOptions>> cg_auto_set(const std::string& matrix_dir, cons
     m.source = ProblemSource::matrix;
     m.matrix = auto_set_matrix(matrix_dir, name, names.matrix_dir);
     cases.push_back({std::string("HB/") + name, m, o});
-    cases.back().solver.jacobi = true;
+    cases.back().solver.jacobi = true;  // Jacobi, whatever the base's preconditioner
+    cases.back().solver.pc = PcKind::jacobi;
   }
   ProblemSpec h = blank;
   h.nx = h.ny = h.nz = 30;

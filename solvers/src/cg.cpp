@@ -4,6 +4,7 @@
 #include <ebla/core/error.hpp>
 #include <ebla/core/parallel.hpp>
 #include <ebla/kernels/qdot_host.hpp>
+#include <ebla/solvers/problems.hpp>
 
 #include "accurate_dots.hpp"
 #include "cg_stored.hpp"
@@ -154,11 +155,18 @@ std::string problem_of(const SolverSpace& A, ConstVector b, ConstVector x0, cons
     return "absolute tolerance " + std::to_string(o.absolute_tolerance) + " must be nonnegative and finite";
   if (o.max_iterations < 0) return "max_iterations " + std::to_string(o.max_iterations) + " is negative";
   if (o.stall_window < 1) return "stall_window " + std::to_string(o.stall_window) + " must be at least 1";
+  const bool blocks = o.pc == PcKind::block_jacobi;
+  if (o.jacobi && blocks) return "Jacobi and block-Jacobi: give one preconditioner";
   if (o.jacobi && o.preconditioner) return "Jacobi and a preconditioner function: give one preconditioner";
-  if (o.stop != StopTest::exact_norm && (o.jacobi || o.preconditioner))
+  if (blocks && o.preconditioner) return "block-Jacobi and a preconditioner function: give one preconditioner";
+  if (blocks && o.pc_block_size < 1)
+    return "block-Jacobi block size " + std::to_string(o.pc_block_size) + " must be at least 1";
+  if (blocks && A.rows().kind == RowsOf::Kind::none)
+    return "block-Jacobi needs the matrix: a csr or stencil operator, on one process";
+  if (o.stop != StopTest::exact_norm && (o.jacobi || blocks || o.preconditioner))
     return std::string("the ") + to_string(o.stop) +
            " stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with " +
-           (o.jacobi ? "Jacobi" : "a preconditioner");
+           (o.jacobi ? "Jacobi" : blocks ? "block-Jacobi" : "a preconditioner");
   if (!detail::finite_vector(b)) return "b has a NaN or infinite entry";
   if (const std::string s = detail::storage_problem(A, o); !s.empty()) return s;
   if (!detail::finite_vector(x0)) return "x0 has a NaN or infinite entry";
@@ -440,15 +448,50 @@ CgResult scaled_cg(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVec
   return res;
 }
 
+// ---- preconditioners ------------------------------------------------------------------------
+
+// Block-Jacobi of the operator's matrix: a csr operator's, or the stencil's built once.
+BlockJacobi block_jacobi_of(const SolverSpace& A, int block_size) {
+  const RowsOf rows = A.rows();
+  const std::string function = "ebla::cg: block-Jacobi";
+  if (rows.kind == RowsOf::Kind::stencil)
+    return BlockJacobi(hpccg_rows(rows.nx, rows.ny, rows.nz, 0, rows.nz), block_size, function);
+  return BlockJacobi(rows.A, block_size, function);
+}
+
+// What the run's preconditioner was, its blocks and the bytes it stores.
+void describe_preconditioner(CgResult& res, const CgOptions& o, const BlockJacobi& blocks, std::size_t N) {
+  if (o.jacobi) {
+    res.pc = to_string(PcKind::jacobi);
+    res.pc_blocks = N;
+    res.pc_bytes = 8.0 * static_cast<double>(N);
+  } else if (o.pc == PcKind::block_jacobi) {
+    res.pc = to_string(PcKind::block_jacobi);
+    res.pc_blocks = blocks.blocks();
+    res.pc_bytes = blocks.bytes();
+  } else if (o.preconditioner) {
+    res.pc = "function";
+  }
+}
+
 }  // namespace
 
-CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& o) {
+CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy& dots, const CgOptions& given) {
+  CgOptions o = given;
+  o.jacobi = given.jacobi || given.pc == PcKind::jacobi;  // one flag for Jacobi from here on
   agree(A, "ebla::cg", problem_of(A, b, x0, o));
   const Vector dinv = checked_diagonal(A, o.jacobi);
+  const BlockJacobi blocks = o.pc == PcKind::block_jacobi ? block_jacobi_of(A, o.pc_block_size) : BlockJacobi();
+  if (o.pc == PcKind::block_jacobi) o.preconditioner = [&blocks](ConstVector r, Vector z) { blocks.apply(r, z); };
   const int e = range_exponent(A, b);
-  if (e != 0) return scaled_cg(A, b, x0, dinv, dots, o, e);
-  CgResult res = iterate(A, b, x0, dinv, dots, o);
-  confirm(res, A.global_size());
+  CgResult res;
+  if (e != 0) {
+    res = scaled_cg(A, b, x0, dinv, dots, o, e);
+  } else {
+    res = iterate(A, b, x0, dinv, dots, o);
+    confirm(res, A.global_size());
+  }
+  describe_preconditioner(res, o, blocks, A.global_size());
   return res;
 }
 

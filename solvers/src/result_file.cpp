@@ -195,6 +195,8 @@ void write_options(const Hdf5Object& g, const CgOptions& o) {
   g.attribute("tolerance", o.tolerance).attribute("norm", to_string(o.norm));
   g.attribute("stop", stop_name(o.stop));
   g.attribute("max_iterations", o.max_iterations).attribute("jacobi", std::int64_t{o.jacobi});
+  g.attribute("pc", to_string(o.jacobi ? PcKind::jacobi : o.pc));
+  if (o.pc == PcKind::block_jacobi) g.attribute("pc_block_size", o.pc_block_size);
   g.attribute("storage", to_string(o.storage));
 }
 

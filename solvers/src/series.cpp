@@ -104,6 +104,10 @@ NamedValues result_values(const CgRun& run) {
                 {"recursive_residual", r.recursive_residual}, {"true_residual", r.true_residual},
                 {"b_norm", r.b_norm},                         {"max_error", run.max_error},
                 {"seconds", r.seconds},                       {"dot_seconds", run.dot_seconds}};
+  if (r.pc != "none" && r.pc != "function") {  // the preconditioner's blocks and bytes
+    v.push_back({"pc_blocks", static_cast<double>(r.pc_blocks)});
+    v.push_back({"pc_bytes", r.pc_bytes});
+  }
   if (r.storage != "binary64") {  // narrow storage: the replacements and the traffic (model)
     const double iterations = r.iterations > 0 ? r.iterations : 1;
     v.push_back({"replacements", static_cast<double>(r.replacements)});

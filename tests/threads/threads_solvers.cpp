@@ -1,6 +1,7 @@
 // CG and ACG (qdot riding in the update pass, plans tried again) on HPCCG's problem with the
-// stencil and CSR operators, mixed-precision refinement (float CG inside) on the same, and the
-// power method with qdot on a graph Laplacian: every iterate's scalars and the solution.
+// stencil and CSR operators, CG with block-Jacobi, mixed-precision refinement (float CG
+// inside) on the same, and the power method with qdot on a graph Laplacian: every iterate's
+// scalars and the solution.
 #include "digest.hpp"
 
 #include <ebla/solvers/cg.hpp>
@@ -44,6 +45,22 @@ void cg_cases(Digest& d) {
   }
   o.jacobi = true;
   record(d, ebla::cg(csr, problem.b, problem.x0, ebla::DotPolicy::approximate(q), o));
+}
+
+// CG with block-Jacobi (one block per work item, each solved in a fixed order) on the
+// diffusion problem, whose coefficients span six decades, and on the stencil (its matrix
+// built once): every iterate's scalars and the solution.
+void cg_block_jacobi_cases(Digest& d) {
+  const auto diffusion = ebla::diffusion_problem(30, 30, 20, 5);  // 18,000 rows
+  const auto hpccg = ebla::hpccg_problem(30, 30, 20);
+  ebla::CgOptions o;
+  o.tolerance = 1e-8;
+  o.pc = ebla::PcKind::block_jacobi;
+  record(d, ebla::cg(ebla::CsrOperator(diffusion.A), diffusion.b, diffusion.x0, ebla::DotPolicy::exact(), o));
+  o.pc_block_size = 7;
+  ebla::QdotOptions q;
+  q.tolerance = 1e-4;
+  record(d, ebla::cg(ebla::StencilOperator(30, 30, 20), hpccg.b, hpccg.x0, ebla::DotPolicy::approximate(q), o));
 }
 
 // CG with narrow storage: each kind of format for p, q and r (tiles merged in tile order),
@@ -129,6 +146,7 @@ const ebla_threads::Register cg_case("solvers.cg", cg_cases);
 const ebla_threads::Register refined_case("solvers.refined_cg", refined_cases);
 const ebla_threads::Register power_case("solvers.power", power_cases);
 const ebla_threads::Register cg_storage_case("solvers.cg_storage", cg_storage_cases);
+const ebla_threads::Register cg_block_jacobi_case("solvers.cg_block_jacobi", cg_block_jacobi_cases);
 const ebla_threads::Register power_storage_case("solvers.power_storage", power_storage_cases);
 
 }  // namespace

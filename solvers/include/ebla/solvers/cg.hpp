@@ -12,10 +12,10 @@
 // partial sums, the residual norm) coming back to the host each iteration. Where the vectors
 // are in host memory, the update of x and r and the r^T r qdot share one pass (qdot_host.hpp).
 // Cost per iteration: one operator application, two dot products under the policy
-// (p^T q and r^T r; r^T z with Jacobi), two passes of vector updates (the one that
-// updates r also sums r_i^2 for the stopping test, and for exact dots without Jacobi that
-// sum is r^T r, so only p^T q takes a pass of its own), and with Jacobi one division by the
-// diagonal.
+// (p^T q and r^T r; r^T z with a preconditioner), two passes of vector updates (the one
+// that updates r also sums r_i^2 for the stopping test, and for exact dots without a
+// preconditioner that sum is r^T r, so only p^T q takes a pass of its own), and with Jacobi
+// one multiplication by D^-1, with block-Jacobi the two triangular solves of each block.
 //
 // Stopping test. The loop stops when the recursive residual satisfies ||r_k|| <= tau
 // (tau = tolerance, times ||b|| for Norm::relative; at least absolute_tolerance, which with
@@ -40,8 +40,11 @@
 // exactly the same iteration as on b wherever nothing overflows or underflows, and scales
 // x and the residuals back; CgResult::events says so.
 //
-// Preconditioners: Jacobi (diag(A)^-1), or a function of the caller computing z = M r for
-// an M that approximates A^-1 (symmetric positive definite); either makes line 10 r^T z.
+// Preconditioners (CgOptions::pc, preconditioner.hpp): Jacobi (diag(A)^-1), block-Jacobi
+// (blockdiag(A)^-1, blocks of up to pc_block_size rows found from A's sparsity pattern; a csr
+// operator, or the stencil, whose matrix is then built once, on one process), or a function
+// of the caller computing z = M r for an M that approximates A^-1 (symmetric positive
+// definite); each makes line 10 r^T z.
 //
 // Breakdown: p^T A p <= 0 (A not positive definite, or the approximation made it look
 // so), or a dot product that is zero where it divides, or NaN/Inf: the iteration stops
@@ -62,6 +65,7 @@
 
 #include <ebla/solvers/dots.hpp>
 #include <ebla/solvers/operators.hpp>
+#include <ebla/solvers/preconditioner.hpp>
 #include <ebla/solvers/space.hpp>
 #include <ebla/solvers/storage_rule.hpp>
 
@@ -93,13 +97,17 @@ struct CgOptions {
   double absolute_tolerance = 0;
   StopTest stop = StopTest::exact_norm;
   int max_iterations = 10000;        ///< >= 0
-  bool jacobi = false;               ///< precondition with diag(A)^-1
+  bool jacobi = false;               ///< precondition with diag(A)^-1 (the same as pc = jacobi)
+  /// The preconditioner (preconditioner.hpp); block_jacobi needs a csr or stencil operator on
+  /// one process, binary64 storage, and no preconditioner function.
+  PcKind pc = PcKind::none;
+  int pc_block_size = default_pc_block_size;  ///< block-Jacobi's largest block (>= 1)
   bool record_levels = false;        ///< keep the per-component ladder maps (Fig. 5)
   /// DotPolicy::automatic: tighten when ||r_k|| has not reached a new minimum for
   /// max(stall_window, k_min) iterations (k_min the iteration of the minimum); >= 1.
   int stall_window = cg_stall_window;
-  /// z = M r, M symmetric positive definite and close to A^-1 (not with jacobi, not with
-  /// narrow storage); may be empty. Its exceptions propagate out of cg.
+  /// z = M r, M symmetric positive definite and close to A^-1 (not with jacobi or pc, not
+  /// with narrow storage); may be empty. Its exceptions propagate out of cg.
   std::function<void(ConstVector r, Vector z)> preconditioner;
   /// Called after every iteration with (k, ||r_k||) (progress lines); may be empty.
   std::function<void(int, double)> progress;
@@ -145,6 +153,9 @@ struct CgResult {
   int replacements = 0;              ///< residual replacements (narrow storage)
   double bytes_moved = 0;            ///< bytes of all iterations (model; narrow storage)
   double nonzero_bytes = 0;          ///< narrow storage, CSR: bytes a nonzero takes (value and column)
+  std::string pc = "none";           ///< the preconditioner: to_string(PcKind), or "function"
+  std::size_t pc_blocks = 0;         ///< its diagonal blocks (Jacobi: n of one row)
+  double pc_bytes = 0;               ///< the bytes it stores (Jacobi: D^-1)
   double seconds = 0;                ///< the whole call
   double iteration_seconds = 0;      ///< the iterations only (no set-up, no true residual)
 };
@@ -152,8 +163,9 @@ struct CgResult {
 /// Throws InvalidArgument (naming the function and value) for: sizes of A, b, x0 that
 /// differ, tolerance <= 0 or NaN, max_iterations < 0, NaN/Inf in b or x0, a diagonal entry
 /// of A that is not positive (no SPD matrix has one: an empty row, a missing or negative
-/// a_ii), or with Jacobi one whose inverse overflows; all before any vector of the
-/// iteration is allocated. b = 0 returns x = 0 at once (converged, 0 iterations).
+/// a_ii), or with Jacobi one whose inverse overflows, two preconditioners given, or with
+/// block-Jacobi an operator without rows, a block size < 1 or a block that is not positive
+/// definite; all before any vector of the iteration is allocated. b = 0 returns x = 0 at once (converged, 0 iterations).
 /// On a SolverSpace (space.hpp), b, x0 and the result's x are the owned rows, the norms,
 /// records and decisions global; the call is collective over the space's processes, and
 /// an argument error on any of them throws on all.
