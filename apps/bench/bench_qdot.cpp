@@ -19,11 +19,11 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_common.hpp"
+#include "bench_vectors.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -38,18 +38,7 @@ const Data& vectors(std::size_t n) {
   auto it = data.find(n);
   if (it != data.end()) return it->second;
   Data d{Kokkos::View<double*>("x", n), Kokkos::View<double*>("y", n)};
-  // drawn in host memory, then copied to the Views' memory (a device's, on a CUDA build)
-  auto hx = Kokkos::create_mirror_view(d.x);
-  auto hy = Kokkos::create_mirror_view(d.y);
-  std::mt19937_64 gen(9);
-  std::uniform_real_distribution<double> s(0.5, 1.0);
-  std::normal_distribution<double> p(0.0, 4.5);
-  for (std::size_t i = 0; i < n; ++i) {
-    hx(i) = (gen() & 1 ? -1 : 1) * s(gen) * std::exp2(std::round(p(gen)));
-    hy(i) = (gen() & 1 ? -1 : 1) * s(gen) * std::exp2(std::round(p(gen)));
-  }
-  Kokkos::deep_copy(d.x, hx);
-  Kokkos::deep_copy(d.y, hy);
+  fill_distribution_b(d.x, d.y);
   return data.emplace(n, d).first->second;
 }
 

@@ -133,7 +133,9 @@ TEST(PowerStorage, EveryFormatCertifiesItsEigenvalue) {
       for (double l : k.eigenvalues) nearest = std::min(nearest, std::fabs(r.eigenvalue - l));
       EXPECT_LE(nearest, r.residual * (1 + 1e-10) + 0x1p-51 * std::fabs(r.eigenvalue)) << what;
       EXPECT_EQ(r.storage, to_string(s)) << what;
-      if (s.narrow()) EXPECT_GT(r.bytes_moved, 0) << what;  // binary64: the plain method
+      if (s.narrow()) {
+        EXPECT_GT(r.bytes_moved, 0) << what;  // binary64: the plain method
+      }
       ++checked;
     }
   }
