@@ -3,6 +3,7 @@
 #include "cg_stored.hpp"
 
 #include "cg_steps.hpp"
+#include "lanczos_condition.hpp"
 
 #include <ebla/core/error.hpp>
 
@@ -126,7 +127,23 @@ public:
 
   CgResult& run(Vector x, double tau, std::chrono::steady_clock::time_point loop_start);
 
+  // q and r in `format` from now on: r~ rounded as it is (no replacement), G grown by
+  // ||r - r~||; q is written anew by the next product.
+  void narrow_r(Storage format) {
+    Vector w("ebla::cg r (binary64)", n_);
+    load(v_.r, w);
+    StoredVector r = make_stored_vector(format, n_, "ebla::cg r");
+    const StoreSums s = store(r, w);
+    v_.r = std::move(r);
+    v_.r_max = s.amax;
+    v_.q = make_stored_vector(format, n_, "ebla::cg q");
+    v_.gap += std::sqrt(s.err2) * (1 + 0x1p-40);
+    storage_.r = format;
+    bytes_ += 8.0 * n_ + v_.r.bytes();
+  }
+
 private:
+  bool narrow_late(double tau, double& predicted);
   void event(int k, std::string what) { res_.events.push_back(SolverEvent{k, std::move(what)}); }
   bool fall_back(int k, Vector x, const std::string& why) {
     if (storage_ == StorageFormats{}) return false;
@@ -148,11 +165,42 @@ private:
   Krylov v_;
   StorageFormats storage_;
   bool bad_ = false;
+  bool late_ = false;  // q and r went to binary32 late (automatic)
+  LanczosCondition kappa_;  // kappa(T_k), from the alphas and betas so far
+  double last_beta_ = 0;
   double bytes_ = 0;  // of the iteration under way
 
 public:
   bool certified_ = false;  // res_.true_residual holds ||b - A x|| of the final x
 };
+
+// Late narrowing (automatic): whether q and r can go to binary32 now and stay there until
+// ||r|| reaches tau without a replacement. From iteration j on, storing q_j and r_(j+1) in
+// binary32 adds |alpha_j| ||q_j - q~_j|| + ||r_(j+1) - r~_(j+1)|| <= u (|alpha_j| ||q_j|| +
+// ||r_(j+1)||) to G (u = 2^-24; the scale keeps the values normal), and since alpha_j q_j =
+// r_j - r_(j+1), at most u (||r_j|| + 2 ||r_(j+1)||) <= 3 u max(||r_j||, ||r_(j+1)||). If
+// ||r|| keeps falling at its rate rho over the last `window` iterations, the sum to the end
+// is below 3 u ||r_k|| / (1 - rho); `spread` allows for CG's residual rising on the way
+// (the norm is not monotone), and the sum is capped by the iterations left at that rate
+// plus `spread`. The prediction decides only when to switch: G stays measured, and a gap
+// above late_limit tau is still closed by a replacement.
+bool StoredCg::narrow_late(double tau, double& predicted) {
+  constexpr int window = 8;
+  constexpr double u = 0x1p-24, spread = 4, settle = 1.05;
+  const auto& h = res_.history;
+  if (late_ || o_.storage.kind != StoragePolicy::Kind::automatic || !(o_.storage.late_share > 0) ||
+      !(storage_ == automatic_storage()) || h.size() <= window)
+    return false;
+  // only once kappa(T_k) has settled: while CG still finds the ends of the spectrum, the
+  // components a rounding puts back are paid for later (docs/solvers.md)
+  if (!(kappa_.growth() <= settle)) return false;
+  const double now = h.back().residual, before = h[h.size() - 1 - window].residual;
+  const double rho = std::pow(now / before, 1.0 / window);  // the recent rate of convergence
+  if (!(rho < 1) || !(now > tau)) return false;
+  const double left = std::log(now / tau) / -std::log(rho);  // iterations to tau at that rate
+  predicted = 3 * u * now * std::min(spread / (1 - rho), left + spread) + u * now;  // + r's own rounding now
+  return predicted <= o_.storage.late_share * tau;
+}
 
 CgResult& StoredCg::run(Vector x, double tau, std::chrono::steady_clock::time_point loop_start) {
   const std::size_t N = A_.global_size();
@@ -183,8 +231,16 @@ CgResult& StoredCg::run(Vector x, double tau, std::chrono::steady_clock::time_po
       replaced = true;
       continue;
     }
-    if (!replaced && (v_.gap > o_.storage.gap_ratio * rnorm || rnorm <= tau)) {  // close the gap
-      event(k, "r replaced by b - A x: gap " + sci(v_.gap) + " > " + sci(o_.storage.gap_ratio) + " ||r|| = " + sci(rnorm));
+    // the gap allowed: gap_ratio ||r||, or after late narrowing at least late_limit tau
+    const double allowed = late_ ? std::max(o_.storage.gap_ratio * rnorm, o_.storage.late_limit * tau)
+                                 : o_.storage.gap_ratio * rnorm;
+    if (!replaced && (v_.gap > allowed || rnorm <= tau)) {  // close the gap
+      if (v_.gap > allowed)
+        event(k, "r replaced by b - A x: gap " + sci(v_.gap) + " > " + sci(allowed) +
+                     (late_ ? " (max(" + sci(o_.storage.gap_ratio) + " ||r||, " + sci(o_.storage.late_limit) + " tau))"
+                            : " = " + sci(o_.storage.gap_ratio) + " ||r||"));
+      else
+        event(k, "r replaced by b - A x: ||r|| = " + sci(rnorm) + " <= tau but ||r|| + gap " + sci(v_.gap) + " > tau");
       replace(x);
       ++res_.replacements;
       bytes_ += traffic_.replace(v_);
@@ -222,6 +278,8 @@ CgResult& StoredCg::run(Vector x, double tau, std::chrono::steady_clock::time_po
     bad_ = up.bad;
     it.rr = pass_record(up.abs_dot, up.abs_dot, N);
     it.beta = up.abs_dot / v_.c;                                     // line 11
+    kappa_.add(it.alpha, last_beta_);
+    last_beta_ = it.beta;
     v_.c = up.abs_dot;
     const StepSums dp = direction_stored(it.beta, v_.r, dinv_, v_.p, v_.z_max, v_.p_max);  // line 12
     v_.p_max = dp.amax;
@@ -240,6 +298,13 @@ CgResult& StoredCg::run(Vector x, double tau, std::chrono::steady_clock::time_po
     } else if (o_.storage.kind == StoragePolicy::Kind::automatic && k - best_k >= std::max(o_.stall_window, best_k)) {
       fall_back(k, x, "||r|| has not fallen below " + sci(best) + " for " + std::to_string(k - best_k) + " iterations");
       best_k = k;
+    }
+    double predicted = 0;
+    if (narrow_late(tau, predicted)) {  // q and r to binary32 for the rest of the solve
+      event(k, "q and r stored in binary32 from here, r replaced: their gap to the end, predicted " + sci(predicted) +
+                   ", is below " + sci(o_.storage.late_share) + " tau");
+      narrow_r(Storage::binary32);
+      late_ = true;
     }
     if (o_.progress) o_.progress(k, res_.history.back().residual);
     if (o_.on_iterate) o_.on_iterate(k, x);
@@ -262,6 +327,10 @@ std::string storage_problem(const SolverSpace& A, const CgOptions& o) {
   if (o.record_levels) return what + " computes its dot products in the passes: no ladder maps to record";
   if (!(o.storage.gap_ratio > 0 && o.storage.gap_ratio < 1))
     return "storage gap_ratio " + std::to_string(o.storage.gap_ratio) + " must lie in (0, 1)";
+  if (!(o.storage.late_share >= 0 && o.storage.late_share < 1))
+    return "storage late_share " + std::to_string(o.storage.late_share) + " must lie in [0, 1)";
+  if (!(o.storage.late_limit > 0 && o.storage.late_limit < 1))
+    return "storage late_limit " + std::to_string(o.storage.late_limit) + " must lie in (0, 1)";
   return {};
 }
 

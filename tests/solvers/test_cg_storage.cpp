@@ -280,6 +280,83 @@ TEST(CgStorage, RefusesWhatCannotReadStoredVectors) {
   ratio.storage.gap_ratio = 1;
   expect([&] { ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), ratio); }, "gap_ratio");
   expect([] { ebla::storage_policy_by_name("fp8", "ebla cg --storage"); }, "ebla cg --storage: unknown storage 'fp8'");
+  ebla::CgOptions share = options(ebla::StoragePolicy::automatic());
+  share.storage.late_share = 1;
+  expect([&] { ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), share); }, "late_share 1.000000 must lie in [0, 1)");
+  ebla::CgOptions limit = options(ebla::StoragePolicy::automatic());
+  limit.storage.late_limit = 0;
+  expect([&] { ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), limit); }, "late_limit 0.000000 must lie in (0, 1)");
+}
+
+// The iteration at which `auto` stored q and r in binary32 (-1: never).
+int late_switch(const ebla::CgResult& r) {
+  int at = -1;
+  for (const auto& e : r.events)
+    if (e.what.find("q and r stored in binary32 from here") != std::string::npos) {
+      EXPECT_EQ(at, -1) << "switched twice";
+      at = e.iteration;
+    }
+  return at;
+}
+
+TEST(CgStorage, AutoStoresQAndRInBinary32LateWithoutReplacements) {
+  // HPCCG 24^3 in CSR: once the gap binary32 q and r would add until ||r|| reaches tau is
+  // predicted below tau / 8, they switch; CG then takes exact CG's iterations, replaces
+  // nothing, and its measured gap stays below the prediction's share of tau
+  const auto P = ebla::hpccg_problem(24, 24, 24);
+  const ebla::CsrOperator A(P.A);
+  const auto exact = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options({}));
+  const auto r = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options(ebla::StoragePolicy::automatic()));
+  ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;
+  const int at = late_switch(r);
+  ASSERT_GT(at, 0) << "q and r never went to binary32";
+  EXPECT_LT(at, r.iterations - 2);
+  EXPECT_EQ(r.iterations, exact.iterations);
+  EXPECT_EQ(r.replacements, 0);
+  for (std::size_t k = 0; k < r.history.size(); ++k) {
+    const ebla::StorageFormats want = static_cast<int>(k) < at ? ebla::automatic_storage()
+                                                               : ebla::StorageFormats{Storage::binary32, Storage::binary32};
+    EXPECT_TRUE(r.history[k].storage == want) << k;
+  }
+  EXPECT_GT(r.history.back().gap, 0);
+  EXPECT_LE(r.history.back().gap, ebla::StoragePolicy().late_share * r.tolerance_used);
+  EXPECT_LE(quad_residual(P.A, P.b, r.x), r.tolerance_used);
+  // late narrowing turned off: q and r stay binary64 throughout
+  ebla::CgOptions off = options(ebla::StoragePolicy::automatic());
+  off.storage.late_share = 0;
+  const auto kept = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), off);
+  EXPECT_EQ(late_switch(kept), -1);
+  for (const auto& it : kept.history) EXPECT_TRUE(it.storage == ebla::automatic_storage());
+  EXPECT_LT(r.bytes_moved, kept.bytes_moved);
+  // a fixed policy with auto's formats never switches
+  const auto fixed_split = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(),
+                                    options(ebla::StoragePolicy::of(Storage::binary32, Storage::binary64)));
+  EXPECT_EQ(late_switch(fixed_split), -1);
+}
+
+TEST(CgStorage, TheGapBoundHoldsAcrossTheLateSwitch) {
+  // stopped after k iterations, before and after q and r went to binary32:
+  // | ||b - A x_k|| - ||r_k|| | <= G_k (plus binary64's own rounding)
+  const auto P = ebla::hpccg_problem(16, 16, 16);
+  const ebla::CsrOperator A(P.A);
+  const auto full = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options(ebla::StoragePolicy::automatic()));
+  const int at = late_switch(full);
+  ASSERT_GT(at, 0);
+  int checked = 0;
+  for (int k = at - 2; k < full.iterations; ++k) {
+    ebla::CgOptions o = options(ebla::StoragePolicy::automatic());
+    o.max_iterations = k;
+    const auto r = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), o);
+    if (r.status != ebla::SolverStatus::max_iterations) continue;
+    const double truth = quad_residual(P.A, P.b, r.x);
+    ++checked;
+    EXPECT_LE(std::fabs(truth - r.recursive_residual), r.history.back().gap + 1e-14 * r.b_norm)
+        << "k = " << k << ": true " << truth << ", recursive " << r.recursive_residual;
+    if (k > at) {
+      EXPECT_GT(r.history.back().gap, 0) << k;
+    }
+  }
+  EXPECT_GE(checked, 8);
 }
 
 }  // namespace

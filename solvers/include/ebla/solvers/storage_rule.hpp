@@ -19,7 +19,11 @@
 //  - The certificate (the double-double true residual at exit) stays as it is; where it
 //    fails, CG falls back to binary64 storage, replaces r and goes on.
 //  - automatic: p in binary32 (measured: HPCCG's iteration counts unchanged), q and r in
-//    binary64; all in binary64 once the stall safeguard fires or the certificate fails.
+//    binary64 while the residual is large; q and r in binary32 from the iteration on which
+//    the gap they would add until ||r|| reaches tau, predicted from the recent rate of
+//    convergence, is below late_share tau (then no replacement is needed on the way, and the
+//    stopping test ||r~|| + G <= tau costs at most the last fraction late_share of tau);
+//    all in binary64 once the stall safeguard fires or the certificate fails.
 //
 // Where it runs: plain data, the host.
 #pragma once
@@ -44,6 +48,11 @@ struct StoragePolicy {
   StorageFormats fixed;  ///< Kind::fixed: the formats
   /// Replace the residual where the gap bound G_k exceeds gap_ratio ||r_k||; in (0, 1).
   double gap_ratio = 1.0 / 1024;
+  /// automatic: q and r go to binary32 once their predicted gap to the end is below
+  /// late_share tau, and are replaced only where G_k exceeds late_limit tau (or gap_ratio
+  /// ||r_k||, whichever is larger) from then on; late_share = 0: q and r stay binary64.
+  double late_share = 1.0 / 8;
+  double late_limit = 1.0 / 2;
   /// Whether CG keeps anything in less than binary64 (binary64 itself runs the plain loop).
   bool narrow() const {
     return kind == Kind::automatic || fixed.p != Storage::binary64 || fixed.r != Storage::binary64;
