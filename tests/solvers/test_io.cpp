@@ -136,6 +136,30 @@ TEST_F(MatrixMarket, WritersRejectNonFiniteValuesAndUnwritablePaths) {
                        "cannot create"));
 }
 
+// The twelve SPD matrices of data/matrices (data/README.md): each file is read as a square
+// matrix with the full symmetric pattern (every off-diagonal entry of the stored lower
+// triangle mirrored), and with the n and nonzero count the collection lists.
+TEST_F(MatrixMarket, ReadsTheSuiteSparseSet) {
+  struct Entry {
+    const char* name;
+    int n;
+    std::size_t nnz;
+  };
+  for (const Entry& e : {Entry{"1138_bus", 1138, 4054}, Entry{"bcsstk13", 2003, 83883}, Entry{"gr_30_30", 900, 7744},
+                         Entry{"494_bus", 494, 1666}, Entry{"662_bus", 662, 2474}, Entry{"LFAT5", 14, 46},
+                         Entry{"bcsstk01", 48, 400}, Entry{"bcsstk02", 66, 4356}, Entry{"bcsstk16", 4884, 290378},
+                         Entry{"mesh2e1", 306, 2018}, Entry{"nos3", 960, 15844}, Entry{"nos4", 100, 594}}) {
+    const HostCsr A = to_host(ebla::read_matrix_market(std::string(EBLA_DATA_DIR "/matrices/") + e.name + ".mtx"));
+    EXPECT_EQ(A.rows, e.n) << e.name;
+    EXPECT_EQ(A.cols, e.n) << e.name;
+    EXPECT_EQ(A.val.size(), e.nnz) << e.name;
+    std::size_t positive_diagonal = 0;
+    for (int i = 0; i < A.rows; ++i)
+      for (std::size_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) positive_diagonal += A.col[k] == i && A.val[k] > 0;
+    EXPECT_EQ(positive_diagonal, static_cast<std::size_t>(e.n)) << e.name;
+  }
+}
+
 TEST_F(MatrixMarket, ReadsTheSampleFiles) {
   const auto p = ebla::hpccg_problem(2, 2, 2);
   EXPECT_EQ(to_host(ebla::read_matrix_market(EBLA_DATA_DIR "/matrices/hpccg_2x2x2.mtx")), to_host(p.A));
