@@ -271,13 +271,13 @@ StepSums direction_stored(double beta, const StoredVector& r, ConstVector dinv, 
     return sums_of(over_tiles<6>("ebla::cg_stored direction", p.n, max_fields,
                                  KOKKOS_LAMBDA(std::size_t b, std::size_t e, Fields& f) {
                                    double local[stored_tile];
-                                   double* v = pa.tile_buffer(b, local);  // p in place where binary64
-                                   if (jacobi)                              // z = D^-1 r
-                                     for (std::size_t i = b; i < e; ++i) v[i - b] = dinv(i) * ra.load(i);
-                                   else
-                                     for (std::size_t i = b; i < e; ++i) v[i - b] = ra.load(i);
-                                   if (beta != 0)                           // p = z + beta p (line 12)
-                                     for (std::size_t i = b; i < e; ++i) v[i - b] += beta * p_old.load(i);
+                                   // p in place where binary64: each p_i is read before v_i, the
+                                   // same memory, is written
+                                   double* v = pa.tile_buffer(b, local);
+                                   for (std::size_t i = b; i < e; ++i) {
+                                     const double z = jacobi ? dinv(i) * ra.load(i) : ra.load(i);  // z = D^-1 r
+                                     v[i - b] = beta != 0 ? z + beta * p_old.load(i) : z;  // p = z + beta p (line 12)
+                                   }
                                    StoreSums st;
                                    pa.store_tile(b, e - b, v, st);
                                    add_store(f, st);

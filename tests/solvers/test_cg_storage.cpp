@@ -288,6 +288,53 @@ TEST(CgStorage, RefusesWhatCannotReadStoredVectors) {
   expect([&] { ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), limit); }, "late_limit 0.000000 must lie in (0, 1)");
 }
 
+TEST(CgStorage, TheDirectionPassReadsPBeforeItOverwritesIt) {
+  // p in binary64 is updated in place: p_i = z_i + beta p_i must read the old p_i (a pass
+  // that wrote z over p first took p = (1 + beta) z)
+  const std::size_t n = 1500;  // three tiles, the last one short
+  ebla::Vector r64("r", n), p64("p", n), dinv("dinv", n), out("out", n);
+  auto hr = Kokkos::create_mirror_view(r64);
+  auto hp = Kokkos::create_mirror_view(p64);
+  auto hd = Kokkos::create_mirror_view(dinv);
+  for (std::size_t i = 0; i < n; ++i) {
+    hr(i) = std::sin(0.37 * static_cast<double>(i));
+    hp(i) = std::cos(1.3 * static_cast<double>(i)) * 1e-3;
+    hd(i) = 1.0 / (2.0 + static_cast<double>(i % 7));
+  }
+  Kokkos::deep_copy(r64, hr);
+  Kokkos::deep_copy(p64, hp);
+  Kokkos::deep_copy(dinv, hd);
+  const double beta = 0.75;
+  for (const bool jacobi : {false, true}) {
+    ebla::StoredVector r = ebla::make_stored_vector(Storage::binary64, n, "r");
+    ebla::StoredVector p = ebla::make_stored_vector(Storage::binary64, n, "p");
+    ebla::store(r, r64);
+    const double p_max = ebla::store(p, p64).amax;
+    ebla::detail::direction_stored(beta, r, jacobi ? ebla::ConstVector(dinv) : ebla::ConstVector(), p, 1.0, p_max);
+    ebla::load(p, out);
+    const auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+    int wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double z = jacobi ? hd(i) * hr(i) : hr(i);
+      wrong += ho(i) == z + beta * hp(i) ? 0 : 1;
+    }
+    EXPECT_EQ(wrong, 0) << (jacobi ? "with" : "without") << " Jacobi";
+  }
+}
+
+TEST(CgStorage, PInBinary64KeepsExactCgsIterations) {
+  // p in binary64, q and r in binary32: the directions are binary64's, so the count is close
+  // to exact CG's (the direction pass that overwrote p with z took 80 against 19 here)
+  const auto P = ebla::hpccg_problem(12, 12, 12);
+  const ebla::CsrOperator A(P.A);
+  const auto exact = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options({}));
+  const auto r = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(),
+                          options(ebla::StoragePolicy::of(Storage::binary64, Storage::binary32)));
+  ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;
+  EXPECT_LE(r.iterations, exact.iterations * 1.3 + 2) << exact.iterations;
+  EXPECT_LE(quad_residual(P.A, P.b, r.x), r.tolerance_used);
+}
+
 // The iteration at which `auto` stored q and r in binary32 (-1: never).
 int late_switch(const ebla::CgResult& r) {
   int at = -1;
