@@ -15,9 +15,9 @@
 
 namespace ebla {
 
-// p in binary32: no gap, and measured no extra iterations (docs/solvers.md); q and r stay in
-// binary64, since the replacements a narrow r needs cost more iterations than its bytes save.
-StorageFormats automatic_storage() { return {Storage::binary32, Storage::binary64}; }
+// Everything in binary64 to start with: p goes to binary32 once kappa(T_k) has settled, q
+// and r late (StoredCg::narrow_p, narrow_late; docs/solvers.md).
+StorageFormats automatic_storage() { return {}; }
 
 StoragePolicy storage_policy_by_name(const std::string& name, const char* function) {
   if (name == "auto") return StoragePolicy::automatic();
@@ -127,6 +127,17 @@ public:
 
   CgResult& run(Vector x, double tau, std::chrono::steady_clock::time_point loop_start);
 
+  // p in binary32 from now on, rounded as it is (no gap: storage_rule.hpp)
+  void narrow_p_now() {
+    Vector w("ebla::cg p (binary64)", n_);
+    load(v_.p, w);
+    StoredVector p = make_stored_vector(Storage::binary32, n_, "ebla::cg p");
+    v_.p_max = store(p, w).amax;
+    v_.p = std::move(p);
+    storage_.p = Storage::binary32;
+    bytes_ += 8.0 * n_ + v_.p.bytes();
+  }
+
   // q and r in `format` from now on: r~ rounded as it is (no replacement), G grown by
   // ||r - r~||; q is written anew by the next product.
   void narrow_r(Storage format) {
@@ -143,14 +154,21 @@ public:
   }
 
 private:
+  bool narrow_p();
+  bool slow() const;
   bool narrow_late(double tau, double& predicted);
   void event(int k, std::string what) { res_.events.push_back(SolverEvent{k, std::move(what)}); }
+  // p, q and r in binary64 for the rest of the solve; false if they were already
   bool fall_back(int k, Vector x, const std::string& why) {
+    pinned_ = true;
     if (storage_ == StorageFormats{}) return false;
-    event(k, why + ": p, q and r stored in binary64 from here, r replaced");
+    event(k, why + ": p, q and r stored in binary64 from here, r replaced, p restarted");
     switch_to(StorageFormats{}, x);
+    // p = z of the replaced r: the old p was conjugate to a recursive residual that b - A x
+    // may be far from (a failed certificate), and alpha = r^T z / p^T A p from it anything
+    v_.p_max = direction_stored(0, v_.r, dinv_, v_.p, v_.z_max, 0).amax;
     ++res_.replacements;
-    bytes_ += traffic_.replace(v_);
+    bytes_ += traffic_.replace(v_) + traffic_.direction(v_);
     return true;
   }
 
@@ -165,7 +183,8 @@ private:
   Krylov v_;
   StorageFormats storage_;
   bool bad_ = false;
-  bool late_ = false;  // q and r went to binary32 late (automatic)
+  bool late_ = false;    // q and r went to binary32 late (automatic)
+  bool pinned_ = false;  // binary64 from here: the stall safeguard or the certificate said so
   LanczosCondition kappa_;  // kappa(T_k), from the alphas and betas so far
   double last_beta_ = 0;
   double bytes_ = 0;  // of the iteration under way
@@ -173,6 +192,25 @@ private:
 public:
   bool certified_ = false;  // res_.true_residual holds ||b - A x|| of the final x
 };
+
+// automatic: whether p goes to binary32 now. Rounding p changes only the search direction
+// (no gap), but while CG still finds the ends of the spectrum (kappa(T_k) climbing) the
+// directions' errors are paid for later: on HPCCG 10^3 to 16^3 a binary32 p from the start
+// cost 2 iterations in 16 to 26. Once kappa(T_k) has settled (kappa(T_k) <= settle
+// kappa(T_(k-w)), w = max(10, k/4), the settling of the dot-product rule) it cost none.
+bool StoredCg::narrow_p() {
+  constexpr double settle = 1.05;
+  return o_.storage.kind == StoragePolicy::Kind::automatic && !pinned_ && storage_ == StorageFormats{} &&
+         !slow() && kappa_.growth() <= settle;
+}
+
+// Whether CG has taken more than n / 8 iterations: a solve that needs a sizeable fraction of
+// n iterations is where rounding errors delay CG's convergence (the Krylov basis loses its
+// orthogonality; Greenbaum and Strakos, SIAM J. Matrix Anal. Appl. 13 (1992)), and there
+// every rounding the storage adds costs iterations (a diagonal matrix with 400 eigenvalues
+// from 1 to 1e4: p narrowed at iteration 317 and q, r at 407 took 824 iterations against
+// 760). Nothing is narrowed from then on.
+bool StoredCg::slow() const { return 8.0 * static_cast<double>(res_.history.size()) > static_cast<double>(A_.global_size()); }
 
 // Late narrowing (automatic): whether q and r can go to binary32 now and stay there until
 // ||r|| reaches tau without a replacement. From iteration j on, storing q_j and r_(j+1) in
@@ -186,14 +224,12 @@ public:
 // above late_limit tau is still closed by a replacement.
 bool StoredCg::narrow_late(double tau, double& predicted) {
   constexpr int window = 8;
-  constexpr double u = 0x1p-24, spread = 4, settle = 1.05;
+  constexpr double u = 0x1p-24, spread = 4;
   const auto& h = res_.history;
-  if (late_ || o_.storage.kind != StoragePolicy::Kind::automatic || !(o_.storage.late_share > 0) ||
-      !(storage_ == automatic_storage()) || h.size() <= window)
+  // after p (so once kappa(T_k) has settled)
+  if (late_ || pinned_ || slow() || o_.storage.kind != StoragePolicy::Kind::automatic || !(o_.storage.late_share > 0) ||
+      !(storage_ == StorageFormats{Storage::binary32, Storage::binary64}) || h.size() <= window)
     return false;
-  // only once kappa(T_k) has settled: while CG still finds the ends of the spectrum, the
-  // components a rounding puts back are paid for later (docs/solvers.md)
-  if (!(kappa_.growth() <= settle)) return false;
   const double now = h.back().residual, before = h[h.size() - 1 - window].residual;
   const double rho = std::pow(now / before, 1.0 / window);  // the recent rate of convergence
   if (!(rho < 1) || !(now > tau)) return false;
@@ -296,12 +332,18 @@ CgResult& StoredCg::run(Vector x, double tau, std::chrono::steady_clock::time_po
       best = res_.history.back().residual;
       best_k = k;
     } else if (o_.storage.kind == StoragePolicy::Kind::automatic && k - best_k >= std::max(o_.stall_window, best_k)) {
-      fall_back(k, x, "||r|| has not fallen below " + sci(best) + " for " + std::to_string(k - best_k) + " iterations");
+      const std::string why = "||r|| has not fallen below " + sci(best) + " for " + std::to_string(k - best_k) + " iterations";
+      const bool was_pinned = pinned_;
+      if (!fall_back(k, x, why) && !was_pinned) event(k, why + ": p, q and r stay in binary64 from here");
       best_k = k;
+    }
+    if (narrow_p()) {  // p to binary32 for the rest of the solve
+      event(k, "p stored in binary32 from here: kappa(T_k) = " + sci(kappa_.estimate()) + " has settled");
+      narrow_p_now();
     }
     double predicted = 0;
     if (narrow_late(tau, predicted)) {  // q and r to binary32 for the rest of the solve
-      event(k, "q and r stored in binary32 from here, r replaced: their gap to the end, predicted " + sci(predicted) +
+      event(k, "q and r stored in binary32 from here, r rounded: their gap to the end, predicted " + sci(predicted) +
                    ", is below " + sci(o_.storage.late_share) + " tau");
       narrow_r(Storage::binary32);
       late_ = true;

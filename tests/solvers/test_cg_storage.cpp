@@ -51,6 +51,19 @@ ebla::Vector scaled(ebla::ConstVector v, double s) {
   return w;
 }
 
+// The iteration of the event whose text has `what` (-1: none; it must not come twice).
+int event_at(const ebla::CgResult& r, const char* what) {
+  int at = -1;
+  for (const auto& e : r.events)
+    if (e.what.find(what) != std::string::npos) {
+      EXPECT_EQ(at, -1) << "twice: " << what;
+      at = e.iteration;
+    }
+  return at;
+}
+int late_switch(const ebla::CgResult& r) { return event_at(r, "q and r stored in binary32 from here"); }
+int p_switch(const ebla::CgResult& r) { return event_at(r, "p stored in binary32 from here"); }
+
 TEST(CgStorage, EveryFormatCertifiesItsResidualOnBothOperators) {
   const auto P = ebla::hpccg_problem(16, 16, 16);
   const ebla::CsrOperator csr(P.A);
@@ -155,15 +168,8 @@ TEST(CgStorage, TheResidualIsReplacedWhereTheGapGrows) {
     }
 }
 
-TEST(CgStorage, FallsBackToBinary64WhenTheResidualStalls) {
-  // a diagonal matrix with eigenvalues from 1 to 1e4: CG's residual norm rises and falls,
-  // so a stall window of 1 fires early and the rule returns the storage to binary64
-  const std::size_t n = 400;
-  Kokkos::View<double**, Kokkos::LayoutRight> D("D", n, n);
-  auto h = Kokkos::create_mirror_view(D);
-  for (std::size_t i = 0; i < n; ++i) h(i, i) = std::pow(1e4, static_cast<double>(i) / (n - 1));
-  Kokkos::deep_copy(D, h);
-  // the same matrix in CSR (the dense operator reads no stored vectors)
+// The diagonal matrix of n eigenvalues from 1 to 1e4 (geometric), in CSR.
+ebla::CsrMatrix geometric_diagonal(std::size_t n) {
   ebla::CsrMatrix::row_map_type::non_const_type rows("rows", n + 1);
   ebla::CsrMatrix::index_type::non_const_type cols("cols", n);
   ebla::CsrMatrix::values_type::non_const_type vals("vals", n);
@@ -173,29 +179,67 @@ TEST(CgStorage, FallsBackToBinary64WhenTheResidualStalls) {
   for (std::size_t i = 0; i <= n; ++i) hr(i) = i;
   for (std::size_t i = 0; i < n; ++i) {
     hc(i) = static_cast<int>(i);
-    hv(i) = h(i, i);
+    hv(i) = std::pow(1e4, static_cast<double>(i) / static_cast<double>(n - 1));
   }
   Kokkos::deep_copy(rows, hr);
   Kokkos::deep_copy(cols, hc);
   Kokkos::deep_copy(vals, hv);
-  const ebla::CsrMatrix M("diag", static_cast<int>(n), static_cast<int>(n), static_cast<int>(n), vals, rows, cols);
+  return ebla::CsrMatrix("diag", static_cast<int>(n), static_cast<int>(n), static_cast<int>(n), vals, rows, cols);
+}
+
+TEST(CgStorage, TheStallSafeguardKeepsTheStorageInBinary64) {
+  // CG's residual on this matrix stays above ||r_0|| for its first 40 iterations: a stall
+  // window of 1 fires at once, and nothing is narrowed afterwards, although with a window
+  // of 80 p goes to binary32 once kappa(T_k) settles (iteration 362; 980 iterations
+  // against exact CG's 972)
+  const ebla::CsrMatrix M = geometric_diagonal(4000);
   const ebla::CsrOperator A(M);
-  ebla::Vector b("b", n), x0("x0", n);
+  ebla::Vector b("b", M.numRows()), x0("x0", M.numRows());
   Kokkos::deep_copy(b, 1.0);
-  ebla::StoragePolicy automatic;
-  automatic.kind = ebla::StoragePolicy::Kind::automatic;
-  ebla::CgOptions o = options(automatic, 1e-8);
-  o.stall_window = 1;
+  ebla::CgOptions o = options(ebla::StoragePolicy::automatic(), 1e-8);
   o.max_iterations = 5000;
+  o.stall_window = 80;
+  const auto free = ebla::cg(A, b, x0, ebla::DotPolicy::exact(), o);
+  EXPECT_GT(p_switch(free), 0);
+  o.stall_window = 1;
   const auto r = ebla::cg(A, b, x0, ebla::DotPolicy::exact(), o);
   ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;
-  int fell_back_at = -1;
-  for (const auto& e : r.events)
-    if (e.what.find("stored in binary64 from here") != std::string::npos && fell_back_at < 0) fell_back_at = e.iteration;
-  ASSERT_GE(fell_back_at, 1) << "no fallback";
-  for (std::size_t k = 0; k < r.history.size(); ++k)
-    EXPECT_TRUE(r.history[k].storage == (static_cast<int>(k) < fell_back_at ? ebla::automatic_storage() : ebla::StorageFormats{})) << k;
+  EXPECT_EQ(event_at(r, "p, q and r stay in binary64 from here"), 1);
+  EXPECT_EQ(p_switch(r), -1);
+  EXPECT_EQ(late_switch(r), -1);
+  for (const auto& it : r.history) EXPECT_TRUE(it.storage == ebla::StorageFormats{});
   EXPECT_LE(quad_residual(M, b, r.x), r.tolerance_used);
+}
+
+TEST(CgStorage, AFailedCertificateReturnsTheStorageToBinary64) {
+  // x moved behind CG's back after q and r went to binary32 (a fault injected into x): the
+  // recursive residual no longer tracks b - A x, the stopping test passes on it, the
+  // double-double certificate fails, and CG stores everything in binary64, replaces r and
+  // converges for real
+  const auto P = ebla::hpccg_problem(16, 16, 16);
+  const ebla::CsrOperator A(P.A);
+  ebla::CgOptions o = options(ebla::StoragePolicy::automatic());
+  const auto plain = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), o);
+  const int at = late_switch(plain);
+  ASSERT_GT(at, 0);
+  o.on_iterate = [at](int k, ebla::ConstVector x) {
+    if (k != at + 1) return;
+    // a fault injected into x (a soft error, say): x_0 += 1e-3 through a writable view
+    const Kokkos::View<double*, Kokkos::MemoryTraits<Kokkos::Unmanaged>> w(const_cast<double*>(x.data()), x.extent(0));
+    Kokkos::parallel_for("fault", 1, KOKKOS_LAMBDA(int) { w(0) += 1e-3; });
+    Kokkos::fence();
+  };
+  const auto r = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), o);
+  ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;
+  const int fell = event_at(r, "p, q and r stored in binary64 from here");
+  ASSERT_GT(fell, at) << "no fallback";
+  bool said = false;
+  for (const auto& e : r.events) said = said || (e.iteration == fell && e.what.rfind("certificate: ||b - A x||", 0) == 0);
+  EXPECT_TRUE(said);
+  for (std::size_t k = static_cast<std::size_t>(fell); k < r.history.size(); ++k)
+    EXPECT_TRUE(r.history[k].storage == ebla::StorageFormats{}) << k;
+  EXPECT_GT(r.iterations, plain.iterations);
+  EXPECT_LE(quad_residual(P.A, P.b, r.x), r.tolerance_used);
 }
 
 TEST(CgStorage, ExactMatrixValuesAreReadInTheNarrowestFormatThatHoldsThem) {
@@ -335,50 +379,49 @@ TEST(CgStorage, PInBinary64KeepsExactCgsIterations) {
   EXPECT_LE(quad_residual(P.A, P.b, r.x), r.tolerance_used);
 }
 
-// The iteration at which `auto` stored q and r in binary32 (-1: never).
-int late_switch(const ebla::CgResult& r) {
-  int at = -1;
-  for (const auto& e : r.events)
-    if (e.what.find("q and r stored in binary32 from here") != std::string::npos) {
-      EXPECT_EQ(at, -1) << "switched twice";
-      at = e.iteration;
+TEST(CgStorage, AutoNarrowsPThenQAndRWithoutCostingIterations) {
+  // HPCCG 12^3 to 24^3 in CSR: binary64 until kappa(T_k) settles, then p in binary32, then,
+  // once the gap binary32 q and r would add until ||r|| reaches tau is predicted below tau /
+  // 8, q and r too. Exact CG's iterations at every size (a binary32 p from the start took 2
+  // more at 12^3 and 16^3), no replacement, the measured gap below the prediction's share
+  for (int g : {12, 16, 24}) {
+    const auto P = ebla::hpccg_problem(g, g, g);
+    const ebla::CsrOperator A(P.A);
+    const auto exact = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options({}));
+    const auto r = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options(ebla::StoragePolicy::automatic()));
+    ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;
+    const int at_p = p_switch(r), at = late_switch(r);
+    ASSERT_GE(at_p, 10) << g;  // kappa(T_k)'s growth is known from step 11 on
+    ASSERT_GE(at, at_p) << g;
+    EXPECT_LT(at, r.iterations) << g;
+    EXPECT_EQ(r.iterations, exact.iterations) << g;
+    EXPECT_EQ(r.replacements, 0) << g;
+    for (std::size_t k = 0; k < r.history.size(); ++k) {
+      const int i = static_cast<int>(k);
+      const ebla::StorageFormats want{i < at_p ? Storage::binary64 : Storage::binary32,
+                                      i < at ? Storage::binary64 : Storage::binary32};
+      EXPECT_TRUE(r.history[k].storage == want) << g << ": " << k;
     }
-  return at;
-}
-
-TEST(CgStorage, AutoStoresQAndRInBinary32LateWithoutReplacements) {
-  // HPCCG 24^3 in CSR: once the gap binary32 q and r would add until ||r|| reaches tau is
-  // predicted below tau / 8, they switch; CG then takes exact CG's iterations, replaces
-  // nothing, and its measured gap stays below the prediction's share of tau
+    EXPECT_GT(r.history.back().gap, 0);
+    EXPECT_LE(r.history.back().gap, ebla::StoragePolicy().late_share * r.tolerance_used) << g;
+    EXPECT_LE(quad_residual(P.A, P.b, r.x), r.tolerance_used) << g;
+  }
   const auto P = ebla::hpccg_problem(24, 24, 24);
   const ebla::CsrOperator A(P.A);
-  const auto exact = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options({}));
   const auto r = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options(ebla::StoragePolicy::automatic()));
-  ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;
-  const int at = late_switch(r);
-  ASSERT_GT(at, 0) << "q and r never went to binary32";
-  EXPECT_LT(at, r.iterations - 2);
-  EXPECT_EQ(r.iterations, exact.iterations);
-  EXPECT_EQ(r.replacements, 0);
-  for (std::size_t k = 0; k < r.history.size(); ++k) {
-    const ebla::StorageFormats want = static_cast<int>(k) < at ? ebla::automatic_storage()
-                                                               : ebla::StorageFormats{Storage::binary32, Storage::binary32};
-    EXPECT_TRUE(r.history[k].storage == want) << k;
-  }
-  EXPECT_GT(r.history.back().gap, 0);
-  EXPECT_LE(r.history.back().gap, ebla::StoragePolicy().late_share * r.tolerance_used);
-  EXPECT_LE(quad_residual(P.A, P.b, r.x), r.tolerance_used);
   // late narrowing turned off: q and r stay binary64 throughout
   ebla::CgOptions off = options(ebla::StoragePolicy::automatic());
   off.storage.late_share = 0;
   const auto kept = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), off);
   EXPECT_EQ(late_switch(kept), -1);
-  for (const auto& it : kept.history) EXPECT_TRUE(it.storage == ebla::automatic_storage());
+  EXPECT_GE(p_switch(kept), 10);
+  for (const auto& it : kept.history) EXPECT_EQ(it.storage.r, Storage::binary64);
   EXPECT_LT(r.bytes_moved, kept.bytes_moved);
-  // a fixed policy with auto's formats never switches
+  // a fixed policy never switches
   const auto fixed_split = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(),
                                     options(ebla::StoragePolicy::of(Storage::binary32, Storage::binary64)));
   EXPECT_EQ(late_switch(fixed_split), -1);
+  EXPECT_EQ(p_switch(fixed_split), -1);
 }
 
 TEST(CgStorage, TheGapBoundHoldsAcrossTheLateSwitch) {
