@@ -95,6 +95,8 @@ public:
       if (value_bytes(rows_) < 8)
         event(0, std::string("A's values are exact in ") + (rows_.values16.extent(0) ? "bfloat16" : "binary32") +
                      ": the passes read that copy (the binary64 matrix stays for the certificate)");
+      else
+        event(0, "A's values are not all exact in bfloat16 or binary32: the passes read them in binary64");
     }
   }
 
