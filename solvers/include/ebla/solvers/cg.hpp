@@ -170,8 +170,9 @@ struct CgResult {
 /// differ, tolerance <= 0 or NaN, max_iterations < 0, NaN/Inf in b or x0, a diagonal entry
 /// of A that is not positive (no SPD matrix has one: an empty row, a missing or negative
 /// a_ii), or with Jacobi one whose inverse overflows, two preconditioners given, or with
-/// block-Jacobi an operator without rows, a block size < 1 or a block that is not positive
-/// definite; all before any vector of the iteration is allocated. b = 0 returns x = 0 at once (converged, 0 iterations).
+/// block-Jacobi, SGS or IC(0) an operator without rows, with block-Jacobi a block size < 1 or
+/// a block that is not positive definite, with IC(0) a factorisation that breaks down under
+/// every shift (preconditioner.hpp); all before any vector of the iteration is allocated. b = 0 returns x = 0 at once (converged, 0 iterations).
 /// On a SolverSpace (space.hpp), b, x0 and the result's x are the owned rows, the norms,
 /// records and decisions global; the call is collective over the space's processes, and
 /// an argument error on any of them throws on all.

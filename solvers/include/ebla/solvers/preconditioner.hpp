@@ -98,7 +98,7 @@ std::vector<int> greedy_colouring(const CsrMatrix& A, const std::string& functio
 /// rows of one colour are independent: one parallel_for per colour and sweep, each row's sum
 /// in A's CSR order, so z is the same bits for any number of threads.
 ///
-/// Cost: colouring O(nnz) on the host; the entries of A split into L and L^T (their values
+/// Cost: colouring O(nnz log(row length)) on the host; the entries of A split into L and L^T (their values
 /// and columns, nnz - n of each kind) and D; apply nnz - n multiply-adds and 2 n divisions,
 /// in 2 x colours() parallel_for calls.
 class SymmetricGaussSeidel {
