@@ -80,10 +80,14 @@ CgConfig make_config(const CgCli& c) {
       throw_invalid(option_name(me, "--storage " + c.storage), "needs --stop exact (its dot products ride in the passes)");
     if (c.out.levels)
       throw_invalid(option_name(me, "--storage " + c.storage), "computes its dot products in the passes: no --levels maps");
-    if (cfg.solver.pc == PcKind::block_jacobi)
+    if (from_matrix(cfg.solver.pc))
       throw_invalid(option_name(me, "--storage " + c.storage),
-                    "preconditions with Jacobi only: --pc block-jacobi needs --storage binary64");
+                    "preconditions with Jacobi only: --pc " + c.pc + " needs --storage binary64");
   }
+  if (from_matrix(cfg.solver.pc) && cfg.problem.op == OperatorKind::dense)
+    throw_invalid(option_name(me, "--pc " + c.pc), std::string(pc_title(cfg.solver.pc)) +
+                                                       " needs the matrix: a csr or stencil operator, on one "
+                                                       "process, not --operator dense");
   if (cfg.solver.pc != PcKind::none && cfg.solver.stop != StopTest::exact_norm)
     throw_invalid(option_name(me, "--stop " + c.stop),
                   std::string("needs r^T r, which preconditioned CG does not compute: drop --pc ") +
@@ -102,6 +106,8 @@ std::string pc_text(const CgOptions& o) {
     case PcKind::jacobi: return ", Jacobi preconditioner";
     case PcKind::block_jacobi:
       return ", block-Jacobi preconditioner (blocks of at most " + std::to_string(o.pc_block_size) + " rows)";
+    case PcKind::sgs: return ", multicolour symmetric Gauss-Seidel preconditioner";
+    case PcKind::ic0: return ", IC(0) preconditioner";
   }
   return "";
 }
@@ -137,7 +143,13 @@ struct Cg : CommandBase<CgConfig, me> {
     else if (!p.x_exact_source.empty())
       std::printf("max |x - x*|        %.3e  (b = A x*, x* = %s)\n", run.max_error, p.x_exact_source.c_str());
     std::printf("time                %.3g s (dot products %.3g s)\n", r.seconds, run.dot_seconds);
-    if (r.pc != "none")
+    if (r.pc == "sgs")
+      std::printf("preconditioner      sgs: %zu colours, %.0f bytes\n", r.pc_colours, r.pc_bytes);
+    else if (r.pc == "ic0")
+      std::printf("preconditioner      ic0: shift %s (%d restart%s), %zu levels, %.0f bytes\n",
+                  r.pc_shift == 0 ? "0" : fmt::format("{:g} diag(A)", r.pc_shift).c_str(), r.pc_restarts,
+                  r.pc_restarts == 1 ? "" : "s", r.pc_levels, r.pc_bytes);
+    else if (r.pc != "none")
       std::printf("preconditioner      %s: %zu blocks, %.0f bytes\n", r.pc.c_str(), r.pc_blocks, r.pc_bytes);
     if (r.storage != "binary64" && r.iterations > 0)
       std::printf("storage             %s: %d residual replacements, %.1f bytes per row and iteration (model), %.1f GB/s\n",
@@ -247,9 +259,11 @@ Command add_cg(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--max-iter", c->max_iter, "Maximum number of iterations")->capture_default_str()->transform(whole_number());
   app.add_option("--pc", c->pc,
-                 "Preconditioner: none, jacobi (diag(A)^-1) or block-jacobi (blockdiag(A)^-1, blocks found from "
-                 "A's sparsity pattern, each factorised by Cholesky; csr or stencil operator, one process, "
-                 "--storage binary64; docs/solvers.md)")
+                 "Preconditioner: none, jacobi (diag(A)^-1), block-jacobi (blockdiag(A)^-1, blocks found from "
+                 "A's sparsity pattern, each factorised by Cholesky), sgs (symmetric Gauss-Seidel, rows in a "
+                 "greedy multicolour order) or ic0 (incomplete Cholesky with zero fill, diagonal shifts where a "
+                 "pivot fails); the last three: csr or stencil operator, one process, --storage binary64; "
+                 "docs/solvers.md)")
       ->capture_default_str();
   c->pc_block_size_option =
       app.add_option("--pc-block-size", c->pc_block_size, "--pc block-jacobi: the largest block, in rows")

@@ -550,8 +550,11 @@ class CgResult:
     automatic policy's safeguards did, as (iteration, text); storage the storage policy of
     p, q and r, replacements the residual replacements it took, bytes_moved the bytes its
     iterations read and wrote (model; 0 for binary64); pc the preconditioner ("none",
-    "jacobi", "block-jacobi", or "function" for an M of the caller's), pc_blocks its diagonal
-    blocks and pc_bytes the bytes it stores.
+    "jacobi", "block-jacobi", "sgs", "ic0", or "function" for an M of the caller's),
+    pc_blocks its diagonal blocks (Jacobi, block-Jacobi), pc_colours the colours of SGS's
+    ordering, pc_levels the levels of IC(0)'s triangular solves, pc_shift the alpha of the
+    A + alpha diag(A) IC(0) factorised (0: A itself) after pc_restarts breakdowns, and pc_bytes
+    the bytes it stores.
 
     SciPy's pair: ``x, info = ebla.cg(...)`` unpacks a result into x and :attr:`info`, as
     ``scipy.sparse.linalg.cg`` returns them. Its repr is one line (status, iterations, true
@@ -576,6 +579,10 @@ class CgResult:
     pc: str
     pc_blocks: int
     pc_bytes: float
+    pc_colours: int
+    pc_levels: int
+    pc_shift: float
+    pc_restarts: int
     dots: str
     levels: list
     events: list
@@ -754,11 +761,11 @@ def _product_function(op, name, n, function):
     return apply
 
 
-_PC_NAMES = ("jacobi", "block-jacobi")
+_PC_NAMES = ("jacobi", "block-jacobi", "sgs", "ic0")
 
 
 def _preconditioner(M, n, function):
-    """(name, z = M r as a function or None) for cg's M: None, 'jacobi', 'block-jacobi', an
+    """(name, z = M r as a function or None) for cg's M: None, one of _PC_NAMES, an
     n x n scipy.sparse matrix or dense array, or an operator with .matvec and .shape; name is
     ebla's preconditioner ("none" for none or one of the caller's)."""
     if M is None:
@@ -784,8 +791,8 @@ def _preconditioner(M, n, function):
         if dense.shape != (n, n):
             raise ValueError(f"{function}: M is {_shape_text(dense.shape)}, not {n} x {n} (b has {n} entries)")
         return "none", lambda r: _np.ascontiguousarray(dense @ r)
-    raise ValueError(f"{function}: M is a {type(M).__name__}: not 'jacobi', 'block-jacobi', a matrix or an operator with "
-                     ".matvec and .shape")
+    raise ValueError(f"{function}: M is a {type(M).__name__}: not {', '.join(repr(k) for k in _PC_NAMES)}, a matrix or "
+                     "an operator with .matvec and .shape")
 
 
 def _cg_tolerance(rtol, atol, tol, norm, function):
@@ -834,7 +841,9 @@ def cg(A, b, x0=None, *, rtol=None, atol=None, maxiter=None, M=None, callback=No
     'block-jacobi' for blockdiag(A)^-1: diagonal blocks of up to pc_block_size rows (default
     32) found from A's sparsity pattern, each factorised by Cholesky in ebla's kernels (a
     sparse A, binary64 storage; a block that is not positive definite raises ValueError
-    naming its rows; docs/solvers.md, "Preconditioners").
+    naming its rows), 'sgs' for symmetric Gauss-Seidel in a multicolour ordering, or 'ic0' for
+    incomplete Cholesky with zero fill, shifted by alpha diag(A) where a pivot fails (both a
+    sparse A, binary64 storage; docs/solvers.md, "Preconditioners").
     callback(xk): called after each iteration with a copy of the iterate x_k.
 
     stop: "exact" (the exact residual norm; also "exact_norm"), "certified" (qdot's certified
@@ -881,8 +890,8 @@ def cg(A, b, x0=None, *, rtol=None, atol=None, maxiter=None, M=None, callback=No
     if matvec is not None and (pc == "jacobi" or jacobi):
         raise ValueError(f"{function}: Jacobi (M='jacobi' or jacobi=True) needs the diagonal of A, which an "
                          "operator A does not give: pass M=diags(1 / d) for a diagonal d you know")
-    if pc == "block-jacobi" and (matvec is not None or dense is not None):
-        raise ValueError(f"{function}: M='block-jacobi' needs A's sparsity pattern: give A as a scipy.sparse "
+    if pc in ("block-jacobi", "sgs", "ic0") and (matvec is not None or dense is not None):
+        raise ValueError(f"{function}: M={pc!r} needs A's sparsity pattern: give A as a scipy.sparse "
                          "matrix")
     if callback is not None and not callable(callback):
         raise ValueError(f"{function}: callback is a {type(callback).__name__}, not callable")

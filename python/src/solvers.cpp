@@ -207,6 +207,10 @@ py::dict cg_dict(const CgResult& r, const DotPolicy& dots, bool record_levels) {
   d["pc"] = r.pc;
   d["pc_blocks"] = r.pc_blocks;
   d["pc_bytes"] = r.pc_bytes;
+  d["pc_colours"] = r.pc_colours;
+  d["pc_levels"] = r.pc_levels;
+  d["pc_shift"] = r.pc_shift;
+  d["pc_restarts"] = r.pc_restarts;
   d["dots"] = dots.to_string();
   const std::vector<std::string> rungs = dots.level_names();
   d["levels"] = rungs;
@@ -486,7 +490,7 @@ void register_solvers(py::module_& m) {
         py::arg("qdot_tol"), py::arg("qdot_policy"), py::arg("ladder"), py::arg("format"), py::arg("plan_margin"),
         py::arg("record_levels"), py::arg("stall_window"), py::arg("check_symmetry"), py::arg("storage"),
         "ebla::cg on a CSR (indptr, indices, data, n) or dense matrix, or a Python matvec(x) of n entries, "
-        "with a preconditioner pc (none, jacobi, block-jacobi) or a Python one precondition(r), and an optional "
+        "with a preconditioner pc (none, jacobi, block-jacobi, sgs, ic0) or a Python one precondition(r), and an optional "
         "callback(x); a dict of the result.");
   m.def("power_method",
         [](std::optional<IndexArray> indptr, std::optional<ColumnArray> indices, std::optional<DoubleArray> data,

@@ -187,6 +187,32 @@ def test_block_jacobi_refusals():
         ebla.cg(A, np.ones(3), M="block-jacobi", jacobi=True)
 
 
+@pytest.mark.parametrize("name", ["bcsstk13", "1138_bus", "gr_30_30"])
+def test_sgs_and_ic0_take_fewer_iterations_than_jacobi(source_dir, name):
+    A, b = _matrix(source_dir, name)
+    jacobi = ebla.cg(A, b, rtol=1e-8, M="jacobi")
+    sgs = ebla.cg(A, b, rtol=1e-8, M="sgs")
+    ic0 = ebla.cg(A, b, rtol=1e-8, M="ic0")
+    for r in (sgs, ic0):
+        assert r.status == "converged" and r.true_residual <= r.tolerance_used
+        assert r.iterations < jacobi.iterations, (r.pc, r.iterations, jacobi.iterations)
+        assert r.pc_bytes > 0
+    assert ic0.iterations < sgs.iterations
+    assert (sgs.pc, ic0.pc) == ("sgs", "ic0")
+    assert sgs.pc_colours >= 2 and ic0.pc_levels >= 2
+    # bcsstk13's IC(0) breaks down; A + alpha diag(A) with alpha = 1e-3 2^8 is the first that does not
+    assert (ic0.pc_shift, ic0.pc_restarts) == ((0.256, 9) if name == "bcsstk13" else (0.0, 0))
+
+
+def test_sgs_and_ic0_refusals():
+    spd = scipy.sparse.identity(3, format="csr")
+    for M, title in (("sgs", "SGS"), ("ic0", r"IC\(0\)")):
+        with pytest.raises(ValueError, match=rf"storage binary32 preconditions with Jacobi only: {title} needs binary64"):
+            ebla.cg(spd, np.ones(3), M=M, storage="binary32")
+        with pytest.raises(ValueError, match=rf"^ebla\.cg: M='{M}' needs A's sparsity pattern"):
+            ebla.cg(np.eye(3), np.ones(3), M=M)
+
+
 def test_callback_sees_each_iterate(source_dir):
     A, b = _matrix(source_dir, "1138_bus")
     seen = []
@@ -271,8 +297,8 @@ def test_conflicting_keywords_are_refused(kwargs, names):
     ({"M": scipy.sparse.linalg.aslinearoperator(np.ones((4, 3)))}, r"M is 4 x 3, not 4 x 4"),
     ({"M": type("NotCallable", (), {"shape": (4, 4), "matvec": 3})()}, r"M\.matvec is a int, not callable"),
     ({"M": _operator((4,), lambda r: r)}, r"M is 4, not 4 x 4"),
-    ({"M": 3}, r"M is a int: not 'jacobi', 'block-jacobi', a matrix or an operator"),
-    ({"M": "ilu"}, r"M = 'ilu' is not a preconditioner \(the names are 'jacobi', 'block-jacobi'\)"),
+    ({"M": 3}, r"M is a int: not 'jacobi', 'block-jacobi', 'sgs', 'ic0', a matrix or an operator"),
+    ({"M": "ilu"}, r"M = 'ilu' is not a preconditioner \(the names are 'jacobi', 'block-jacobi', 'sgs', 'ic0'\)"),
     ({"M": _operator((4, 4), lambda r: r[:3])},
      r"M\.matvec returned shape \(3,\), not \(4,\)"),
     ({"M": _operator((4, 4), lambda r: r * 1j)},

@@ -155,18 +155,19 @@ std::string problem_of(const SolverSpace& A, ConstVector b, ConstVector x0, cons
     return "absolute tolerance " + std::to_string(o.absolute_tolerance) + " must be nonnegative and finite";
   if (o.max_iterations < 0) return "max_iterations " + std::to_string(o.max_iterations) + " is negative";
   if (o.stall_window < 1) return "stall_window " + std::to_string(o.stall_window) + " must be at least 1";
-  const bool blocks = o.pc == PcKind::block_jacobi;
-  if (o.jacobi && blocks) return "Jacobi and block-Jacobi: give one preconditioner";
+  const bool matrix = from_matrix(o.pc);            // block-Jacobi, SGS or IC(0)
+  const std::string pc = pc_title(o.pc);
+  if (o.jacobi && matrix) return "Jacobi and " + pc + ": give one preconditioner";
   if (o.jacobi && o.preconditioner) return "Jacobi and a preconditioner function: give one preconditioner";
-  if (blocks && o.preconditioner) return "block-Jacobi and a preconditioner function: give one preconditioner";
-  if (blocks && o.pc_block_size < 1)
+  if (matrix && o.preconditioner) return pc + " and a preconditioner function: give one preconditioner";
+  if (o.pc == PcKind::block_jacobi && o.pc_block_size < 1)
     return "block-Jacobi block size " + std::to_string(o.pc_block_size) + " must be at least 1";
-  if (blocks && A.rows().kind == RowsOf::Kind::none)
-    return "block-Jacobi needs the matrix: a csr or stencil operator, on one process";
-  if (o.stop != StopTest::exact_norm && (o.jacobi || blocks || o.preconditioner))
+  if (matrix && A.rows().kind == RowsOf::Kind::none)
+    return pc + " needs the matrix: a csr or stencil operator, on one process";
+  if (o.stop != StopTest::exact_norm && (o.jacobi || matrix || o.preconditioner))
     return std::string("the ") + to_string(o.stop) +
            " stopping test needs r^T r, which preconditioned CG does not compute: use exact_norm with " +
-           (o.jacobi ? "Jacobi" : blocks ? "block-Jacobi" : "a preconditioner");
+           (o.jacobi ? "Jacobi" : matrix ? pc : "a preconditioner");
   if (!detail::finite_vector(b)) return "b has a NaN or infinite entry";
   if (const std::string s = detail::storage_problem(A, o); !s.empty()) return s;
   if (!detail::finite_vector(x0)) return "x0 has a NaN or infinite entry";
@@ -450,25 +451,48 @@ CgResult scaled_cg(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVec
 
 // ---- preconditioners ------------------------------------------------------------------------
 
-// Block-Jacobi of the operator's matrix: a csr operator's, or the stencil's built once.
-BlockJacobi block_jacobi_of(const SolverSpace& A, int block_size) {
+// The preconditioner built from the operator's matrix (a csr operator's, or the stencil's
+// built once): one of block-Jacobi, SGS and IC(0), or none.
+struct MatrixPreconditioner {
+  BlockJacobi blocks;
+  SymmetricGaussSeidel sgs;
+  IncompleteCholesky ic0;
+};
+
+MatrixPreconditioner matrix_preconditioner(const SolverSpace& A, const CgOptions& o) {
+  MatrixPreconditioner m;
+  if (!from_matrix(o.pc)) return m;
   const RowsOf rows = A.rows();
-  const std::string function = "ebla::cg: block-Jacobi";
-  if (rows.kind == RowsOf::Kind::stencil)
-    return BlockJacobi(hpccg_rows(rows.nx, rows.ny, rows.nz, 0, rows.nz), block_size, function);
-  return BlockJacobi(rows.A, block_size, function);
+  const std::string function = std::string("ebla::cg: ") + pc_title(o.pc);
+  const CsrMatrix matrix =
+      rows.kind == RowsOf::Kind::stencil ? hpccg_rows(rows.nx, rows.ny, rows.nz, 0, rows.nz) : rows.A;
+  if (o.pc == PcKind::block_jacobi) m.blocks = BlockJacobi(matrix, o.pc_block_size, function);
+  if (o.pc == PcKind::sgs) m.sgs = SymmetricGaussSeidel(matrix, function);
+  if (o.pc == PcKind::ic0) m.ic0 = IncompleteCholesky(matrix, ic0_max_restarts, function);
+  return m;
 }
 
-// What the run's preconditioner was, its blocks and the bytes it stores.
-void describe_preconditioner(CgResult& res, const CgOptions& o, const BlockJacobi& blocks, std::size_t N) {
+// What the run's preconditioner was, its blocks, colours or levels and shift, and the bytes
+// it stores.
+void describe_preconditioner(CgResult& res, const CgOptions& o, const MatrixPreconditioner& m, std::size_t N) {
   if (o.jacobi) {
     res.pc = to_string(PcKind::jacobi);
     res.pc_blocks = N;
     res.pc_bytes = 8.0 * static_cast<double>(N);
   } else if (o.pc == PcKind::block_jacobi) {
     res.pc = to_string(PcKind::block_jacobi);
-    res.pc_blocks = blocks.blocks();
-    res.pc_bytes = blocks.bytes();
+    res.pc_blocks = m.blocks.blocks();
+    res.pc_bytes = m.blocks.bytes();
+  } else if (o.pc == PcKind::sgs) {
+    res.pc = to_string(PcKind::sgs);
+    res.pc_colours = m.sgs.colours();
+    res.pc_bytes = m.sgs.bytes();
+  } else if (o.pc == PcKind::ic0) {
+    res.pc = to_string(PcKind::ic0);
+    res.pc_levels = m.ic0.levels();
+    res.pc_shift = m.ic0.shift();
+    res.pc_restarts = m.ic0.restarts();
+    res.pc_bytes = m.ic0.bytes();
   } else if (o.preconditioner) {
     res.pc = "function";
   }
@@ -481,8 +505,10 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
   o.jacobi = given.jacobi || given.pc == PcKind::jacobi;  // one flag for Jacobi from here on
   agree(A, "ebla::cg", problem_of(A, b, x0, o));
   const Vector dinv = checked_diagonal(A, o.jacobi);
-  const BlockJacobi blocks = o.pc == PcKind::block_jacobi ? block_jacobi_of(A, o.pc_block_size) : BlockJacobi();
-  if (o.pc == PcKind::block_jacobi) o.preconditioner = [&blocks](ConstVector r, Vector z) { blocks.apply(r, z); };
+  const MatrixPreconditioner m = matrix_preconditioner(A, o);
+  if (o.pc == PcKind::block_jacobi) o.preconditioner = [&m](ConstVector r, Vector z) { m.blocks.apply(r, z); };
+  if (o.pc == PcKind::sgs) o.preconditioner = [&m](ConstVector r, Vector z) { m.sgs.apply(r, z); };
+  if (o.pc == PcKind::ic0) o.preconditioner = [&m](ConstVector r, Vector z) { m.ic0.apply(r, z); };
   const int e = range_exponent(A, b);
   CgResult res;
   if (e != 0) {
@@ -491,7 +517,7 @@ CgResult cg(const SolverSpace& A, ConstVector b, ConstVector x0, const DotPolicy
     res = iterate(A, b, x0, dinv, dots, o);
     confirm(res, A.global_size());
   }
-  describe_preconditioner(res, o, blocks, A.global_size());
+  describe_preconditioner(res, o, m, A.global_size());
   return res;
 }
 

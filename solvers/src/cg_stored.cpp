@@ -366,7 +366,8 @@ std::string storage_problem(const SolverSpace& A, const CgOptions& o) {
   if (A.rows().kind == RowsOf::Kind::none)
     return what + " needs an operator that reads stored vectors: csr or stencil, on one process";
   if (o.stop != StopTest::exact_norm) return what + " needs the exact_norm stopping test";
-  if (o.pc == PcKind::block_jacobi) return what + " preconditions with Jacobi only: block-Jacobi needs binary64 storage";
+  if (from_matrix(o.pc))
+    return what + " preconditions with Jacobi only: " + pc_title(o.pc) + " needs binary64 storage";
   if (o.preconditioner) return what + " preconditions with Jacobi only, not with a preconditioner function";
   if (o.record_levels) return what + " computes its dot products in the passes: no ladder maps to record";
   if (!(o.storage.gap_ratio > 0 && o.storage.gap_ratio < 1))

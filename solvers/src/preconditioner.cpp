@@ -2,6 +2,8 @@
 // (preconditioner.hpp).
 #include <ebla/solvers/preconditioner.hpp>
 
+#include "preconditioner_host.hpp"
+
 #include <ebla/core/error.hpp>
 #include <ebla/core/parse.hpp>
 
@@ -15,20 +17,11 @@ namespace ebla {
 
 namespace {
 
-constexpr PcKind pc_kinds[] = {PcKind::none, PcKind::jacobi, PcKind::block_jacobi};
+constexpr PcKind pc_kinds[] = {PcKind::none, PcKind::jacobi, PcKind::block_jacobi, PcKind::sgs, PcKind::ic0};
 
-// A's arrays on the host.
-struct HostRows {
-  Kokkos::View<const std::size_t*, Kokkos::HostSpace> ptr;
-  Kokkos::View<const int*, Kokkos::HostSpace> col;
-  Kokkos::View<const double*, Kokkos::HostSpace> val;
-};
-
-HostRows host_rows(const CsrMatrix& A) {
-  return {Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map),
-          Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries),
-          Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values)};
-}
+using detail::host_rows;
+using detail::HostRows;
+using detail::number_text;
 
 // Whether rows i - 1 and i have the same column indices, in the same order.
 bool same_pattern(const HostRows& A, std::size_t i) {
@@ -66,12 +59,6 @@ std::vector<std::size_t> checked_blocks(const HostRows& A, const CsrMatrix& M, i
   const std::size_t n = static_cast<std::size_t>(M.numRows()), most = static_cast<std::size_t>(max_block_size);
   if (n == 0) return {0};
   return agglomerate(supervariables(A, n, most), most);
-}
-
-std::string number_text(double v) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.17g", v);
-  return s;
 }
 
 // L of the block of rows [first, first + m), its lower triangle row by row into l
@@ -114,9 +101,24 @@ const char* to_string(PcKind k) {
     case PcKind::none: return "none";
     case PcKind::jacobi: return "jacobi";
     case PcKind::block_jacobi: return "block-jacobi";
+    case PcKind::sgs: return "sgs";
+    case PcKind::ic0: return "ic0";
   }
   return "?";
 }
+
+const char* pc_title(PcKind k) {
+  switch (k) {
+    case PcKind::none: return "no preconditioner";
+    case PcKind::jacobi: return "Jacobi";
+    case PcKind::block_jacobi: return "block-Jacobi";
+    case PcKind::sgs: return "SGS";
+    case PcKind::ic0: return "IC(0)";
+  }
+  return "?";
+}
+
+bool from_matrix(PcKind k) { return k == PcKind::block_jacobi || k == PcKind::sgs || k == PcKind::ic0; }
 
 PcKind pc_kind_by_name(const std::string& name, const std::string& function) {
   std::string known, nearest;

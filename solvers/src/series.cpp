@@ -104,10 +104,14 @@ NamedValues result_values(const CgRun& run) {
                 {"recursive_residual", r.recursive_residual}, {"true_residual", r.true_residual},
                 {"b_norm", r.b_norm},                         {"max_error", run.max_error},
                 {"seconds", r.seconds},                       {"dot_seconds", run.dot_seconds}};
-  if (r.pc != "none" && r.pc != "function") {  // the preconditioner's blocks and bytes
-    v.push_back({"pc_blocks", static_cast<double>(r.pc_blocks)});
-    v.push_back({"pc_bytes", r.pc_bytes});
+  if (r.pc == "jacobi" || r.pc == "block-jacobi") v.push_back({"pc_blocks", static_cast<double>(r.pc_blocks)});
+  if (r.pc == "sgs") v.push_back({"pc_colours", static_cast<double>(r.pc_colours)});
+  if (r.pc == "ic0") {  // the levels of its solves, the shift it needed and its restarts
+    v.push_back({"pc_levels", static_cast<double>(r.pc_levels)});
+    v.push_back({"pc_shift", r.pc_shift});
+    v.push_back({"pc_restarts", static_cast<double>(r.pc_restarts)});
   }
+  if (r.pc != "none" && r.pc != "function") v.push_back({"pc_bytes", r.pc_bytes});  // what it stores
   if (r.storage != "binary64") {  // narrow storage: the replacements and the traffic (model)
     const double iterations = r.iterations > 0 ? r.iterations : 1;
     v.push_back({"replacements", static_cast<double>(r.replacements)});

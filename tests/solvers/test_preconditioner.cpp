@@ -212,12 +212,15 @@ TEST(BlockJacobi, RefusesBadArguments) {
 }
 
 TEST(PcKind, NamesRoundTripAndTyposAreNamed) {
-  for (PcKind k : {PcKind::none, PcKind::jacobi, PcKind::block_jacobi}) EXPECT_EQ(pc_kind_by_name(to_string(k), "f"), k);
+  for (PcKind k : {PcKind::none, PcKind::jacobi, PcKind::block_jacobi, PcKind::sgs, PcKind::ic0})
+    EXPECT_EQ(pc_kind_by_name(to_string(k), "f"), k);
   const std::string e = error_of([] { pc_kind_by_name("blok-jacobi", "ebla cg --pc"); });
   EXPECT_EQ(e, "ebla cg --pc: unknown preconditioner 'blok-jacobi' (did you mean 'block-jacobi'?); known: none, "
-               "jacobi, block-jacobi");
+               "jacobi, block-jacobi, sgs, ic0");
   EXPECT_EQ(error_of([] { pc_kind_by_name("ilu", "f"); }),
-            "f: unknown preconditioner 'ilu'; known: none, jacobi, block-jacobi");
+            "f: unknown preconditioner 'ilu' (did you mean 'ic0'?); known: none, jacobi, block-jacobi, sgs, ic0");
+  EXPECT_EQ(error_of([] { pc_kind_by_name("amg", "f"); }),
+            "f: unknown preconditioner 'amg'; known: none, jacobi, block-jacobi, sgs, ic0");
 }
 
 // CG on A with b = A 1, x0 = 0, relative tolerance 1e-8.

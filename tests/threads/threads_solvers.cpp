@@ -1,11 +1,12 @@
 // CG and ACG (qdot riding in the update pass, plans tried again) on HPCCG's problem with the
 // stencil and CSR operators, CG with block-Jacobi, mixed-precision refinement (float CG
-// inside) on the same, and the power method with qdot on a graph Laplacian: every iterate's
+// inside) on the same, CG with SGS and IC(0), and the power method with qdot on a graph Laplacian: every iterate's
 // scalars and the solution.
 #include "digest.hpp"
 
 #include <ebla/solvers/cg.hpp>
 #include <ebla/solvers/power.hpp>
+#include <ebla/solvers/preconditioner.hpp>
 #include <ebla/solvers/problems.hpp>
 #include <ebla/solvers/refined_cg.hpp>
 
@@ -61,6 +62,32 @@ void cg_block_jacobi_cases(Digest& d) {
   ebla::QdotOptions q;
   q.tolerance = 1e-4;
   record(d, ebla::cg(ebla::StencilOperator(30, 30, 20), hpccg.b, hpccg.x0, ebla::DotPolicy::approximate(q), o));
+}
+
+// Multicolour SGS and IC(0) (one parallel_for per colour or level, each row's sum in a fixed
+// order): z = M^-1 r of a random r on the diffusion problem, then CG with each on it (exact
+// dots) and on the stencil (its matrix built once; qdot): every iterate's scalars and x.
+void cg_sgs_ic0_cases(Digest& d) {
+  const auto diffusion = ebla::diffusion_problem(30, 30, 20, 5);  // 18,000 rows
+  const auto hpccg = ebla::hpccg_problem(30, 30, 20);
+  const ebla::SymmetricGaussSeidel sgs(diffusion.A);
+  const ebla::IncompleteCholesky ic0(diffusion.A);
+  const ebla::Vector r = ebla::random_unit_vector(18000, 7), z("z", 18000);
+  sgs.apply(r, z);
+  d.add(z.data(), z.extent(0));
+  d.add(static_cast<int>(sgs.colours()));
+  ic0.apply(r, z);
+  d.add(z.data(), z.extent(0));
+  d.add(static_cast<int>(ic0.levels()));
+  ebla::CgOptions o;
+  o.tolerance = 1e-8;
+  ebla::QdotOptions q;
+  q.tolerance = 1e-4;
+  for (ebla::PcKind pc : {ebla::PcKind::sgs, ebla::PcKind::ic0}) {
+    o.pc = pc;
+    record(d, ebla::cg(ebla::CsrOperator(diffusion.A), diffusion.b, diffusion.x0, ebla::DotPolicy::exact(), o));
+    record(d, ebla::cg(ebla::StencilOperator(30, 30, 20), hpccg.b, hpccg.x0, ebla::DotPolicy::approximate(q), o));
+  }
 }
 
 // CG with narrow storage: each kind of format for p, q and r (tiles merged in tile order),
@@ -147,6 +174,7 @@ const ebla_threads::Register refined_case("solvers.refined_cg", refined_cases);
 const ebla_threads::Register power_case("solvers.power", power_cases);
 const ebla_threads::Register cg_storage_case("solvers.cg_storage", cg_storage_cases);
 const ebla_threads::Register cg_block_jacobi_case("solvers.cg_block_jacobi", cg_block_jacobi_cases);
+const ebla_threads::Register cg_sgs_ic0_case("solvers.cg_sgs_ic0", cg_sgs_ic0_cases);
 const ebla_threads::Register power_storage_case("solvers.power_storage", power_storage_cases);
 
 }  // namespace

@@ -15,7 +15,8 @@
 // (p^T q and r^T r; r^T z with a preconditioner), two passes of vector updates (the one
 // that updates r also sums r_i^2 for the stopping test, and for exact dots without a
 // preconditioner that sum is r^T r, so only p^T q takes a pass of its own), and with Jacobi
-// one multiplication by D^-1, with block-Jacobi the two triangular solves of each block.
+// one multiplication by D^-1, with block-Jacobi the two triangular solves of each block, with
+// SGS a forward and a backward sweep over the colours, with IC(0) two sparse triangular solves.
 //
 // Stopping test. The loop stops when the recursive residual satisfies ||r_k|| <= tau
 // (tau = tolerance, times ||b|| for Norm::relative; at least absolute_tolerance, which with
@@ -41,8 +42,9 @@
 // x and the residuals back; CgResult::events says so.
 //
 // Preconditioners (CgOptions::pc, preconditioner.hpp): Jacobi (diag(A)^-1), block-Jacobi
-// (blockdiag(A)^-1, blocks of up to pc_block_size rows found from A's sparsity pattern; a csr
-// operator, or the stencil, whose matrix is then built once, on one process), or a function
+// (blockdiag(A)^-1, blocks of up to pc_block_size rows found from A's sparsity pattern),
+// multicolour symmetric Gauss-Seidel or IC(0) (the last three need a csr operator, or the
+// stencil, whose matrix is then built once, on one process), or a function
 // of the caller computing z = M r for an M that approximates A^-1 (symmetric positive
 // definite); each makes line 10 r^T z.
 //
@@ -98,8 +100,8 @@ struct CgOptions {
   StopTest stop = StopTest::exact_norm;
   int max_iterations = 10000;        ///< >= 0
   bool jacobi = false;               ///< precondition with diag(A)^-1 (the same as pc = jacobi)
-  /// The preconditioner (preconditioner.hpp); block_jacobi needs a csr or stencil operator on
-  /// one process, binary64 storage, and no preconditioner function.
+  /// The preconditioner (preconditioner.hpp); block_jacobi, sgs and ic0 need a csr or
+  /// stencil operator on one process, binary64 storage, and no preconditioner function.
   PcKind pc = PcKind::none;
   int pc_block_size = default_pc_block_size;  ///< block-Jacobi's largest block (>= 1)
   bool record_levels = false;        ///< keep the per-component ladder maps (Fig. 5)
@@ -155,6 +157,10 @@ struct CgResult {
   double nonzero_bytes = 0;          ///< narrow storage, CSR: bytes a nonzero takes (value and column)
   std::string pc = "none";           ///< the preconditioner: to_string(PcKind), or "function"
   std::size_t pc_blocks = 0;         ///< its diagonal blocks (Jacobi: n of one row)
+  std::size_t pc_colours = 0;        ///< SGS: the colours of its ordering
+  std::size_t pc_levels = 0;         ///< IC(0): the levels of each triangular solve
+  double pc_shift = 0;               ///< IC(0): alpha of the A + alpha diag(A) factorised (0: A)
+  int pc_restarts = 0;               ///< IC(0): the factorisations that broke down before
   double pc_bytes = 0;               ///< the bytes it stores (Jacobi: D^-1)
   double seconds = 0;                ///< the whole call
   double iteration_seconds = 0;      ///< the iterations only (no set-up, no true residual)
@@ -164,8 +170,9 @@ struct CgResult {
 /// differ, tolerance <= 0 or NaN, max_iterations < 0, NaN/Inf in b or x0, a diagonal entry
 /// of A that is not positive (no SPD matrix has one: an empty row, a missing or negative
 /// a_ii), or with Jacobi one whose inverse overflows, two preconditioners given, or with
-/// block-Jacobi an operator without rows, a block size < 1 or a block that is not positive
-/// definite; all before any vector of the iteration is allocated. b = 0 returns x = 0 at once (converged, 0 iterations).
+/// block-Jacobi, SGS or IC(0) an operator without rows, with block-Jacobi a block size < 1 or
+/// a block that is not positive definite, with IC(0) a factorisation that breaks down under
+/// every shift (preconditioner.hpp); all before any vector of the iteration is allocated. b = 0 returns x = 0 at once (converged, 0 iterations).
 /// On a SolverSpace (space.hpp), b, x0 and the result's x are the owned rows, the norms,
 /// records and decisions global; the call is collective over the space's processes, and
 /// an argument error on any of them throws on all.

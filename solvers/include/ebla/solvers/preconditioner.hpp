@@ -1,7 +1,10 @@
-// Preconditioners of CG as values: none, Jacobi (diag(A)^-1) or block-Jacobi.
+// Preconditioners of CG as values: none, Jacobi (diag(A)^-1), block-Jacobi, multicolour
+// symmetric Gauss-Seidel (SGS) or incomplete Cholesky with zero fill (IC(0)).
 //
-//   ebla::BlockJacobi M(A);        // A: a CsrMatrix, symmetric positive definite
-//   M.apply(r, z);                 // z = blockdiag(A)^-1 r
+//   ebla::BlockJacobi M(A);           // A: a CsrMatrix, symmetric positive definite
+//   M.apply(r, z);                    // z = blockdiag(A)^-1 r
+//   ebla::SymmetricGaussSeidel S(A);  // z = ((D + L) D^-1 (D + L^T))^-1 r, multicolour ordering
+//   ebla::IncompleteCholesky C(A);    // z = (L L^T)^-1 r, L on A's lower triangle
 //
 // Block-Jacobi's blocks are found from the matrix by supervariable agglomeration: rows
 // i and i + 1 with the same column indices (the same sparsity pattern) belong to one
@@ -32,13 +35,17 @@
 namespace ebla {
 
 /// The preconditioner of CG (CgOptions::pc).
-enum class PcKind : std::uint8_t { none, jacobi, block_jacobi };
+enum class PcKind : std::uint8_t { none, jacobi, block_jacobi, sgs, ic0 };
 
-/// "none", "jacobi", "block-jacobi": the names of the command line's --pc.
+/// "none", "jacobi", "block-jacobi", "sgs", "ic0": the names of the command line's --pc.
 const char* to_string(PcKind);
 /// The kind of a name of to_string; throws InvalidArgument naming `function`, the name, the
 /// nearest known name (within two edits) and the known names otherwise.
 PcKind pc_kind_by_name(const std::string& name, const std::string& function);
+/// The kind in messages: "no preconditioner", "Jacobi", "block-Jacobi", "SGS", "IC(0)".
+const char* pc_title(PcKind);
+/// Whether the kind is built from A's matrix (block-Jacobi, SGS, IC(0)).
+bool from_matrix(PcKind);
 
 /// The largest block of block-Jacobi unless asked otherwise (CgOptions::pc_block_size).
 constexpr int default_pc_block_size = 32;
@@ -74,6 +81,103 @@ private:
   Kokkos::View<std::size_t*> first_;   ///< blocks() + 1 block boundaries
   Kokkos::View<std::size_t*> offset_;  ///< where block b's factor begins in factor_
   Kokkos::View<double*> factor_;       ///< each block's L, its lower triangle row by row
+};
+
+/// The greedy colouring of A's graph (its pattern made symmetric, the diagonal left out) in
+/// natural row order: row i takes the least colour no row j < i coupled to it has. Rows of
+/// one colour are not coupled. Throws InvalidArgument naming `function` unless A is square.
+std::vector<int> greedy_colouring(const CsrMatrix& A, const std::string& function = "ebla::greedy_colouring");
+
+/// Symmetric Gauss-Seidel in a multicolour ordering (docs/solvers.md, "Preconditioners").
+///
+/// The rows are coloured once on the host (greedy_colouring) and ordered colour by colour,
+/// rows of one colour in natural order; in that ordering A = L + D + L^T, and
+///   M = (D + L) D^-1 (D + L^T)
+/// is symmetric positive definite for SPD A. z = M^-1 r is a forward sweep over the colours,
+/// (D + L) y = r, then a backward one in the reverse colour order, z = y - D^-1 L^T z. The
+/// rows of one colour are independent: one parallel_for per colour and sweep, each row's sum
+/// in A's CSR order, so z is the same bits for any number of threads.
+///
+/// Cost: colouring O(nnz log(row length)) on the host; the entries of A split into L and L^T (their values
+/// and columns, nnz - n of each kind) and D; apply nnz - n multiply-adds and 2 n divisions,
+/// in 2 x colours() parallel_for calls.
+class SymmetricGaussSeidel {
+public:
+  SymmetricGaussSeidel() = default;
+  /// Throws InvalidArgument naming `function` unless A is square with a positive and finite
+  /// diagonal (naming the first row without one).
+  explicit SymmetricGaussSeidel(const CsrMatrix& A, const std::string& function = "ebla::SymmetricGaussSeidel");
+  std::size_t size() const { return n_; }
+  std::size_t colours() const { return colour_start_.empty() ? 0 : colour_start_.size() - 1; }
+  /// Each row's colour, on the host.
+  const std::vector<int>& colour() const { return colour_; }
+  /// What it stores on the device: L and L^T (values, columns, row starts), D and the order.
+  double bytes() const;
+  /// z = M^-1 r; r and z have size() entries (z may be r).
+  void apply(ConstVector r, Vector z) const;
+
+private:
+  std::size_t n_ = 0;
+  std::vector<int> colour_;
+  std::vector<std::size_t> colour_start_;    ///< where each colour begins in order_, and n
+  Kokkos::View<int*> order_;                 ///< the rows, colour by colour
+  Kokkos::View<std::size_t*> lower_ptr_, upper_ptr_;  ///< by row: L's entries, L^T's
+  Kokkos::View<int*> lower_col_, upper_col_;
+  Kokkos::View<double*> lower_val_, upper_val_;
+  Kokkos::View<double*> diagonal_;           ///< a_ii, by row
+};
+
+/// IC(0)'s first diagonal shift alpha (of A + alpha diag(A)) after a breakdown, doubled at
+/// each further one, and the most restarts before it gives up.
+constexpr double ic0_first_shift = 1e-3;
+constexpr int ic0_max_restarts = 30;
+
+/// Incomplete Cholesky with zero fill, A ~ L L^T with L on the pattern of A's lower
+/// triangle (docs/solvers.md, "Preconditioners").
+///
+/// Factorised on the host in binary64, row by row (l_ij = (a_ij - sum_k l_ik l_jk) / l_jj
+/// over the k < j in the patterns of rows i and j, in increasing k; l_ii = sqrt(a_ii -
+/// sum_k l_ik^2)). Where a pivot is not positive and finite it starts again on
+/// A + alpha diag(A), alpha = ic0_first_shift, then twice the last alpha, at most
+/// max_restarts times (the shift of PETSc's -pc_factor_shift_type positive_definite).
+/// z = (L L^T)^-1 r solves L y = r and L^T z = y by level scheduling: the levels (rows whose
+/// unknowns depend only on rows of earlier levels) are found once on the host, and each level
+/// is one parallel_for, each row's sum in increasing column order, so z is the same bits for
+/// any number of threads.
+///
+/// Cost: the factorisation sum_i sum_(j in row i) |row i meet row j| multiply-adds (per
+/// attempt); L and L^T stored (nnz of the lower triangle each); apply 2 (nnz_L - n)
+/// multiply-adds and 2 n divisions in 2 x levels() parallel_for calls.
+class IncompleteCholesky {
+public:
+  IncompleteCholesky() = default;
+  /// Throws InvalidArgument naming `function` unless A is square, and when the factorisation
+  /// breaks down after max_restarts shifts (naming the row, its pivot and the last alpha).
+  explicit IncompleteCholesky(const CsrMatrix& A, int max_restarts = ic0_max_restarts,
+                              const std::string& function = "ebla::IncompleteCholesky");
+  std::size_t size() const { return n_; }
+  /// alpha of A + alpha diag(A) that was factorised (0: A itself).
+  double shift() const { return shift_; }
+  /// The factorisations that broke down before the one kept.
+  int restarts() const { return restarts_; }
+  /// The levels of each triangular solve (the longest chain of dependent rows: the same for
+  /// L y = r and L^T z = y).
+  std::size_t levels() const { return levels_; }
+  /// What it stores on the device: L and L^T, their diagonal and the two level orders.
+  double bytes() const;
+  /// z = (L L^T)^-1 r; r and z have size() entries (z may be r).
+  void apply(ConstVector r, Vector z) const;
+
+private:
+  std::size_t n_ = 0, levels_ = 0;
+  double shift_ = 0;
+  int restarts_ = 0;
+  std::vector<std::size_t> lower_start_, upper_start_;  ///< where each level begins, and n
+  Kokkos::View<int*> lower_order_, upper_order_;        ///< the rows, level by level
+  Kokkos::View<std::size_t*> lower_ptr_, upper_ptr_;    ///< by row: L's strict lower, L^T's strict upper
+  Kokkos::View<int*> lower_col_, upper_col_;
+  Kokkos::View<double*> lower_val_, upper_val_;
+  Kokkos::View<double*> diagonal_;                      ///< l_ii
 };
 
 }  // namespace ebla
