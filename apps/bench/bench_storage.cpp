@@ -191,28 +191,29 @@ void run_triad(benchmark::State& state, const Problem& p) {
 
 std::vector<std::unique_ptr<Problem>> problems;
 
-std::unique_ptr<Problem> make_stencil(int g) {
+// HPCCG's problem on a g^3 grid: b = A 1, x0 = 0; `what` names the operator.
+std::unique_ptr<Problem> hpccg(const std::string& name, int g, const char* what, ebla::HpccgProblem& h) {
   auto p = std::make_unique<Problem>();
-  p->name = "stencil" + std::to_string(g);
-  p->what = "HPCCG " + std::to_string(g) + "^3, matrix-free";
-  ebla::HpccgProblem h = ebla::hpccg_problem(g, g, g);
+  p->name = name + std::to_string(g);
+  p->what = "HPCCG " + std::to_string(g) + "^3, " + what;
+  h = ebla::hpccg_problem(g, g, g);
   p->b = h.b;
   p->x0 = h.x0;
   p->n = h.b.extent(0);
   p->nonzeros = h.A.nnz();
+  return p;
+}
+
+std::unique_ptr<Problem> make_stencil(int g) {
+  ebla::HpccgProblem h;
+  auto p = hpccg("stencil", g, "matrix-free", h);
   p->stencil = std::make_unique<ebla::StencilOperator>(g, g, g);
   return p;
 }
 
 std::unique_ptr<Problem> make_csr(int g) {
-  auto p = std::make_unique<Problem>();
-  p->name = "csr" + std::to_string(g);
-  p->what = "HPCCG " + std::to_string(g) + "^3, CSR";
-  ebla::HpccgProblem h = ebla::hpccg_problem(g, g, g);
-  p->b = h.b;
-  p->x0 = h.x0;
-  p->n = h.b.extent(0);
-  p->nonzeros = h.A.nnz();
+  ebla::HpccgProblem h;
+  auto p = hpccg("csr", g, "CSR", h);
   p->csr = std::make_unique<ebla::CsrOperator>(h.A);
   p->matrix_bytes = 12.0 * p->nonzeros + 8.0 * (p->n + 1);
   p->matrix32_bytes = 8.0 * p->nonzeros + 8.0 * (p->n + 1);
