@@ -164,6 +164,18 @@ EBLA_SIMD void to_lanes(d8 v, LaneMax& m) {
   for (int j = 0; j < 8; ++j) m.m[j] = v[j];
 }
 
+/// ebla::block_exponent (storage.hpp), the same operations, inlined here: called once per
+/// block between vector code, an out-of-line call would run in legacy SSE encoding with the
+/// vector registers' upper halves in use, which costs more than the block's own work.
+EBLA_SIMD int block_exponent_inline(double amax, int bits) {
+  const int b = bits - 1, least = b - 1074;
+  if (!(amax > 0)) return least;
+  int e = exponent_of(amax) + 1;
+  if (e < least) return least;
+  if (round_integer(times_pow2(amax, b - e)) >= pow2(b)) ++e;  // rounds up to 2^b'
+  return e;
+}
+
 /// StoredAccess<S>::store_tile, eight values at a time (see the top of this file).
 template <Storage S>
 EBLA_SIMD void store_tile(const StoredAccess<S>& a, std::size_t begin, std::size_t count, double* v, StoreSums& sums) {
@@ -211,7 +223,7 @@ EBLA_SIMD void store_tile(const StoredAccess<S>& a, std::size_t begin, std::size
         continue;
       }
       constexpr int magnitude_bits = StoredAccess<S>::magnitude_bits;
-      const int unit = block_exponent(amax, magnitude_bits + 1) - magnitude_bits;
+      const int unit = block_exponent_inline(amax, magnitude_bits + 1) - magnitude_bits;
       a.exponent((begin + b0) / storage_block) = static_cast<std::int16_t>(unit);
       const double down = pow2(-unit < 1023 ? -unit : 1023), down2 = pow2(-unit < 1023 ? 0 : -unit - 1023);
       const double up = pow2(unit);
