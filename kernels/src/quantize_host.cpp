@@ -1,9 +1,6 @@
 #include <ebla/core/error.hpp>
 #include <ebla/kernels/quantize_host.hpp>
 
-#include <cstdlib>
-#include <string>
-
 namespace ebla::detail {
 
 namespace {
@@ -97,18 +94,7 @@ std::vector<HostIsa> supported_host_isas() {
 }
 
 HostIsa best_host_isa() {
-  static const HostIsa best = [] {
-    HostIsa isa = supported_host_isas().back();
-    const char* cap = std::getenv("EBLA_ISA");
-    if (cap == nullptr || *cap == 0) return isa;
-    const std::string c = cap;
-    HostIsa limit = HostIsa::avx512;
-    if (c == "generic" || c == "baseline") limit = HostIsa::baseline;
-    else if (c == "avx2") limit = HostIsa::avx2;
-    else if (c != "avx512")
-      throw_invalid("ebla", "EBLA_ISA is '" + c + "': give generic, baseline, avx2 or avx512");
-    return static_cast<int>(limit) < static_cast<int>(isa) ? limit : isa;
-  }();
+  static const HostIsa best = supported_host_isas().back();
   return best;
 }
 

@@ -4,6 +4,8 @@
 #include <ebla/core/exact.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "stored_simd.hpp"
@@ -259,9 +261,17 @@ HostIsa forced_isa = HostIsa::baseline;
 HostIsa stored_isa() {
   if (isa_forced) return forced_isa;
   static const HostIsa best = [] {
-    const HostIsa isa = best_host_isa();
-    if (!EBLA_STORED_SIMD || (isa == HostIsa::avx2 && !host_features().f16c)) return HostIsa::baseline;
-    return isa;
+    HostIsa isa = best_host_isa();
+    if (!EBLA_STORED_SIMD || (isa == HostIsa::avx2 && !host_features().f16c)) isa = HostIsa::baseline;
+    // EBLA_ISA caps it: generic (or baseline), avx2, avx512
+    const char* cap = std::getenv("EBLA_ISA");
+    const std::string c = cap ? cap : "";
+    HostIsa limit = HostIsa::avx512;
+    if (c == "generic" || c == "baseline") limit = HostIsa::baseline;
+    else if (c == "avx2") limit = HostIsa::avx2;
+    else if (!c.empty() && c != "avx512")
+      throw_invalid("ebla", "EBLA_ISA is '" + c + "': give generic, baseline, avx2 or avx512");
+    return static_cast<int>(limit) < static_cast<int>(isa) ? limit : isa;
   }();
   return best;
 }

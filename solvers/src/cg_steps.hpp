@@ -24,10 +24,11 @@
 
 namespace ebla::detail {
 
-/// The instruction set of the passes' host form: best_host_isa() (which EBLA_ISA caps:
-/// EBLA_ISA=generic runs the generic form), baseline where AVX2 comes without F16C or the
-/// default execution space is not the host's; set_stored_isa overrides it (for tests: throws
-/// where this CPU cannot run `isa`), reset_stored_isa undoes that.
+/// The instruction set of the passes' host form: best_host_isa(), baseline where AVX2 comes
+/// without F16C or the default execution space is not the host's, capped by the environment
+/// variable EBLA_ISA (generic or baseline: the generic form; avx2; avx512), read once;
+/// set_stored_isa overrides it (for tests: throws where this CPU cannot run `isa`),
+/// reset_stored_isa undoes that.
 HostIsa stored_isa();
 void set_stored_isa(HostIsa isa);
 void reset_stored_isa();

@@ -25,9 +25,7 @@ struct HostFeatures {
 };
 const HostFeatures& host_features();
 
-/// The best variant this CPU can run (cpuid, checked once), capped by the environment
-/// variable EBLA_ISA where it is set: "generic" (or "baseline") forces the portable code,
-/// "avx2" allows at most AVX2; read once, at the first call.
+/// The best variant this CPU can run (cpuid, checked once).
 HostIsa best_host_isa();
 /// Every variant this CPU can run, baseline first.
 std::vector<HostIsa> supported_host_isas();
