@@ -56,12 +56,18 @@ __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) 
   run_mode(x, y, n, c, mode);
 }
 
-bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2"); }
-bool cpu_has_avx512() {
-  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+HostFeatures read_features() {
+  HostFeatures f;
+  f.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+  f.f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  f.avx512 = f.avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+  f.avx512_fp16 = f.avx512 && __builtin_cpu_supports("avx512fp16");
+  f.avx512_bf16 = f.avx512 && __builtin_cpu_supports("avx512bf16");
+  return f;
 }
 #else
+HostFeatures read_features() { return {}; }
 constexpr bool x86 = false;
 void run_avx2(const double* x, double* y, std::size_t n, const RoundingConstants& c, Rounding mode) {
   run_mode(x, y, n, c, mode);
@@ -69,11 +75,16 @@ void run_avx2(const double* x, double* y, std::size_t n, const RoundingConstants
 void run_avx512(const double* x, double* y, std::size_t n, const RoundingConstants& c, Rounding mode) {
   run_mode(x, y, n, c, mode);
 }
-bool cpu_has_avx2() { return false; }
-bool cpu_has_avx512() { return false; }
 #endif
+bool cpu_has_avx2() { return host_features().avx2; }
+bool cpu_has_avx512() { return host_features().avx512; }
 
 }  // namespace
+
+const HostFeatures& host_features() {
+  static const HostFeatures f = read_features();
+  return f;
+}
 
 std::vector<HostIsa> supported_host_isas() {
   std::vector<HostIsa> isas = {HostIsa::baseline};

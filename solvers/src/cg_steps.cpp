@@ -1,8 +1,14 @@
 #include "cg_steps.hpp"
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/exact.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+#include "stored_simd.hpp"
 
 namespace ebla::detail {
 
@@ -136,7 +142,150 @@ struct DoubleRead {
   KOKKOS_INLINE_FUNCTION double raw(std::size_t i) const { return v(i); }
 };
 
+// The pieces of a tile in either form: the generic code (the specification), or its host
+// form (stored_simd.hpp), which gives the same bits.
+template <class Rows, class P>
+KOKKOS_INLINE_FUNCTION void compute_rows(GenericIsa, const Rows& rows, const P& p, std::size_t b, std::size_t e,
+                                         double* out) {
+  rows.rows(p, b, e, out);
+}
+template <Storage S>
+KOKKOS_INLINE_FUNCTION void store(GenericIsa, const StoredAccess<S>& a, std::size_t begin, std::size_t count,
+                                  double* v, StoreSums& sums) {
+  a.store_tile(begin, count, v, sums);
+}
+
+#if EBLA_STORED_SIMD
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+using simd::d8;
+
+EBLA_SIMD d8 raw8(const DoubleRead& r, std::size_t i) {
+  return simd::load<d8>(r.v.data() + i);
+}
+EBLA_SIMD d8 load8(const DoubleRead& r, std::size_t i) { return raw8(r, i); }
+using simd::load8;
+
+template <class P>
+EBLA_SIMD void compute_rows(SimdIsa, const StencilRows& rows, const P& p, std::size_t b, std::size_t e, double* out) {
+  simd::stencil_rows(p, rows.nx, rows.ny, rows.nz, b, e, out);
+}
+template <class V, class P>
+EBLA_SIMD void compute_rows(SimdIsa, const CsrRows<V>& rows, const P& p, std::size_t b, std::size_t e, double* out) {
+  rows.rows(p, b, e, out);  // the generic code, compiled for the host's instruction set
+}
+template <Storage S>
+EBLA_SIMD void store(SimdIsa, const StoredAccess<S>& a, std::size_t begin, std::size_t count, double* v, StoreSums& sums) {
+  simd::store_tile(a, begin, count, v, sums);
+}
+
+// residual_sums, eight lanes at a time.
+EBLA_SIMD void residual_sums_simd(const double* r, const double* dinv, std::size_t count, Fields& f) {
+  const std::size_t groups = count / 8 * 8;
+  d8 rr = simd::zero(), rz = simd::zero(), zmax = simd::zero();
+  for (std::size_t i = 0; i < groups; i += 8) {
+    const d8 ri = simd::load<d8>(r + i);
+    rr += ri * ri;
+    if (dinv) {
+      const d8 zi = simd::load<d8>(dinv + i) * ri;
+      rz += ri * zi;
+      zmax = simd::lane_max(zmax, zi);
+    } else {
+      zmax = simd::lane_max(zmax, ri);
+    }
+  }
+  LaneSums lrr, lrz;
+  LaneMax lz;
+  simd::to_lanes(rr, lrr);
+  simd::to_lanes(rz, lrz);
+  simd::to_lanes(zmax, lz);
+  for (std::size_t i = groups, j = 0; i < count; ++i, ++j) {
+    lrr.s[j] += r[i] * r[i];
+    if (dinv) {
+      const double zi = dinv[i] * r[i];
+      lrz.s[j] += r[i] * zi;
+      lz.add(static_cast<int>(j), zi);
+    } else {
+      lz.add(static_cast<int>(j), r[i]);
+    }
+  }
+  f.v[0] = lrr.total();
+  f.v[1] = dinv ? lrz.total() : lrr.total();
+  f.v[4] = lz.total();
+}
+#pragma GCC diagnostic pop
+
+// A tile's host form, compiled for AVX2 with F16C or for AVX-512 (F, VL, DQ, BW): the host
+// form's functions (EBLA_SIMD) are inlined into it and take its instruction set, 8-lane
+// vectors becoming two AVX2 registers or one AVX-512 register. No FMA: the passes' products
+// and sums are rounded one by one, as in the generic code.
+template <class Tile, int K>
+__attribute__((target("avx2,avx,f16c,bmi,bmi2"))) void tile_avx2(const Tile& tile, std::size_t b,
+                                                                         std::size_t e, TileFields<K>& f) {
+  tile(SimdIsa{}, b, e, f);
+}
+template <class Tile, int K>
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,avx,f16c,bmi,bmi2"))) void tile_avx512(
+    const Tile& tile, std::size_t b, std::size_t e, TileFields<K>& f) {
+  tile(SimdIsa{}, b, e, f);
+}
+#endif
+
+// over_tiles with a tile of both forms: the host form where the default execution space is
+// the host's and stored_isa() is AVX2 or AVX-512, else the generic one. Either way the same
+// tiles, merged in the same order.
+template <int K, class Tile>
+TileFields<K> run_tiles(const char* label, std::size_t n, unsigned max_mask, const Tile& tile) {
+#if EBLA_STORED_SIMD
+  if constexpr (std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>) {
+    const HostIsa isa = stored_isa();
+    if (isa == HostIsa::avx512)
+      return over_tiles<K>(label, n, max_mask,
+                           [=](std::size_t b, std::size_t e, TileFields<K>& f) { tile_avx512(tile, b, e, f); });
+    if (isa == HostIsa::avx2)
+      return over_tiles<K>(label, n, max_mask,
+                           [=](std::size_t b, std::size_t e, TileFields<K>& f) { tile_avx2(tile, b, e, f); });
+  }
+#endif
+  return over_tiles<K>(label, n, max_mask,
+                       KOKKOS_LAMBDA(std::size_t b, std::size_t e, TileFields<K>& f) { tile(GenericIsa{}, b, e, f); });
+}
+
 }  // namespace
+
+namespace {
+bool isa_forced = false;
+HostIsa forced_isa = HostIsa::baseline;
+}  // namespace
+
+HostIsa stored_isa() {
+  if (isa_forced) return forced_isa;
+  static const HostIsa best = [] {
+    HostIsa isa = best_host_isa();
+    if (!EBLA_STORED_SIMD || (isa == HostIsa::avx2 && !host_features().f16c)) isa = HostIsa::baseline;
+    // EBLA_ISA caps it: generic (or baseline), avx2, avx512
+    const char* cap = std::getenv("EBLA_ISA");
+    const std::string c = cap ? cap : "";
+    HostIsa limit = HostIsa::avx512;
+    if (c == "generic" || c == "baseline") limit = HostIsa::baseline;
+    else if (c == "avx2") limit = HostIsa::avx2;
+    else if (!c.empty() && c != "avx512")
+      throw_invalid("ebla", "EBLA_ISA is '" + c + "': give generic, baseline, avx2 or avx512");
+    return static_cast<int>(limit) < static_cast<int>(isa) ? limit : isa;
+  }();
+  return best;
+}
+
+void set_stored_isa(HostIsa isa) {
+  bool supported = false;
+  for (HostIsa s : supported_host_isas()) supported = supported || s == isa;
+  if (!supported || (isa == HostIsa::avx2 && !host_features().f16c))
+    throw_invalid("ebla::detail::set_stored_isa", std::string("this CPU cannot run ") + to_string(isa));
+  isa_forced = true;
+  forced_isa = isa;
+}
+
+void reset_stored_isa() { isa_forced = false; }
 
 void narrow_values(RowsOf& A) {
   if (A.kind != RowsOf::Kind::csr) return;
@@ -194,31 +343,327 @@ double infinity_norm_bound(const RowsOf& A) {
   return f.v[0] * slack;
 }
 
+namespace {
+
+#if EBLA_STORED_SIMD
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#define EBLA_HOST_TILE EBLA_SIMD void operator()(SimdIsa, std::size_t b, std::size_t e, Fields& f) const
+#endif
+
+// apply: q = A p stored (line 6), p^T q and |p|^T |q| of the stored q.
+template <class Rows, Storage SP, Storage SQ>
+struct ApplyTile {
+  Rows rows;
+  StoredAccess<SP> in;
+  StoredAccess<SQ> out;
+  KOKKOS_INLINE_FUNCTION void operator()(GenericIsa isa, std::size_t b, std::size_t e, Fields& f) const {
+    double local[stored_tile];
+    double* v = out.tile_buffer(b, local);
+    compute_rows(isa, rows, in, b, e, v);  // q = A p (line 6)
+    StoreSums st;
+    store(isa, out, b, e - b, v, st);
+    add_store(f, st);
+    LaneSums pq, abs_pq;  // p^T q of the stored q
+    in_lanes(e - b, [&](std::size_t i, int j) {
+      const double t = in.load(b + i) * v[i];
+      pq.s[j] += t;
+      abs_pq.s[j] += magnitude(t);
+    });
+    f.v[0] = pq.total();
+    f.v[1] = abs_pq.total();
+  }
+#if EBLA_STORED_SIMD
+  EBLA_HOST_TILE {
+    double local[stored_tile];
+    double* v = out.tile_buffer(b, local);
+    compute_rows(SimdIsa{}, rows, in, b, e, v);
+    StoreSums st;
+    store(SimdIsa{}, out, b, e - b, v, st);
+    add_store(f, st);
+    const std::size_t count = e - b, groups = count / 8 * 8;
+    d8 pq = simd::zero(), abs_pq = simd::zero();
+    for (std::size_t i = 0; i < groups; i += 8) {
+      const d8 t = load8(in, b + i) * simd::load<d8>(v + i);
+      pq += t;
+      abs_pq += simd::magnitude(t);
+    }
+    LaneSums lpq, labs;
+    simd::to_lanes(pq, lpq);
+    simd::to_lanes(abs_pq, labs);
+    for (std::size_t i = groups, j = 0; i < count; ++i, ++j) {
+      const double t = in.load(b + i) * v[i];
+      lpq.s[j] += t;
+      labs.s[j] += magnitude(t);
+    }
+    f.v[0] = lpq.total();
+    f.v[1] = labs.total();
+  }
+#endif
+};
+
+// update: x += alpha p (line 8), r = r - alpha q stored (line 9), r^T r, r^T z (line 10).
+template <Storage SP, Storage R>
+struct UpdateTile {
+  double alpha;
+  StoredAccess<SP> pa;
+  StoredAccess<R> qa, r_old, ra;
+  Vector x;
+  ConstVector dinv;
+  bool jacobi;
+  KOKKOS_INLINE_FUNCTION void operator()(GenericIsa isa, std::size_t b, std::size_t e, Fields& f) const {
+    double local[stored_tile];
+    double* v = ra.tile_buffer(b, local);  // r in place where binary64
+    for (std::size_t i = b; i < e; ++i) {
+      x(i) += alpha * pa.load(i);                     // x = x + alpha p (line 8)
+      v[i - b] = r_old.load(i) - alpha * qa.load(i);  // r = r - alpha q (line 9)
+    }
+    StoreSums st;
+    store(isa, ra, b, e - b, v, st);
+    add_store(f, st);
+    residual_sums(v, dinv, jacobi, b, e, f);  // r^T r, r^T z (line 10)
+  }
+#if EBLA_STORED_SIMD
+  EBLA_HOST_TILE {
+    double local[stored_tile];
+    double* v = ra.tile_buffer(b, local);
+    const std::size_t count = e - b, groups = count / 8 * 8;
+    double* xb = x.data() + b;
+    const d8 a = simd::splat(alpha);
+    for (std::size_t i = 0; i < groups; i += 8) {
+      simd::put(xb + i, simd::load<d8>(xb + i) + a * load8(pa, b + i));
+      simd::put(v + i, load8(r_old, b + i) - a * load8(qa, b + i));
+    }
+    for (std::size_t i = groups; i < count; ++i) {
+      xb[i] += alpha * pa.load(b + i);
+      v[i] = r_old.load(b + i) - alpha * qa.load(b + i);
+    }
+    StoreSums st;
+    store(SimdIsa{}, ra, b, count, v, st);
+    add_store(f, st);
+    residual_sums_simd(v, jacobi ? dinv.data() + b : nullptr, count, f);
+  }
+#endif
+};
+
+// direction: z = D^-1 r or r, p = z + beta p stored (line 12).
+template <Storage P, Storage R>
+struct DirectionTile {
+  double beta;
+  StoredAccess<R> ra;
+  StoredAccess<P> p_old, pa;
+  ConstVector dinv;
+  bool jacobi;
+  KOKKOS_INLINE_FUNCTION void operator()(GenericIsa isa, std::size_t b, std::size_t e, Fields& f) const {
+    double local[stored_tile];
+    double* v = pa.tile_buffer(b, local);  // p in place where binary64: p_i read before v_i is written
+    for (std::size_t i = b; i < e; ++i) {
+      double z = ra.load(i);
+      if (jacobi) z = dinv(i) * z;                 // z = D^-1 r
+      if (beta != 0) z += beta * p_old.load(i);    // p = z + beta p (line 12)
+      v[i - b] = z;
+    }
+    StoreSums st;
+    store(isa, pa, b, e - b, v, st);
+    add_store(f, st);
+  }
+#if EBLA_STORED_SIMD
+  EBLA_HOST_TILE {
+    double local[stored_tile];
+    double* v = pa.tile_buffer(b, local);
+    const std::size_t count = e - b, groups = count / 8 * 8;
+    const d8 bt = simd::splat(beta);
+    for (std::size_t i = 0; i < groups; i += 8) {
+      d8 z = load8(ra, b + i);
+      if (jacobi) z = simd::load<d8>(dinv.data() + b + i) * z;
+      if (beta != 0) z += bt * load8(p_old, b + i);
+      simd::put(v + i, z);
+    }
+    for (std::size_t i = groups; i < count; ++i) {
+      double z = ra.load(b + i);
+      if (jacobi) z = dinv(b + i) * z;
+      if (beta != 0) z += beta * p_old.load(b + i);
+      v[i] = z;
+    }
+    StoreSums st;
+    store(SimdIsa{}, pa, b, count, v, st);
+    add_store(f, st);
+  }
+#endif
+};
+
+// replace, first pass: max |b - A x|.
+template <class Rows>
+struct ResidualMaxTile {
+  Rows rows;
+  DoubleRead xr;
+  ConstVector bv;
+  KOKKOS_INLINE_FUNCTION void operator()(GenericIsa isa, std::size_t lo, std::size_t hi, TileFields<1>& t) const {
+    double v[stored_tile];
+    compute_rows(isa, rows, xr, lo, hi, v);
+    LaneMax m;
+    in_lanes(hi - lo, [&](std::size_t i, int j) { m.add(j, bv(lo + i) - v[i]); });
+    t.v[0] = m.total();
+  }
+#if EBLA_STORED_SIMD
+  EBLA_SIMD void operator()(SimdIsa, std::size_t lo, std::size_t hi, TileFields<1>& t) const {
+    double v[stored_tile];
+    compute_rows(SimdIsa{}, rows, xr, lo, hi, v);
+    const std::size_t count = hi - lo, groups = count / 8 * 8;
+    const double* bb = bv.data() + lo;
+    d8 m = simd::zero();
+    for (std::size_t i = 0; i < groups; i += 8) m = simd::lane_max(m, simd::load<d8>(bb + i) - simd::load<d8>(v + i));
+    LaneMax lm;
+    simd::to_lanes(m, lm);
+    for (std::size_t i = groups, j = 0; i < count; ++i, ++j) lm.add(static_cast<int>(j), bb[i] - v[i]);
+    t.v[0] = lm.total();
+  }
+#endif
+};
+
+// replace: r = b - A x stored, with update's sums.
+template <class Rows, Storage R>
+struct ReplaceTile {
+  Rows rows;
+  DoubleRead xr;
+  ConstVector bv;
+  StoredAccess<R> ra;
+  ConstVector dinv;
+  bool jacobi;
+  KOKKOS_INLINE_FUNCTION void operator()(GenericIsa isa, std::size_t lo, std::size_t hi, Fields& f) const {
+    double v[stored_tile];
+    compute_rows(isa, rows, xr, lo, hi, v);
+    for (std::size_t i = lo; i < hi; ++i) v[i - lo] = bv(i) - v[i - lo];  // r = b - A x
+    StoreSums st;
+    store(isa, ra, lo, hi - lo, v, st);
+    add_store(f, st);
+    residual_sums(v, dinv, jacobi, lo, hi, f);
+  }
+#if EBLA_STORED_SIMD
+  EBLA_SIMD void operator()(SimdIsa, std::size_t lo, std::size_t hi, Fields& f) const {
+    double v[stored_tile];
+    compute_rows(SimdIsa{}, rows, xr, lo, hi, v);
+    const std::size_t count = hi - lo;
+    for (std::size_t i = 0; i < count; ++i) v[i] = bv(lo + i) - v[i];
+    StoreSums st;
+    store(SimdIsa{}, ra, lo, count, v, st);
+    add_store(f, st);
+    residual_sums_simd(v, jacobi ? dinv.data() + lo : nullptr, count, f);
+  }
+#endif
+};
+
+// power: w = 2^-e A v stored; fields v^T w, v^T v, err2, max |w|, w^T w, bad, |v|^T |w|.
+template <class Rows, Storage SV, Storage SW>
+struct PowerTile {
+  Rows rows;
+  StoredAccess<SV> in;
+  StoredAccess<SW> out;
+  double down;
+  KOKKOS_INLINE_FUNCTION static void finish(const StoreSums& st, const LaneSums& vw, const LaneSums& vv,
+                                            const LaneSums& ww, const LaneSums& abs_vw, TileFields<7>& t) {
+    t.v[0] = vw.total();
+    t.v[1] = vv.total();
+    t.v[2] = st.err2;
+    t.v[3] = st.amax;
+    t.v[4] = ww.total();
+    t.v[5] = st.bad ? 1 : 0;
+    t.v[6] = abs_vw.total();
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(GenericIsa isa, std::size_t b, std::size_t e_, TileFields<7>& t) const {
+    double local[stored_tile];
+    double* y = out.tile_buffer(b, local);
+    compute_rows(isa, rows, in, b, e_, y);  // y = A v
+    LaneSums vw, vv, ww, abs_vw;
+    in_lanes(e_ - b, [&](std::size_t i, int j) {
+      const double vi = in.load(b + i), wi = y[i] * down;  // w = 2^-e A v, exact
+      y[i] = wi;
+      vw.s[j] += vi * wi;
+      vv.s[j] += vi * vi;
+      ww.s[j] += wi * wi;
+      abs_vw.s[j] += magnitude(vi * wi);
+    });
+    StoreSums st;
+    store(isa, out, b, e_ - b, y, st);  // the next iterate, stored
+    finish(st, vw, vv, ww, abs_vw, t);
+  }
+#if EBLA_STORED_SIMD
+  EBLA_SIMD void operator()(SimdIsa, std::size_t b, std::size_t e_, TileFields<7>& t) const {
+    double local[stored_tile];
+    double* y = out.tile_buffer(b, local);
+    compute_rows(SimdIsa{}, rows, in, b, e_, y);
+    const std::size_t count = e_ - b, groups = count / 8 * 8;
+    const d8 dn = simd::splat(down);
+    d8 vw = simd::zero(), vv = simd::zero(), ww = simd::zero(), abs_vw = simd::zero();
+    for (std::size_t i = 0; i < groups; i += 8) {
+      const d8 vi = load8(in, b + i), wi = simd::load<d8>(y + i) * dn;
+      simd::put(y + i, wi);
+      vw += vi * wi;
+      vv += vi * vi;
+      ww += wi * wi;
+      abs_vw += simd::magnitude(vi * wi);
+    }
+    LaneSums lvw, lvv, lww, labs;
+    simd::to_lanes(vw, lvw);
+    simd::to_lanes(vv, lvv);
+    simd::to_lanes(ww, lww);
+    simd::to_lanes(abs_vw, labs);
+    for (std::size_t i = groups, j = 0; i < count; ++i, ++j) {
+      const double vi = in.load(b + i), wi = y[i] * down;
+      y[i] = wi;
+      lvw.s[j] += vi * wi;
+      lvv.s[j] += vi * vi;
+      lww.s[j] += wi * wi;
+      labs.s[j] += magnitude(vi * wi);
+    }
+    StoreSums st;
+    store(SimdIsa{}, out, b, count, y, st);
+    finish(st, lvw, lvv, lww, labs, t);
+  }
+#endif
+};
+
+// store: p := v, rounded (the tiles' store alone).
+template <Storage S>
+struct StoreTile {
+  ConstVector vv;
+  StoredAccess<S> out;
+  KOKKOS_INLINE_FUNCTION void operator()(GenericIsa isa, std::size_t b, std::size_t e, Fields& f) const {
+    double local[stored_tile];
+    double* v = out.tile_buffer(b, local);
+    for (std::size_t i = b; i < e; ++i) v[i - b] = vv(i);
+    StoreSums st;
+    store(isa, out, b, e - b, v, st);
+    add_store(f, st);
+  }
+#if EBLA_STORED_SIMD
+  EBLA_HOST_TILE {
+    double local[stored_tile];
+    double* v = out.tile_buffer(b, local);
+    for (std::size_t i = b; i < e; ++i) v[i - b] = vv(i);
+    StoreSums st;
+    store(SimdIsa{}, out, b, e - b, v, st);
+    add_store(f, st);
+  }
+#endif
+};
+
+#if EBLA_STORED_SIMD
+#undef EBLA_HOST_TILE
+#pragma GCC diagnostic pop
+#endif
+
+}  // namespace
+
 StepSums apply_stored(const RowsOf& A, double a_norm, const StoredVector& p, StoredVector& q, double p_max,
                       bool q_max_needed) {
   q.scale_exponent = store_scale_exponent(q.format, a_norm * p_max);
   return with_rows(A, "ebla::cg", [&](const auto& rows) {
     return dispatch_storage(p.format, q.format, [&](auto sp, auto sq) {
-      const StoredAccess<decltype(sp)::value> in(p);
-      StoredAccess<decltype(sq)::value> out(q);
-      out.track_max = q_max_needed;
-      return sums_of(over_tiles<6>("ebla::cg_stored apply", q.n, max_fields,
-                                   KOKKOS_LAMBDA(std::size_t b, std::size_t e, Fields& f) {
-                                     double local[stored_tile];
-                                     double* v = out.tile_buffer(b, local);
-                                     rows.rows(in, b, e, v);     // q = A p (line 6)
-                                     StoreSums st;
-                                     out.store_tile(b, e - b, v, st);
-                                     add_store(f, st);
-                                     LaneSums pq, abs_pq;  // p^T q of the stored q
-                                     in_lanes(e - b, [&](std::size_t i, int j) {
-                                       const double t = in.load(b + i) * v[i];
-                                       pq.s[j] += t;
-                                       abs_pq.s[j] += magnitude(t);
-                                     });
-                                     f.v[0] = pq.total();
-                                     f.v[1] = abs_pq.total();
-                                   }));
+      constexpr Storage SP = decltype(sp)::value, SQ = decltype(sq)::value;
+      ApplyTile<std::decay_t<decltype(rows)>, SP, SQ> tile{rows, StoredAccess<SP>(p), StoredAccess<SQ>(q)};
+      tile.out.track_max = q_max_needed;
+      return sums_of(run_tiles<6>("ebla::cg_stored apply", q.n, max_fields, tile));
     });
   });
 }
@@ -231,24 +676,11 @@ StepSums update_stored(double alpha, const StoredVector& p, const StoredVector& 
   r.scale_exponent = store_scale_exponent(r.format, (r_max + std::fabs(alpha) * q_max) * (1 + 0x1p-40));
   const bool jacobi = dinv.extent(0) > 0;
   return dispatch_storage(p.format, r.format, [&](auto sp, auto sr) {
-    constexpr Storage R = decltype(sr)::value;
-    const StoredAccess<decltype(sp)::value> pa(p);
-    const StoredAccess<R> qa(q), r_old(r, old_scale);
-    StoredAccess<R> ra(r);
-    ra.track_max = r.format != Storage::binary64;
-    return sums_of(over_tiles<6>("ebla::cg_stored update", r.n, max_fields,
-                                 KOKKOS_LAMBDA(std::size_t b, std::size_t e, Fields& f) {
-                                   double local[stored_tile];
-                                   double* v = ra.tile_buffer(b, local);  // r in place where binary64
-                                   for (std::size_t i = b; i < e; ++i) {
-                                     x(i) += alpha * pa.load(i);                 // x = x + alpha p (line 8)
-                                     v[i - b] = r_old.load(i) - alpha * qa.load(i);  // r = r - alpha q (line 9)
-                                   }
-                                   StoreSums st;
-                                   ra.store_tile(b, e - b, v, st);
-                                   add_store(f, st);
-                                   residual_sums(v, dinv, jacobi, b, e, f);   // r^T r, r^T z (line 10)
-                                 }));
+    constexpr Storage SP = decltype(sp)::value, R = decltype(sr)::value;
+    UpdateTile<SP, R> tile{alpha,  StoredAccess<SP>(p), StoredAccess<R>(q), StoredAccess<R>(r, old_scale),
+                           StoredAccess<R>(r), x, dinv, jacobi};
+    tile.ra.track_max = r.format != Storage::binary64;
+    return sums_of(run_tiles<6>("ebla::cg_stored update", r.n, max_fields, tile));
   });
 }
 
@@ -263,25 +695,10 @@ StepSums direction_stored(double beta, const StoredVector& r, ConstVector dinv, 
   // whose narrow range wants the scale of the true max |p| rather than of its bound
   const bool measure = p.format == Storage::binary16;
   StepSums sums = dispatch_storage(p.format, r.format, [&](auto sp, auto sr) {
-    constexpr Storage P = decltype(sp)::value;
-    const StoredAccess<decltype(sr)::value> ra(r);
-    const StoredAccess<P> p_old(p, old_scale);
-    StoredAccess<P> pa(p);
-    pa.track_max = measure;
-    return sums_of(over_tiles<6>("ebla::cg_stored direction", p.n, max_fields,
-                                 KOKKOS_LAMBDA(std::size_t b, std::size_t e, Fields& f) {
-                                   double local[stored_tile];
-                                   // p in place where binary64: each p_i is read before v_i, the
-                                   // same memory, is written
-                                   double* v = pa.tile_buffer(b, local);
-                                   for (std::size_t i = b; i < e; ++i) {
-                                     const double z = jacobi ? dinv(i) * ra.load(i) : ra.load(i);  // z = D^-1 r
-                                     v[i - b] = beta != 0 ? z + beta * p_old.load(i) : z;  // p = z + beta p (line 12)
-                                   }
-                                   StoreSums st;
-                                   pa.store_tile(b, e - b, v, st);
-                                   add_store(f, st);
-                                 }));
+    constexpr Storage P = decltype(sp)::value, R = decltype(sr)::value;
+    DirectionTile<P, R> tile{beta, StoredAccess<R>(r), StoredAccess<P>(p, old_scale), StoredAccess<P>(p), dinv, jacobi};
+    tile.pa.track_max = measure;
+    return sums_of(run_tiles<6>("ebla::cg_stored direction", p.n, max_fields, tile));
   });
   if (!measure && !is_block(p.format)) sums.amax = bound;  // then max |p| is at most its bound
   return sums;
@@ -290,31 +707,25 @@ StepSums direction_stored(double beta, const StoredVector& r, ConstVector dinv, 
 StepSums replace_stored(const RowsOf& A, ConstVector b, ConstVector x, StoredVector& r, ConstVector dinv) {
   const bool jacobi = dinv.extent(0) > 0;
   return with_rows(A, "ebla::cg", [&](const auto& rows) {
+    using Rows = std::decay_t<decltype(rows)>;
     const DoubleRead xr{x, 1.0};
     // max |b - A x| first: a bound on r from b and x alone can be far too wide for narrow range
-    const double r_max = over_tiles<1>("ebla::cg_stored residual max", r.n, 1u,
-                                       KOKKOS_LAMBDA(std::size_t lo, std::size_t hi, TileFields<1>& t) {
-                                         double v[stored_tile];
-                                         rows.rows(xr, lo, hi, v);
-                                         LaneMax m;
-                                         in_lanes(hi - lo, [&](std::size_t i, int j) { m.add(j, b(lo + i) - v[i]); });
-                                         t.v[0] = m.total();
-                                       }).v[0];
+    const double r_max = run_tiles<1>("ebla::cg_stored residual max", r.n, 1u, ResidualMaxTile<Rows>{rows, xr, b}).v[0];
     r.scale_exponent = store_scale_exponent(r.format, r_max);
     return dispatch_storage(r.format, [&](auto sr) {
-      const StoredAccess<decltype(sr)::value> ra(r);
-      return sums_of(over_tiles<6>("ebla::cg_stored replace", r.n, max_fields,
-                                   KOKKOS_LAMBDA(std::size_t lo, std::size_t hi, Fields& f) {
-                                     double v[stored_tile];
-                                     rows.rows(xr, lo, hi, v);
-                                     for (std::size_t i = lo; i < hi; ++i) v[i - lo] = b(i) - v[i - lo];  // r = b - A x
-                                     StoreSums st;
-                                     ra.store_tile(lo, hi - lo, v, st);
-                                     add_store(f, st);
-                                     residual_sums(v, dinv, jacobi, lo, hi, f);
-                                   }));
+      constexpr Storage R = decltype(sr)::value;
+      const ReplaceTile<Rows, R> tile{rows, xr, b, StoredAccess<R>(r), dinv, jacobi};
+      return sums_of(run_tiles<6>("ebla::cg_stored replace", r.n, max_fields, tile));
     });
   });
+}
+
+StoreSums store_stored(StoredVector& p, ConstVector v) {
+  const StepSums s = dispatch_storage(p.format, [&](auto sp) {
+    constexpr Storage S = decltype(sp)::value;
+    return sums_of(run_tiles<6>("ebla::cg_stored store", p.n, max_fields, StoreTile<S>{v, StoredAccess<S>(p)}));
+  });
+  return {s.err2, s.amax, s.bad};
 }
 
 PowerSums power_stored(const RowsOf& A, double a_norm, const StoredVector& v, StoredVector& w, double v_max, int e) {
@@ -322,32 +733,9 @@ PowerSums power_stored(const RowsOf& A, double a_norm, const StoredVector& v, St
   w.scale_exponent = store_scale_exponent(w.format, down * a_norm * v_max);
   const auto f = with_rows(A, "ebla::power_method", [&](const auto& rows) {
     return dispatch_storage(v.format, w.format, [&](auto sv, auto sw) {
-      const StoredAccess<decltype(sv)::value> in(v);
-      const StoredAccess<decltype(sw)::value> out(w);
-      // fields: v^T w, v^T v, err2, max |w|, w^T w, bad, |v|^T |w|
-      return over_tiles<7>("ebla::power_stored", w.n, 1u << 3, KOKKOS_LAMBDA(std::size_t b, std::size_t e_, TileFields<7>& t) {
-        double local[stored_tile];
-        double* y = out.tile_buffer(b, local);
-        rows.rows(in, b, e_, y);  // y = A v
-        LaneSums vw, vv, ww, abs_vw;
-        in_lanes(e_ - b, [&](std::size_t i, int j) {
-          const double vi = in.load(b + i), wi = y[i] * down;  // w = 2^-e A v, exact
-          y[i] = wi;
-          vw.s[j] += vi * wi;
-          vv.s[j] += vi * vi;
-          ww.s[j] += wi * wi;
-          abs_vw.s[j] += magnitude(vi * wi);
-        });
-        StoreSums st;
-        out.store_tile(b, e_ - b, y, st);  // the next iterate, stored
-        t.v[0] = vw.total();
-        t.v[1] = vv.total();
-        t.v[2] = st.err2;
-        t.v[3] = st.amax;
-        t.v[4] = ww.total();
-        t.v[5] = st.bad ? 1 : 0;
-        t.v[6] = abs_vw.total();
-      });
+      constexpr Storage SV = decltype(sv)::value, SW = decltype(sw)::value;
+      const PowerTile<std::decay_t<decltype(rows)>, SV, SW> tile{rows, StoredAccess<SV>(v), StoredAccess<SW>(w), down};
+      return run_tiles<7>("ebla::power_stored", w.n, 1u << 3, tile);
     });
   });
   return {f.v[0], f.v[1], f.v[4], f.v[6], f.v[2], f.v[3], f.v[5] != 0};

@@ -12,13 +12,26 @@
 //   power:      w = 2^-e A v            stored;  v^T w, v^T v, w^T w, ||w - fl_S(w)||^2, max |w|
 //
 // Where it runs: the default execution space; the rows of A (operators.hpp: RowsOf) are read
-// through StoredAccess, every tile's rows computed in binary64.
+// through StoredAccess, every tile's rows computed in binary64. Where that space is the
+// host's, on x86-64, a tile runs in a form compiled for AVX2 with F16C or for AVX-512
+// (stored_simd.hpp), chosen at run time (stored_isa): the same operations in the same
+// order, the same tiles merged in the same order, so the same bits as the generic form.
 #pragma once
 
+#include <ebla/kernels/quantize_host.hpp>
 #include <ebla/kernels/stored_vector.hpp>
 #include <ebla/solvers/operators.hpp>
 
 namespace ebla::detail {
+
+/// The instruction set of the passes' host form: best_host_isa(), baseline where AVX2 comes
+/// without F16C or the default execution space is not the host's, capped by the environment
+/// variable EBLA_ISA (generic or baseline: the generic form; avx2; avx512), read once;
+/// set_stored_isa overrides it (for tests: throws where this CPU cannot run `isa`),
+/// reset_stored_isa undoes that.
+HostIsa stored_isa();
+void set_stored_isa(HostIsa isa);
+void reset_stored_isa();
 
 /// The sums of a pass (what the fields mean depends on the pass, see above).
 struct StepSums {
@@ -54,6 +67,11 @@ StepSums update_stored(double alpha, const StoredVector& p, const StoredVector& 
 StepSums direction_stored(double beta, const StoredVector& r, ConstVector dinv, StoredVector& p, double z_max,
                           double p_max);
 StepSums replace_stored(const RowsOf& A, ConstVector b, ConstVector x, StoredVector& r, ConstVector dinv);
+
+/// p := v rounded to p's format with p's scale as it stands (p.scale_exponent is not chosen
+/// here): the tile store of the passes above, alone (tests compare its forms on values at
+/// the formats' edges).
+StoreSums store_stored(StoredVector& p, ConstVector v);
 
 /// The sums of the power method's pass (power_stored.cpp) over v and w = 2^-e A v, w taken
 /// before it is stored: v^T w, v^T v, w^T w and |v|^T |w|.

@@ -91,7 +91,8 @@ void cg_sgs_ic0_cases(Digest& d) {
 }
 
 // CG with narrow storage: each kind of format for p, q and r (tiles merged in tile order),
-// with and without Jacobi, on both operators; the iterates, gap bounds and replacements.
+// with and without Jacobi, on both operators; the iterates, gap bounds and replacements. The
+// passes run in the form this CPU takes (AVX-512, AVX2 or generic: EBLA_ISA chooses).
 void cg_storage_cases(Digest& d) {
   const auto problem = ebla::hpccg_problem(40, 40, 20);  // 32,000 rows: 63 tiles
   const ebla::StencilOperator stencil(40, 40, 20);
@@ -100,7 +101,9 @@ void cg_storage_cases(Digest& d) {
   o.tolerance = 1e-6;
   const ebla::Storage formats[][2] = {{ebla::Storage::binary32, ebla::Storage::binary64},
                                       {ebla::Storage::block8, ebla::Storage::binary16},
-                                      {ebla::Storage::bfloat16, ebla::Storage::block16}};
+                                      {ebla::Storage::bfloat16, ebla::Storage::block16},
+                                      {ebla::Storage::binary16, ebla::Storage::bfloat16},
+                                      {ebla::Storage::block16, ebla::Storage::binary32}};
   for (const auto& f : formats) {
     o.storage = ebla::StoragePolicy::of(f[0], f[1]);
     for (bool jacobi : {false, true}) {
@@ -157,7 +160,8 @@ void power_storage_cases(Digest& d) {
   o.max_iterations = 30;
   for (const ebla::StoragePolicy& s :
        {ebla::StoragePolicy::of(ebla::Storage::binary32), ebla::StoragePolicy::of(ebla::Storage::block8),
-        ebla::StoragePolicy::of(ebla::Storage::binary16), ebla::StoragePolicy::automatic()}) {
+        ebla::StoragePolicy::of(ebla::Storage::binary16), ebla::StoragePolicy::of(ebla::Storage::bfloat16),
+        ebla::StoragePolicy::automatic()}) {
     o.storage = s;
     for (const auto& r : {ebla::power_method(L, ebla::random_unit_vector(30000, 2), ebla::DotPolicy::exact(), o),
                           ebla::power_method(stencil, ebla::random_unit_vector(32000, 3), ebla::DotPolicy::exact(), o)}) {

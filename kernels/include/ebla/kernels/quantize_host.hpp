@@ -14,6 +14,17 @@ namespace ebla::detail {
 /// The instruction sets quantize_host is compiled for.
 enum class HostIsa { baseline, avx2, avx512 };
 
+/// What this CPU runs, read once from cpuid: the variants' instruction sets and the
+/// conversions some kernels use within them (F16C's vcvtph2ps/vcvtps2ph beside AVX2).
+struct HostFeatures {
+  bool avx2 = false;    ///< AVX2, BMI2 (HostIsa::avx2)
+  bool f16c = false;    ///< F16C
+  bool avx512 = false;  ///< AVX-512 F, VL, DQ, BW (HostIsa::avx512)
+  bool avx512_fp16 = false;
+  bool avx512_bf16 = false;
+};
+const HostFeatures& host_features();
+
 /// The best variant this CPU can run (cpuid, checked once).
 HostIsa best_host_isa();
 /// Every variant this CPU can run, baseline first.
