@@ -81,42 +81,31 @@ SymmetricGaussSeidel::SymmetricGaussSeidel(const CsrMatrix& A, const std::string
   for (std::size_t i = 0; i < n_; ++i) order[next[static_cast<std::size_t>(colour_[i])]++] = static_cast<int>(i);
   // A = L + D + L^T in that order: a_ij is in L where j's colour comes before i's, in L^T
   // where it comes after (never the same colour: such rows are not coupled)
-  std::vector<std::size_t> lower_ptr{0}, upper_ptr{0};
-  std::vector<int> lower_col, upper_col;
-  std::vector<double> lower_val, upper_val, diagonal(n_, 0.0);
+  detail::HostSplit split;
+  split.diagonal.assign(n_, 0.0);
   for (std::size_t i = 0; i < n_; ++i) {
     for (std::size_t k = rows.ptr(i); k < rows.ptr(i + 1); ++k) {
       const int j = rows.col(k);
       if (static_cast<std::size_t>(j) == i) {
-        diagonal[i] += rows.val(k);
+        split.diagonal[i] += rows.val(k);
       } else if (colour_[static_cast<std::size_t>(j)] < colour_[i]) {
-        lower_col.push_back(j), lower_val.push_back(rows.val(k));
+        split.lower_col.push_back(j), split.lower_val.push_back(rows.val(k));
       } else {
-        upper_col.push_back(j), upper_val.push_back(rows.val(k));
+        split.upper_col.push_back(j), split.upper_val.push_back(rows.val(k));
       }
     }
-    lower_ptr.push_back(lower_col.size());
-    upper_ptr.push_back(upper_col.size());
-    if (!(diagonal[i] > 0) || !std::isfinite(diagonal[i]))
+    split.end_row();
+    if (!(split.diagonal[i] > 0) || !std::isfinite(split.diagonal[i]))
       throw_invalid(function, "symmetric Gauss-Seidel divides by a_ii, and a_" + std::to_string(i) + "," +
-                                  std::to_string(i) + " = " + detail::number_text(diagonal[i]) +
+                                  std::to_string(i) + " = " + detail::number_text(split.diagonal[i]) +
                                   " is not positive and finite");
   }
   order_ = detail::device_copy(order, "ebla::sgs order");
-  lower_ptr_ = detail::device_copy(lower_ptr, "ebla::sgs lower_ptr");
-  upper_ptr_ = detail::device_copy(upper_ptr, "ebla::sgs upper_ptr");
-  lower_col_ = detail::device_copy(lower_col, "ebla::sgs lower_col");
-  upper_col_ = detail::device_copy(upper_col, "ebla::sgs upper_col");
-  lower_val_ = detail::device_copy(lower_val, "ebla::sgs lower_val");
-  upper_val_ = detail::device_copy(upper_val, "ebla::sgs upper_val");
-  diagonal_ = detail::device_copy(diagonal, "ebla::sgs diagonal");
+  split_ = detail::to_device(split, "ebla::sgs");
 }
 
 double SymmetricGaussSeidel::bytes() const {
-  const std::size_t entries = lower_col_.extent(0) + upper_col_.extent(0);
-  return static_cast<double>(entries * (sizeof(double) + sizeof(int)) +
-                             (lower_ptr_.extent(0) + upper_ptr_.extent(0)) * sizeof(std::size_t) +
-                             n_ * (sizeof(double) + sizeof(int)));
+  return split_.bytes() + static_cast<double>(order_.extent(0) * sizeof(int));
 }
 
 void SymmetricGaussSeidel::apply(ConstVector r, Vector z) const {
@@ -124,22 +113,16 @@ void SymmetricGaussSeidel::apply(ConstVector r, Vector z) const {
     throw_invalid("ebla::SymmetricGaussSeidel::apply", "r has " + std::to_string(r.extent(0)) + " entries, z " +
                                                            std::to_string(z.extent(0)) + ", the preconditioner " +
                                                            std::to_string(n_) + " rows");
+  // forward: (D + L) y = r, y into z, colour by colour
+  detail::triangular_sweep("ebla::sgs_forward", colour_start_, order_, split_.lower_ptr, split_.lower_col,
+                           split_.lower_val, split_.diagonal, r, z);
   using Range = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>;
   const auto order = order_;
-  const auto lp = lower_ptr_, up = upper_ptr_;
-  const auto lc = lower_col_, uc = upper_col_;
-  const auto lv = lower_val_, uv = upper_val_;
-  const auto d = diagonal_;
-  const std::size_t colours = this->colours();
-  for (std::size_t c = 0; c < colours; ++c)  // forward: (D + L) y = r, y into z
-    Kokkos::parallel_for(
-        "ebla::sgs_forward", Range(colour_start_[c], colour_start_[c + 1]), KOKKOS_LAMBDA(const std::size_t k) {
-          const std::size_t i = static_cast<std::size_t>(order(k));
-          double s = r(i);
-          for (std::size_t e = lp(i); e < lp(i + 1); ++e) s -= lv(e) * z(lc(e));  // r_i - sum_(j in L) a_ij y_j
-          z(i) = s / d(i);                                                        // y_i
-        });
-  for (std::size_t c = colours; c-- > 0;)    // backward: (D + L^T) z = D y, i.e. z = y - D^-1 L^T z
+  const auto up = split_.upper_ptr;
+  const auto uc = split_.upper_col;
+  const auto uv = split_.upper_val;
+  const auto d = split_.diagonal;
+  for (std::size_t c = colours(); c-- > 0;)  // backward: (D + L^T) z = D y, i.e. z = y - D^-1 L^T z
     Kokkos::parallel_for(
         "ebla::sgs_backward", Range(colour_start_[c], colour_start_[c + 1]), KOKKOS_LAMBDA(const std::size_t k) {
           const std::size_t i = static_cast<std::size_t>(order(k));

@@ -119,36 +119,36 @@ IncompleteCholesky::IncompleteCholesky(const CsrMatrix& A, int max_restarts, con
     ++restarts_;
   }
   // L by rows (strict lower entries, then l_ii apart) and L^T by rows (L's columns)
-  std::vector<std::size_t> lower_ptr{0}, upper_ptr(n_ + 1, 0);
-  std::vector<int> lower_col;
-  std::vector<double> lower_val, diagonal(n_);
+  detail::HostSplit t;
+  t.diagonal.resize(n_);
+  t.upper_ptr.assign(n_ + 1, 0);
   for (std::size_t i = 0; i < n_; ++i) {
     for (std::size_t p = a.ptr[i]; p + 1 < a.ptr[i + 1]; ++p) {
-      lower_col.push_back(a.col[p]);
-      lower_val.push_back(l[p]);
-      ++upper_ptr[static_cast<std::size_t>(a.col[p]) + 1];
+      t.lower_col.push_back(a.col[p]);
+      t.lower_val.push_back(l[p]);
+      ++t.upper_ptr[static_cast<std::size_t>(a.col[p]) + 1];
     }
-    lower_ptr.push_back(lower_col.size());
-    diagonal[i] = l[a.ptr[i + 1] - 1];
+    t.lower_ptr.push_back(t.lower_col.size());
+    t.diagonal[i] = l[a.ptr[i + 1] - 1];
   }
-  for (std::size_t i = 0; i < n_; ++i) upper_ptr[i + 1] += upper_ptr[i];
-  std::vector<int> upper_col(lower_col.size());
-  std::vector<double> upper_val(lower_col.size());
-  std::vector<std::size_t> next(upper_ptr.begin(), upper_ptr.end() - 1);
+  for (std::size_t i = 0; i < n_; ++i) t.upper_ptr[i + 1] += t.upper_ptr[i];
+  t.upper_col.resize(t.lower_col.size());
+  t.upper_val.resize(t.lower_col.size());
+  std::vector<std::size_t> next(t.upper_ptr.begin(), t.upper_ptr.end() - 1);
   for (std::size_t i = 0; i < n_; ++i)  // row j of L^T gets l_ij for i increasing
-    for (std::size_t p = lower_ptr[i]; p < lower_ptr[i + 1]; ++p) {
-      const std::size_t j = static_cast<std::size_t>(lower_col[p]);
-      upper_col[next[j]] = static_cast<int>(i);
-      upper_val[next[j]++] = lower_val[p];
+    for (std::size_t p = t.lower_ptr[i]; p < t.lower_ptr[i + 1]; ++p) {
+      const std::size_t j = static_cast<std::size_t>(t.lower_col[p]);
+      t.upper_col[next[j]] = static_cast<int>(i);
+      t.upper_val[next[j]++] = t.lower_val[p];
     }
   // levels: L y = r's row i after every row j < i it reads; L^T z = y's row i after every k > i
   std::vector<std::size_t> lower_level(n_, 0), upper_level(n_, 0);
   for (std::size_t i = 0; i < n_; ++i)
-    for (std::size_t p = lower_ptr[i]; p < lower_ptr[i + 1]; ++p)
-      lower_level[i] = std::max(lower_level[i], lower_level[static_cast<std::size_t>(lower_col[p])] + 1);
+    for (std::size_t p = t.lower_ptr[i]; p < t.lower_ptr[i + 1]; ++p)
+      lower_level[i] = std::max(lower_level[i], lower_level[static_cast<std::size_t>(t.lower_col[p])] + 1);
   for (std::size_t i = n_; i-- > 0;)
-    for (std::size_t p = upper_ptr[i]; p < upper_ptr[i + 1]; ++p)
-      upper_level[i] = std::max(upper_level[i], upper_level[static_cast<std::size_t>(upper_col[p])] + 1);
+    for (std::size_t p = t.upper_ptr[i]; p < t.upper_ptr[i + 1]; ++p)
+      upper_level[i] = std::max(upper_level[i], upper_level[static_cast<std::size_t>(t.upper_col[p])] + 1);
   // the longest chain of dependent rows, the same both ways
   levels_ = n_ == 0 ? 0 : *std::max_element(lower_level.begin(), lower_level.end()) + 1;
   auto [lower_order, lower_start] = by_level(lower_level, levels_);
@@ -157,20 +157,11 @@ IncompleteCholesky::IncompleteCholesky(const CsrMatrix& A, int max_restarts, con
   upper_start_ = std::move(upper_start);
   lower_order_ = detail::device_copy(lower_order, "ebla::ic0 lower_order");
   upper_order_ = detail::device_copy(upper_order, "ebla::ic0 upper_order");
-  lower_ptr_ = detail::device_copy(lower_ptr, "ebla::ic0 lower_ptr");
-  upper_ptr_ = detail::device_copy(upper_ptr, "ebla::ic0 upper_ptr");
-  lower_col_ = detail::device_copy(lower_col, "ebla::ic0 lower_col");
-  upper_col_ = detail::device_copy(upper_col, "ebla::ic0 upper_col");
-  lower_val_ = detail::device_copy(lower_val, "ebla::ic0 lower_val");
-  upper_val_ = detail::device_copy(upper_val, "ebla::ic0 upper_val");
-  diagonal_ = detail::device_copy(diagonal, "ebla::ic0 diagonal");
+  split_ = detail::to_device(t, "ebla::ic0");
 }
 
 double IncompleteCholesky::bytes() const {
-  const std::size_t entries = lower_col_.extent(0) + upper_col_.extent(0);
-  return static_cast<double>(entries * (sizeof(double) + sizeof(int)) +
-                             (lower_ptr_.extent(0) + upper_ptr_.extent(0)) * sizeof(std::size_t) +
-                             n_ * (sizeof(double) + 2 * sizeof(int)));
+  return split_.bytes() + static_cast<double>((lower_order_.extent(0) + upper_order_.extent(0)) * sizeof(int));
 }
 
 void IncompleteCholesky::apply(ConstVector r, Vector z) const {
@@ -178,28 +169,11 @@ void IncompleteCholesky::apply(ConstVector r, Vector z) const {
     throw_invalid("ebla::IncompleteCholesky::apply", "r has " + std::to_string(r.extent(0)) + " entries, z " +
                                                          std::to_string(z.extent(0)) + ", the preconditioner " +
                                                          std::to_string(n_) + " rows");
-  using Range = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>;
-  const auto lo = lower_order_, uo = upper_order_;
-  const auto lp = lower_ptr_, up = upper_ptr_;
-  const auto lc = lower_col_, uc = upper_col_;
-  const auto lv = lower_val_, uv = upper_val_;
-  const auto d = diagonal_;
-  for (std::size_t v = 0; v < levels_; ++v)  // L y = r, level by level, y into z
-    Kokkos::parallel_for(
-        "ebla::ic0_lower", Range(lower_start_[v], lower_start_[v + 1]), KOKKOS_LAMBDA(const std::size_t k) {
-          const std::size_t i = static_cast<std::size_t>(lo(k));
-          double s = r(i);
-          for (std::size_t e = lp(i); e < lp(i + 1); ++e) s -= lv(e) * z(lc(e));  // r_i - sum_(j<i) l_ij y_j
-          z(i) = s / d(i);                                                        // y_i
-        });
-  for (std::size_t v = 0; v < levels_; ++v)  // L^T z = y, level by level
-    Kokkos::parallel_for(
-        "ebla::ic0_upper", Range(upper_start_[v], upper_start_[v + 1]), KOKKOS_LAMBDA(const std::size_t k) {
-          const std::size_t i = static_cast<std::size_t>(uo(k));
-          double s = z(i);
-          for (std::size_t e = up(i); e < up(i + 1); ++e) s -= uv(e) * z(uc(e));  // y_i - sum_(k>i) l_ki z_k
-          z(i) = s / d(i);                                                        // z_i
-        });
+  // L y = r, level by level, y into z; then L^T z = y, level by level
+  detail::triangular_sweep("ebla::ic0_lower", lower_start_, lower_order_, split_.lower_ptr, split_.lower_col,
+                           split_.lower_val, split_.diagonal, r, z);
+  detail::triangular_sweep("ebla::ic0_upper", upper_start_, upper_order_, split_.upper_ptr, split_.upper_col,
+                           split_.upper_val, split_.diagonal, z, z);
 }
 
 }  // namespace ebla

@@ -1,8 +1,9 @@
 // What the preconditioners (preconditioner.hpp) share when they are built: A's arrays on
-// the host, host vectors copied to the device, and a number written in full.
+// the host, host vectors copied to the device, a split matrix built on the host and its
+// triangular sweep, and a number written in full.
 #pragma once
 
-#include <ebla/solvers/operators.hpp>
+#include <ebla/solvers/preconditioner.hpp>
 
 #include <cstddef>
 #include <cstdio>
@@ -26,11 +27,33 @@ inline HostRows host_rows(const CsrMatrix& A) {
 
 // A host vector in a new View of the default memory space.
 template <class T>
-Kokkos::View<T*> device_copy(const std::vector<T>& v, const char* label) {
-  Kokkos::View<T*> d(std::string(label), v.size());
+Kokkos::View<T*> device_copy(const std::vector<T>& v, const std::string& label) {
+  Kokkos::View<T*> d(label, v.size());
   Kokkos::deep_copy(d, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v.data(), v.size()));
   return d;
 }
+
+// SplitRows on the host, built row by row: push a row's entries into lower or upper, then
+// end_row() (the upper part may also be filled by end_rows_by_column).
+struct HostSplit {
+  std::vector<std::size_t> lower_ptr{0}, upper_ptr{0};
+  std::vector<int> lower_col, upper_col;
+  std::vector<double> lower_val, upper_val, diagonal;
+  void end_row() {
+    lower_ptr.push_back(lower_col.size());
+    upper_ptr.push_back(upper_col.size());
+  }
+};
+
+// The split's arrays copied to the device, labelled "<name> lower_ptr" and so on.
+SplitRows to_device(const HostSplit& s, const std::string& name);
+
+// z_i = (in_i - sum_(e in row i of ptr) val_e z_(col_e)) / d_i for the rows of order, group by
+// group (start[g] .. start[g + 1] - 1 of order, g increasing): one parallel_for per group, its
+// rows independent, each row's sum in stored order. in may be z.
+void triangular_sweep(const char* label, const std::vector<std::size_t>& start, const Kokkos::View<int*>& order,
+                      const Kokkos::View<std::size_t*>& ptr, const Kokkos::View<int*>& col,
+                      const Kokkos::View<double*>& val, const Kokkos::View<double*>& d, ConstVector in, Vector z);
 
 // All 17 significant digits.
 inline std::string number_text(double v) {

@@ -83,6 +83,23 @@ private:
   Kokkos::View<double*> factor_;       ///< each block's L, its lower triangle row by row
 };
 
+namespace detail {
+
+/// A matrix split for two triangular sweeps, on the device: a strict lower part and a strict
+/// upper part by rows (row i's entries lower_ptr(i) .. lower_ptr(i + 1) - 1 of lower_col and
+/// lower_val, likewise upper), and the diagonal apart. SGS keeps L, L^T and D of A in its
+/// colour order; IC(0) keeps its factor's strict L, L^T and l_ii.
+struct SplitRows {
+  Kokkos::View<std::size_t*> lower_ptr, upper_ptr;
+  Kokkos::View<int*> lower_col, upper_col;
+  Kokkos::View<double*> lower_val, upper_val;
+  Kokkos::View<double*> diagonal;
+  /// The bytes of the seven arrays.
+  double bytes() const;
+};
+
+}  // namespace detail
+
 /// The greedy colouring of A's graph (its pattern made symmetric, the diagonal left out) in
 /// natural row order: row i takes the least colour no row j < i coupled to it has. Rows of
 /// one colour are not coupled. Throws InvalidArgument naming `function` unless A is square.
@@ -121,10 +138,7 @@ private:
   std::vector<int> colour_;
   std::vector<std::size_t> colour_start_;    ///< where each colour begins in order_, and n
   Kokkos::View<int*> order_;                 ///< the rows, colour by colour
-  Kokkos::View<std::size_t*> lower_ptr_, upper_ptr_;  ///< by row: L's entries, L^T's
-  Kokkos::View<int*> lower_col_, upper_col_;
-  Kokkos::View<double*> lower_val_, upper_val_;
-  Kokkos::View<double*> diagonal_;           ///< a_ii, by row
+  detail::SplitRows split_;                  ///< L, L^T and a_ii, by row
 };
 
 /// IC(0)'s first diagonal shift alpha (of A + alpha diag(A)) after a breakdown, doubled at
@@ -174,10 +188,7 @@ private:
   int restarts_ = 0;
   std::vector<std::size_t> lower_start_, upper_start_;  ///< where each level begins, and n
   Kokkos::View<int*> lower_order_, upper_order_;        ///< the rows, level by level
-  Kokkos::View<std::size_t*> lower_ptr_, upper_ptr_;    ///< by row: L's strict lower, L^T's strict upper
-  Kokkos::View<int*> lower_col_, upper_col_;
-  Kokkos::View<double*> lower_val_, upper_val_;
-  Kokkos::View<double*> diagonal_;                      ///< l_ii
+  detail::SplitRows split_;                             ///< L's strict lower, L^T's strict upper, l_ii
 };
 
 }  // namespace ebla
