@@ -54,6 +54,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -113,29 +114,39 @@ void record(benchmark::State& state, Outcome& o, double seconds) {
   state.counters["threads"] = ebla::detail::host_threads();
 }
 
-template <class Op>
-void run_cg(benchmark::State& state, const Problem& p, const Op& A, const std::string& solve,
-            const ebla::DotPolicy& dots, const char* storage) {
-  const std::string row = p.name + "/" + solve;
-  const ebla::CgOptions o = cg_options(p, storage);
-  ebla::CgResult res;
-  double seconds = 0;
+// solve(), timed once per benchmark iteration: its last result, in `seconds` that run's time;
+// none where it did not converge (the row is then skipped with the solver's reason).
+template <class Solve>
+auto timed(benchmark::State& state, const std::string& row, double& seconds, Solve&& solve)
+    -> std::optional<decltype(solve())> {
+  decltype(solve()) res;
   for (auto _ : state) {
     const Stopwatch clock;
-    res = ebla::cg(A, p.b, p.x0, dots, o);
+    res = solve();
     seconds = clock.seconds();
     benchmark::DoNotOptimize(res.x.data());
   }
   if (res.status != ebla::SolverStatus::converged) {
     state.SkipWithError((row + ": " + res.stop_reason).c_str());
-    return;
+    return std::nullopt;
   }
+  return res;
+}
+
+template <class Op>
+void run_cg(benchmark::State& state, const Problem& p, const Op& A, const std::string& solve,
+            const ebla::DotPolicy& dots, const char* storage) {
+  const std::string row = p.name + "/" + solve;
+  const ebla::CgOptions o = cg_options(p, storage);
+  double seconds = 0;
+  const auto res = timed(state, row, seconds, [&] { return ebla::cg(A, p.b, p.x0, dots, o); });
+  if (!res) return;
   Outcome& out = outcomes[row];
-  out.iterations = res.iterations;
-  out.replacements = res.replacements;
-  out.true_residual = res.true_residual / res.b_norm;
-  out.storage = res.storage;
-  out.bytes_per_iteration = o.storage.narrow() ? res.bytes_moved / res.iterations : binary64_bytes(p);
+  out.iterations = res->iterations;
+  out.replacements = res->replacements;
+  out.true_residual = res->true_residual / res->b_norm;
+  out.storage = res->storage;
+  out.bytes_per_iteration = o.storage.narrow() ? res->bytes_moved / res->iterations : binary64_bytes(p);
   record(state, out, seconds);
   state.counters["n"] = static_cast<double>(p.n);
 }
@@ -145,22 +156,13 @@ void run_ir32(benchmark::State& state, const Problem& p, const Op& A) {
   const std::string row = p.name + "/ir32";
   ebla::RefinedCgOptions o;
   o.tolerance = tolerance;
-  ebla::RefinedCgResult res;
   double seconds = 0;
-  for (auto _ : state) {
-    const Stopwatch clock;
-    res = ebla::refined_cg(A, p.b, p.x0, o);
-    seconds = clock.seconds();
-    benchmark::DoNotOptimize(res.x.data());
-  }
-  if (res.status != ebla::SolverStatus::converged) {
-    state.SkipWithError((row + ": " + res.stop_reason).c_str());
-    return;
-  }
+  const auto res = timed(state, row, seconds, [&] { return ebla::refined_cg(A, p.b, p.x0, o); });
+  if (!res) return;
   Outcome& out = outcomes[row];
-  out.iterations = res.inner_iterations;  // float iterations
-  out.replacements = res.outer_iterations;  // corrections, in the replacements column
-  out.true_residual = res.true_residual / res.b_norm;
+  out.iterations = res->inner_iterations;    // float iterations
+  out.replacements = res->outer_iterations;  // corrections, in the replacements column
+  out.true_residual = res->true_residual / res->b_norm;
   out.storage = "binary32 inner";
   out.bytes_per_iteration = p.matrix32_bytes + 52.0 * p.n;
   record(state, out, seconds);
