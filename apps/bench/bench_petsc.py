@@ -33,9 +33,7 @@ so and exits with status 2.
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
-    os.environ[_var] = "1"
-os.environ.setdefault("OMP_PROC_BIND", "false")
+from petsc_common import cg_ksp, fail as fail_as, import_petsc, petsc_matrix  # first: one thread
 
 import argparse  # noqa: E402
 import glob  # noqa: E402
@@ -48,20 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def fail(message):
-    print(f"bench_petsc.py: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
-def import_petsc():
-    try:
-        import petsc4py
-    except ImportError:
-        fail(f"petsc4py is not installed for this Python ({sys.executable}); PETSc is a benchmark-only "
-             "dependency: on Debian, apt-get install python3-petsc4py, then run the script with the Python "
-             "that package is for (/usr/bin/python3)")
-    petsc4py.init(sys.argv[:1])
-    from petsc4py import PETSc
-    return PETSc
+    fail_as("bench_petsc.py", message)
 
 
 def import_ebla(where):
@@ -93,7 +78,7 @@ def main():
     if args.n < 1 or args.reps < 1 or not args.rtol > 0:
         parser.error("--n and --reps must be at least 1, --rtol positive")
 
-    PETSc = import_petsc()
+    PETSc = import_petsc("bench_petsc.py")
     ebla = import_ebla(args.ebla_python)
     import numpy as np
 
@@ -109,22 +94,14 @@ def main():
           f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
 
     # PETSc's matrix and vectors, from the same arrays
-    indptr = A.indptr.astype(PETSc.IntType)
-    indices = A.indices.astype(PETSc.IntType)
-    M = PETSc.Mat().createAIJ(size=(n, n), csr=(indptr, indices, A.data), comm=PETSc.COMM_SELF)
-    M.assemble()
+    M = petsc_matrix(PETSc, A)
     bv = M.createVecLeft()
     bv.setArray(b)
     xv = M.createVecRight()
 
     def petsc_solver(pc):
-        ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
-        ksp.setOperators(M)
-        ksp.setType(PETSc.KSP.Type.CG)
+        ksp = cg_ksp(PETSc, M, args.rtol)
         ksp.getPC().setType(pc)
-        ksp.setNormType(PETSc.KSP.NormType.UNPRECONDITIONED)
-        ksp.setTolerances(rtol=args.rtol, atol=0.0, divtol=PETSc.DEFAULT, max_it=100000)
-        ksp.setInitialGuessNonzero(False)
         ksp.setUp()
 
         def run():

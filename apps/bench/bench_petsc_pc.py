@@ -26,9 +26,7 @@ anything is imported. Without petsc4py the script says so and exits with status 
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
-    os.environ[_var] = "1"
-os.environ.setdefault("OMP_PROC_BIND", "false")
+from petsc_common import cg_ksp, fail as fail_as, import_petsc, petsc_matrix  # first: one thread
 
 import argparse  # noqa: E402
 import glob  # noqa: E402
@@ -45,19 +43,7 @@ MATRICES = [os.path.join(ROOT, "data", "matrices", name + ".mtx") for name in ("
 
 
 def fail(message):
-    print(f"bench_petsc_pc.py: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
-def import_petsc():
-    try:
-        import petsc4py
-    except ImportError:
-        fail(f"petsc4py is not installed for this Python ({sys.executable}); PETSc is a benchmark-only "
-             "dependency: on Debian, apt-get install python3-petsc4py, then run the script with /usr/bin/python3")
-    petsc4py.init(sys.argv[:1])
-    from petsc4py import PETSc
-    return PETSc
+    fail_as("bench_petsc_pc.py", message)
 
 
 def find_ebla(given):
@@ -67,14 +53,6 @@ def find_ebla(given):
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
     fail("no ebla command: build it (cmake --build <build dir> --target ebla_cli) or pass --ebla")
-
-
-def petsc_matrix(PETSc, A):
-    n = A.shape[0]
-    M = PETSc.Mat().createAIJ(size=(n, n), csr=(A.indptr.astype(PETSc.IntType), A.indices.astype(PETSc.IntType),
-                                                A.data), comm=PETSc.COMM_SELF)
-    M.assemble()
-    return M
 
 
 def petsc_runs(PETSc, A, b, rtol, alpha):
@@ -92,13 +70,7 @@ def petsc_runs(PETSc, A, b, rtol, alpha):
     def solver(prefix, settings, P=M):
         for key, value in settings.items():
             options[prefix + key] = value
-        ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
-        ksp.setOptionsPrefix(prefix)
-        ksp.setOperators(M, P)  # CG on A, the preconditioner built from P
-        ksp.setType(PETSc.KSP.Type.CG)
-        ksp.setNormType(PETSc.KSP.NormType.UNPRECONDITIONED)
-        ksp.setTolerances(rtol=rtol, atol=0.0, divtol=PETSc.DEFAULT, max_it=100000)
-        ksp.setInitialGuessNonzero(False)
+        ksp = cg_ksp(PETSc, M, rtol, P=P, prefix=prefix)  # CG on A, the preconditioner built from P
         ksp.setFromOptions()
         try:
             ksp.setUp()
@@ -171,7 +143,7 @@ def main():
     args = parser.parse_args()
     if args.reps < 1 or not args.rtol > 0:
         parser.error("--reps must be at least 1, --rtol positive")
-    PETSc = import_petsc()
+    PETSc = import_petsc("bench_petsc_pc.py")
     ebla = find_ebla(args.ebla)
     import numpy as np
     import scipy.io
