@@ -1,6 +1,10 @@
 #include <ebla/core/error.hpp>
 #include <ebla/kernels/quantize_host.hpp>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
 namespace ebla::detail {
 
 namespace {
@@ -56,13 +60,22 @@ __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,bmi,bmi2,fma"))) 
   run_mode(x, y, n, c, mode);
 }
 
+// A bit of CPUID's leaf (subleaf 0): register 0-3 for EAX, EBX, ECX, EDX. F16C and
+// AVX512-FP16 are read here, not by __builtin_cpu_supports, which clang 14 does not
+// give those names.
+bool cpuid_bit(unsigned leaf, int reg, unsigned bit) {
+  unsigned r[4] = {0, 0, 0, 0};
+  if (!__get_cpuid_count(leaf, 0, &r[0], &r[1], &r[2], &r[3])) return false;  // leaf beyond the CPU's
+  return ((r[reg] >> bit) & 1u) != 0;
+}
+
 HostFeatures read_features() {
   HostFeatures f;
   f.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
-  f.f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  f.f16c = __builtin_cpu_supports("avx") && cpuid_bit(1, 2, 29);  // CPUID.1:ECX.F16C[bit 29]
   f.avx512 = f.avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
-  f.avx512_fp16 = f.avx512 && __builtin_cpu_supports("avx512fp16");
+  f.avx512_fp16 = f.avx512 && cpuid_bit(7, 3, 23);  // CPUID.(EAX=7,ECX=0):EDX.AVX512-FP16[bit 23]
   f.avx512_bf16 = f.avx512 && __builtin_cpu_supports("avx512bf16");
   return f;
 }
