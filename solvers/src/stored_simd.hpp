@@ -106,7 +106,8 @@ EBLA_SIMD d8 round_nearest(d8 x) {
   const u8 bits = reinterpret_cast<u8>(x);
   const u8 sign = bits & sign_bit, a = bits & magnitude_bits;
   // at or above fmin: the k low bits rounded away on the bit pattern
-  u8 r = (a + (((1ull << (k - 1)) - 1) + ((a >> k) & 1))) & ~((1ull << k) - 1);
+  constexpr std::uint64_t half = (std::uint64_t{1} << (k - 1)) - 1, kept = ~((std::uint64_t{1} << k) - 1);
+  u8 r = (a + (half + ((a >> k) & 1))) & kept;
   const u8 over = reinterpret_cast<u8>(reinterpret_cast<i8>(r) > static_cast<std::int64_t>(fmax));
   r = (r & ~over) | (infinity_bits & over);
   // below fmin: the nearest multiple of the quantum 2^(emin - t + 1), ties to even
