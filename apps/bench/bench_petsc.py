@@ -33,7 +33,7 @@ so and exits with status 2.
 
 import os
 
-from petsc_common import cg_ksp, fail as fail_as, import_petsc, petsc_matrix  # first: one thread
+from petsc_common import cg_ksp, fail as fail_as, import_petsc, petsc_matrix, timed_solve  # first: one thread
 
 import argparse  # noqa: E402
 import glob  # noqa: E402
@@ -105,14 +105,10 @@ def main():
         ksp.setUp()
 
         def run():
-            xv.set(0.0)
-            start = time.perf_counter()
-            ksp.solve(bv, xv)
-            seconds = time.perf_counter() - start
-            reason = ksp.getConvergedReason()
+            its, x, seconds, reason = timed_solve(ksp, bv, xv)
             if reason <= 0:
                 print(f"warning: PETSc KSPCG ({pc}) did not converge: reason {reason}", file=sys.stderr)
-            return ksp.getIterationNumber(), xv.getArray().copy(), seconds
+            return its, x, seconds
         return run
 
     k_of = {False: 1, True: 3}  # ebla's rows in the table

@@ -26,7 +26,7 @@ anything is imported. Without petsc4py the script says so and exits with status 
 
 import os
 
-from petsc_common import cg_ksp, fail as fail_as, import_petsc, petsc_matrix  # first: one thread
+from petsc_common import cg_ksp, fail as fail_as, import_petsc, petsc_matrix, timed_solve  # first: one thread
 
 import argparse  # noqa: E402
 import glob  # noqa: E402
@@ -35,7 +35,6 @@ import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
-import time  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -79,13 +78,8 @@ def petsc_runs(PETSc, A, b, rtol, alpha):
             return lambda: (None, None, None, message)
 
         def run():
-            xv.set(0.0)
-            start = time.perf_counter()
-            ksp.solve(bv, xv)
-            seconds = time.perf_counter() - start
-            reason = ksp.getConvergedReason()
-            return (ksp.getIterationNumber(), xv.getArray().copy(), seconds,
-                    "" if reason > 0 else f"not converged (reason {reason})")
+            its, x, seconds, reason = timed_solve(ksp, bv, xv)
+            return its, x, seconds, "" if reason > 0 else f"not converged (reason {reason})"
         return run
 
     # SSOR: one symmetric sweep, omega 1 (symmetric Gauss-Seidel in natural row order)

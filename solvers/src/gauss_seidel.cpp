@@ -109,10 +109,7 @@ double SymmetricGaussSeidel::bytes() const {
 }
 
 void SymmetricGaussSeidel::apply(ConstVector r, Vector z) const {
-  if (r.extent(0) != n_ || z.extent(0) != n_)
-    throw_invalid("ebla::SymmetricGaussSeidel::apply", "r has " + std::to_string(r.extent(0)) + " entries, z " +
-                                                           std::to_string(z.extent(0)) + ", the preconditioner " +
-                                                           std::to_string(n_) + " rows");
+  detail::check_apply_sizes("ebla::SymmetricGaussSeidel::apply", r, z, n_);
   // forward: (D + L) y = r, y into z, colour by colour
   detail::triangular_sweep("ebla::sgs_forward", colour_start_, order_, split_.lower_ptr, split_.lower_col,
                            split_.lower_val, split_.diagonal, r, z);

@@ -165,10 +165,7 @@ double IncompleteCholesky::bytes() const {
 }
 
 void IncompleteCholesky::apply(ConstVector r, Vector z) const {
-  if (r.extent(0) != n_ || z.extent(0) != n_)
-    throw_invalid("ebla::IncompleteCholesky::apply", "r has " + std::to_string(r.extent(0)) + " entries, z " +
-                                                         std::to_string(z.extent(0)) + ", the preconditioner " +
-                                                         std::to_string(n_) + " rows");
+  detail::check_apply_sizes("ebla::IncompleteCholesky::apply", r, z, n_);
   // L y = r, level by level, y into z; then L^T z = y, level by level
   detail::triangular_sweep("ebla::ic0_lower", lower_start_, lower_order_, split_.lower_ptr, split_.lower_col,
                            split_.lower_val, split_.diagonal, r, z);

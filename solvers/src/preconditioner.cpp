@@ -163,10 +163,7 @@ double BlockJacobi::bytes() const {
 }
 
 void BlockJacobi::apply(ConstVector r, Vector z) const {
-  if (r.extent(0) != n_ || z.extent(0) != n_)
-    throw_invalid("ebla::BlockJacobi::apply", "r has " + std::to_string(r.extent(0)) + " entries, z " +
-                                                  std::to_string(z.extent(0)) + ", the preconditioner " +
-                                                  std::to_string(n_) + " rows");
+  detail::check_apply_sizes("ebla::BlockJacobi::apply", r, z, n_);
   const auto first = first_;
   const auto offset = offset_;
   const auto factor = factor_;

@@ -55,6 +55,9 @@ void triangular_sweep(const char* label, const std::vector<std::size_t>& start, 
                       const Kokkos::View<std::size_t*>& ptr, const Kokkos::View<int*>& col,
                       const Kokkos::View<double*>& val, const Kokkos::View<double*>& d, ConstVector in, Vector z);
 
+// Throws InvalidArgument naming `function` unless r and z have the preconditioner's n entries.
+void check_apply_sizes(const char* function, ConstVector r, Vector z, std::size_t n);
+
 // All 17 significant digits.
 inline std::string number_text(double v) {
   char s[32];

@@ -2,6 +2,10 @@
 // and the triangular sweep both preconditioners run over it.
 #include "preconditioner_host.hpp"
 
+#include <ebla/core/error.hpp>
+
+#include <string>
+
 namespace ebla {
 
 double detail::SplitRows::bytes() const {
@@ -18,6 +22,12 @@ SplitRows to_device(const HostSplit& s, const std::string& name) {
           device_copy(s.lower_col, name + " lower_col"), device_copy(s.upper_col, name + " upper_col"),
           device_copy(s.lower_val, name + " lower_val"), device_copy(s.upper_val, name + " upper_val"),
           device_copy(s.diagonal, name + " diagonal")};
+}
+
+void check_apply_sizes(const char* function, ConstVector r, Vector z, std::size_t n) {
+  if (r.extent(0) != n || z.extent(0) != n)
+    throw_invalid(function, "r has " + std::to_string(r.extent(0)) + " entries, z " + std::to_string(z.extent(0)) +
+                                ", the preconditioner " + std::to_string(n) + " rows");
 }
 
 void triangular_sweep(const char* label, const std::vector<std::size_t>& start, const Kokkos::View<int*>& order,
