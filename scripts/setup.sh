@@ -5,6 +5,8 @@ set -euo pipefail
 EBLA_PACKAGES=(
   cmake g++ make gfortran pkgconf                        # gfortran: the Fortran module (fortran/);
                                                          # pkgconf: the test of ebla.pc
+  ccache                                                 # scripts/test.sh: compiled objects kept
+                                                         # between runs, outside the clone
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev  # Kokkos 3.4 (Serial) and Kokkos Kernels
   libcli11-dev libspdlog-dev nlohmann-json3-dev          # the ebla command (JSON output: nlohmann)
   libfmt-dev                                             # the ebla command's text (fmt::format;

@@ -9,6 +9,9 @@
 #  3. against Debian's Kokkos again, everything built with AddressSanitizer (with LeakSanitizer)
 #     and UndefinedBehaviorSanitizer (EBLA_SANITIZE), every report fatal, in <build>-sanitize;
 #  4. the libFuzzer targets, built with clang and run for a bounded time (scripts/fuzz.sh).
+# Every compiler call goes through ccache when it is installed, with its cache outside the clone
+# (EBLA_CCACHE_DIR, default /var/cache/ebla/ccache; paths taken relative to the clone, so another
+# clone of the same sources hits the same entries); EBLA_CCACHE=0 turns it off.
 # Each part ends with CTest's output; the script ends with both summary lines (a failed run's
 # last) and exits non-zero if a build or any test failed.
 set -euo pipefail
@@ -27,6 +30,20 @@ done
 if [ "$kokkos4" = no ]; then
   echo "test.sh: skipping the build and tests against Kokkos 4.6 (OpenMP): $archives does not hold" \
        "${kokkos4_archives[*]} (set EBLA_KOKKOS4_ARCHIVES to a directory that does)"
+fi
+
+# ccache through CMake's CMAKE_<LANG>_COMPILER_LAUNCHER variables, which the four builds, the
+# fuzz build and the tests' own CMake projects (consumer.find_package) all read.
+if [ "${EBLA_CCACHE:-1}" != 0 ] && command -v ccache > /dev/null &&
+   mkdir -p "${EBLA_CCACHE_DIR:-/var/cache/ebla/ccache}" 2> /dev/null &&
+   [ -w "${EBLA_CCACHE_DIR:-/var/cache/ebla/ccache}" ]; then
+  export CCACHE_DIR=${EBLA_CCACHE_DIR:-/var/cache/ebla/ccache}
+  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-6G}
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  ccache --zero-stats > /dev/null
+  echo "test.sh: compiling through ccache, cache in $CCACHE_DIR"
+else
+  echo "test.sh: compiling without ccache"
 fi
 
 log=$(mktemp "${TMPDIR:-/tmp}/ebla-test.XXXXXX")
@@ -106,6 +123,11 @@ fi
 
 echo
 echo "test.sh: summaries"
+if [ -n "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
+  echo "ccache: $(ccache --print-stats 2> /dev/null |
+    awk -F'\t' '$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 }
+                 $1 == "cache_miss" { m += $2 } END { printf "%d hits, %d misses", h, m }')"
+fi
 for s in "${passed_runs[@]+"${passed_runs[@]}"}" "${failed_runs[@]+"${failed_runs[@]}"}"; do
   echo "${s%%|*}:"
   echo "${s#*|}"
