@@ -97,25 +97,34 @@ KOKKOS_INLINE_FUNCTION double entry_value(float v) { return v; }
 KOKKOS_INLINE_FUNCTION double entry_value(std::uint16_t v) { return bfloat16_value(v); }
 
 // (A p)_i for the rows [b, e) of a CSR matrix whose values are stored as V (exactly: see
-// narrow_values): each row's products in four running sums by entry index mod 4, added as
-// (s0 + s1) + (s2 + s3), a fixed order that does not wait on one chain of additions.
+// narrow_values) and whose columns are read as 16-bit offsets from the row where they fit
+// (2 bytes an entry instead of 4): each row's products in four running sums by entry index
+// mod 4, added as (s0 + s1) + (s2 + s3), a fixed order that does not wait on one chain of
+// additions.
 template <class V>
 struct CsrRows {
   CsrMatrix::row_map_type::const_type row_map;
   CsrMatrix::index_type::const_type entries;
   Kokkos::View<const V*> values;
+  Kokkos::View<const std::int16_t*> offsets;
+  template <class P, class Column>
+  KOKKOS_INLINE_FUNCTION double row(const P& p, std::size_t i, const Column& column) const {
+    double s[4] = {0, 0, 0, 0};
+    const std::size_t k0 = row_map(i), k1 = row_map(i + 1);
+    std::size_t k = k0;
+    for (; k + 4 <= k1; k += 4)
+      for (int j = 0; j < 4; ++j) s[j] += entry_value(values(k + j)) * p.load(column(k + j));
+    for (int j = 0; k < k1; ++k, ++j) s[j] += entry_value(values(k)) * p.load(column(k));
+    return (s[0] + s[1]) + (s[2] + s[3]);
+  }
   template <class P>
   KOKKOS_INLINE_FUNCTION void rows(const P& p, std::size_t b, std::size_t e, double* out) const {
-    for (std::size_t i = b; i < e; ++i) {
-      double s[4] = {0, 0, 0, 0};
-      const std::size_t k0 = row_map(i), k1 = row_map(i + 1);
-      std::size_t k = k0;
-      for (; k + 4 <= k1; k += 4)
-        for (int j = 0; j < 4; ++j)
-          s[j] += entry_value(values(k + j)) * p.load(static_cast<std::size_t>(entries(k + j)));
-      for (int j = 0; k < k1; ++k, ++j) s[j] += entry_value(values(k)) * p.load(static_cast<std::size_t>(entries(k)));
-      out[i - b] = (s[0] + s[1]) + (s[2] + s[3]);
-    }
+    if (offsets.extent(0))
+      for (std::size_t i = b; i < e; ++i)
+        out[i - b] = row(p, i, [&](std::size_t k) { return i + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(offsets(k))); });
+    else
+      for (std::size_t i = b; i < e; ++i)
+        out[i - b] = row(p, i, [&](std::size_t k) { return static_cast<std::size_t>(entries(k)); });
   }
 };
 
@@ -125,9 +134,10 @@ decltype(auto) with_rows(const RowsOf& A, const char* function, F&& f) {
   switch (A.kind) {
     case RowsOf::Kind::stencil: return f(StencilRows{A.nx, A.ny, A.nz});
     case RowsOf::Kind::csr:
-      if (A.values16.extent(0)) return f(CsrRows<std::uint16_t>{A.A.graph.row_map, A.A.graph.entries, A.values16});
-      if (A.values32.extent(0)) return f(CsrRows<float>{A.A.graph.row_map, A.A.graph.entries, A.values32});
-      return f(CsrRows<double>{A.A.graph.row_map, A.A.graph.entries, A.A.values});
+      if (A.values16.extent(0))
+        return f(CsrRows<std::uint16_t>{A.A.graph.row_map, A.A.graph.entries, A.values16, A.offsets16});
+      if (A.values32.extent(0)) return f(CsrRows<float>{A.A.graph.row_map, A.A.graph.entries, A.values32, A.offsets16});
+      return f(CsrRows<double>{A.A.graph.row_map, A.A.graph.entries, A.A.values, A.offsets16});
     case RowsOf::Kind::none: break;
   }
   throw_invalid(function, "the operator cannot read stored vectors (only csr and stencil can)");
@@ -287,6 +297,29 @@ void set_stored_isa(HostIsa isa) {
 
 void reset_stored_isa() { isa_forced = false; }
 
+// The columns as offsets from their row, where the widest |column - row| fits in 16 bits.
+void narrow_columns(RowsOf& A) {
+  const auto row_map = A.A.graph.row_map;
+  const auto entries = A.A.graph.entries;
+  const std::size_t rows = static_cast<std::size_t>(A.A.numRows());
+  const auto widest = over_tiles<1>("ebla::cg_stored matrix band", rows, 1u,
+                                    KOKKOS_LAMBDA(std::size_t b, std::size_t e, TileFields<1>& t) {
+                                      for (std::size_t i = b; i < e; ++i)
+                                        for (std::size_t k = row_map(i); k < row_map(i + 1); ++k) {
+                                          const double d = static_cast<double>(entries(k)) - static_cast<double>(i);
+                                          t.v[0] = t.v[0] > magnitude(d) ? t.v[0] : magnitude(d);
+                                        }
+                                    });
+  if (!(widest.v[0] <= 32767)) return;
+  Kokkos::View<std::int16_t*> offsets("ebla::cg matrix columns (16-bit offsets)", A.A.nnz());
+  Kokkos::parallel_for("ebla::cg_stored column offsets", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, rows),
+                       KOKKOS_LAMBDA(const std::size_t i) {
+                         for (std::size_t k = row_map(i); k < row_map(i + 1); ++k)
+                           offsets(k) = static_cast<std::int16_t>(entries(k) - static_cast<int>(i));
+                       });
+  A.offsets16 = offsets;
+}
+
 void narrow_values(RowsOf& A) {
   if (A.kind != RowsOf::Kind::csr) return;
   const auto vals = A.A.values;
@@ -311,13 +344,16 @@ void narrow_values(RowsOf& A) {
                          KOKKOS_LAMBDA(const std::size_t k) { v32(k) = static_cast<float>(vals(k)); });
     A.values32 = v32;
   }
+  narrow_columns(A);
 }
 
 double value_bytes(const RowsOf& A) { return A.values16.extent(0) ? 2 : A.values32.extent(0) ? 4 : 8; }
 
+double column_bytes(const RowsOf& A) { return A.offsets16.extent(0) ? 2 : sizeof(int); }
+
 double matrix_bytes(const RowsOf& A) {
   if (A.kind != RowsOf::Kind::csr) return 0;  // the stencil has no matrix
-  return static_cast<double>(A.A.nnz()) * (value_bytes(A) + sizeof(int)) +
+  return static_cast<double>(A.A.nnz()) * (value_bytes(A) + column_bytes(A)) +
          static_cast<double>(A.A.numRows() + 1) * sizeof(std::size_t);
 }
 

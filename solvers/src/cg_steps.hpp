@@ -44,13 +44,17 @@ struct StepSums {
 };
 
 /// CSR only: where every value of A is exact in bfloat16 (or else in binary32), a copy of the
-/// values in that format, which the passes then read (HPCCG's -1 and 27 take 2 bytes each).
+/// values in that format, which the passes then read (HPCCG's -1 and 27 take 2 bytes each);
+/// where every |column - row| is at most 32767, the columns as 16-bit offsets from their row
+/// (2 bytes each instead of 4).
 void narrow_values(RowsOf& A);
 
 /// A with narrow_values applied.
 RowsOf narrowed(RowsOf A);
 /// Bytes per stored matrix value (8, or 4 or 2 after narrow_values).
 double value_bytes(const RowsOf& A);
+/// Bytes per column index the passes read (4, or 2 as offsets after narrow_values).
+double column_bytes(const RowsOf& A);
 /// Bytes a pass reads of A: values, column indices and row offsets (0 for the stencil).
 double matrix_bytes(const RowsOf& A);
 

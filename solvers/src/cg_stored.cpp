@@ -91,12 +91,14 @@ public:
       : A_(A), rows_(narrowed(A.rows())), a_norm_(infinity_norm_bound(rows_)), b_(b), dinv_(dinv), o_(o), res_(res), n_(A.size()),
         traffic_{static_cast<double>(A.size()), matrix_bytes(rows_), dinv.extent(0) > 0 ? 8.0 * A.size() : 0.0} {
     if (rows_.kind == RowsOf::Kind::csr) {
-      res_.nonzero_bytes = value_bytes(rows_) + sizeof(int);
+      res_.nonzero_bytes = value_bytes(rows_) + column_bytes(rows_);
       if (value_bytes(rows_) < 8)
         event(0, std::string("A's values are exact in ") + (rows_.values16.extent(0) ? "bfloat16" : "binary32") +
                      ": the passes read that copy (the binary64 matrix stays for the certificate)");
       else
         event(0, "A's values are not all exact in bfloat16 or binary32: the passes read them in binary64");
+      if (column_bytes(rows_) < sizeof(int))
+        event(0, "A's columns lie within 32767 of the diagonal: the passes read them as 16-bit offsets from the row");
     }
   }
 

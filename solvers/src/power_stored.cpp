@@ -92,6 +92,8 @@ void stored_power(const SolverSpace& A, Vector x1, const PowerOptions& o, PowerR
   if (rows.kind == RowsOf::Kind::csr && value_bytes(rows) < 8)
     res.events.push_back({0, std::string("A's values are exact in ") + (rows.values16.extent(0) ? "bfloat16" : "binary32") +
                                  ": the passes read that copy"});
+  if (rows.kind == RowsOf::Kind::csr && column_bytes(rows) < sizeof(int))
+    res.events.push_back({0, "A's columns lie within 32767 of the diagonal: the passes read them as 16-bit offsets from the row"});
 
   StoredVector v = make_stored_vector(next, n, "ebla::power v"), w = make_stored_vector(next, n, "ebla::power w");
   double v_max = store(v, x1).amax;  // v_0 = fl_S(x_1)

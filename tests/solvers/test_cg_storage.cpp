@@ -263,12 +263,92 @@ TEST(CgStorage, ExactMatrixValuesAreReadInTheNarrowestFormatThatHoldsThem) {
                               options(ebla::StoragePolicy::automatic()));
     ASSERT_EQ(res.status, ebla::SolverStatus::converged);
     EXPECT_LE(quad_residual(B, P.b, res.x), res.tolerance_used);
-    EXPECT_EQ(res.nonzero_bytes, extra == 0.1 ? 12.0 : 8.0);
+    EXPECT_EQ(res.nonzero_bytes, extra == 0.1 ? 10.0 : 6.0);  // columns as 16-bit offsets
     // the record says which copy the passes read, and why
     EXPECT_EQ(event_at(res, extra == 0.1 ? "not all exact in bfloat16 or binary32: the passes read them in binary64"
                                          : "A's values are exact in binary32"),
               0)
         << extra;
+  }
+}
+
+// A of order n: 4 on the diagonal, -1 beside it, and 1 at (0, w) and (w, 0): the band's
+// half-width is w.
+ebla::CsrMatrix banded(std::size_t n, std::size_t w) {
+  std::vector<std::size_t> map{0};
+  std::vector<int> cols;
+  std::vector<double> vals;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto put = [&](std::size_t j, double v) {
+      cols.push_back(static_cast<int>(j));
+      vals.push_back(v);
+    };
+    if (i == w) put(0, 1);
+    if (i > 0) put(i - 1, -1);
+    put(i, 4);
+    if (i + 1 < n) put(i + 1, -1);
+    if (i == 0) put(w, 1);
+    map.push_back(cols.size());
+  }
+  Kokkos::View<std::size_t*> m("row_map", map.size());
+  Kokkos::View<int*> c("entries", cols.size());
+  Kokkos::View<double*> v("values", vals.size());
+  const auto hm = Kokkos::create_mirror_view(m);
+  const auto hc = Kokkos::create_mirror_view(c);
+  const auto hv = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < map.size(); ++i) hm(i) = map[i];
+  for (std::size_t k = 0; k < cols.size(); ++k) {
+    hc(k) = cols[k];
+    hv(k) = vals[k];
+  }
+  Kokkos::deep_copy(m, hm);
+  Kokkos::deep_copy(c, hc);
+  Kokkos::deep_copy(v, hv);
+  return ebla::CsrMatrix("banded", static_cast<int>(n), static_cast<int>(n), cols.size(), v, m, c);
+}
+
+TEST(CgStorage, ColumnsWithinTheBandAreReadAsSixteenBitOffsets) {
+  // HPCCG's matrix: every offset column - row is kept, and the product reading the offsets
+  // and the bfloat16 values is bit for bit the one reading binary64 values and 32-bit columns
+  const auto P = ebla::hpccg_problem(9, 7, 8);
+  const ebla::RowsOf plain = ebla::rows_of(ebla::CsrOperator(P.A));
+  const ebla::RowsOf narrow = ebla::detail::narrowed(plain);
+  ASSERT_EQ(narrow.offsets16.extent(0), P.A.nnz());
+  const auto row_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), P.A.graph.row_map);
+  const auto entries = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), P.A.graph.entries);
+  const auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), narrow.offsets16);
+  for (std::size_t i = 0; i + 1 < row_map.extent(0); ++i)
+    for (std::size_t k = row_map(i); k < row_map(i + 1); ++k) ASSERT_EQ(static_cast<int>(i) + offsets(k), entries(k));
+  const std::size_t n = P.b.extent(0);
+  for (Storage sp : {Storage::binary64, Storage::binary32, Storage::block16}) {
+    ebla::StoredVector p = ebla::make_stored_vector(sp, n, "p");
+    ebla::store(p, scaled(P.b, 0.37));
+    ebla::StoredVector q1 = ebla::make_stored_vector(Storage::binary64, n, "q1");
+    ebla::StoredVector q2 = ebla::make_stored_vector(Storage::binary64, n, "q2");
+    const double a_norm = ebla::detail::infinity_norm_bound(plain);
+    const auto s1 = ebla::detail::apply_stored(plain, a_norm, p, q1, 3.0, true);
+    const auto s2 = ebla::detail::apply_stored(narrow, a_norm, p, q2, 3.0, true);
+    const auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), q1.f64);
+    const auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), q2.f64);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(h1(i), h2(i)) << ebla::to_string(sp) << " row " << i;
+    EXPECT_EQ(s1.dot, s2.dot);
+    EXPECT_EQ(s1.amax, s2.amax);
+  }
+  // a band of half-width 32767 fits, 32768 does not; either way the solve certifies
+  for (std::size_t w : {32767u, 32768u}) {
+    const ebla::CsrMatrix A = banded(w + 2, w);
+    ebla::RowsOf r = ebla::rows_of(ebla::CsrOperator(A));
+    ebla::detail::narrow_values(r);
+    EXPECT_EQ(r.offsets16.extent(0), w == 32767 ? A.nnz() : 0u) << w;
+    ebla::Vector b("b", w + 2);
+    Kokkos::deep_copy(b, 1.0);
+    ebla::Vector x0("x0", w + 2);
+    const auto res = ebla::cg(ebla::CsrOperator(A), b, x0, ebla::DotPolicy::exact(),
+                              options(ebla::StoragePolicy::automatic()));
+    ASSERT_EQ(res.status, ebla::SolverStatus::converged) << w;
+    EXPECT_LE(quad_residual(A, b, res.x), res.tolerance_used) << w;
+    EXPECT_EQ(res.nonzero_bytes, w == 32767 ? 4.0 : 6.0) << w;
+    EXPECT_EQ(event_at(res, "16-bit offsets") >= 0, w == 32767) << w;
   }
 }
 

@@ -153,6 +153,9 @@ struct RowsOf {
   /// csr: A's values, where each is exact in it, as bfloat16 bits or binary32 (else empty)
   Kokkos::View<const std::uint16_t*> values16;
   Kokkos::View<const float*> values32;
+  /// csr: each entry's column minus its row, where every one fits in 16 bits (a band of
+  /// half-width up to 32767; else empty)
+  Kokkos::View<const std::int16_t*> offsets16;
 };
 inline RowsOf rows_of(const CsrOperator& A) { return {RowsOf::Kind::csr, A.matrix(), 0, 0, 0, {}, {}}; }
 inline RowsOf rows_of(const StencilOperator& A) {
