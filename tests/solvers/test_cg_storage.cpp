@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../../solvers/src/cg_steps.hpp"
+#include "util.hpp"
 
 namespace {
 
@@ -275,36 +276,20 @@ TEST(CgStorage, ExactMatrixValuesAreReadInTheNarrowestFormatThatHoldsThem) {
 // A of order n: 4 on the diagonal, -1 beside it, and 1 at (0, w) and (w, 0): the band's
 // half-width is w.
 ebla::CsrMatrix banded(std::size_t n, std::size_t w) {
-  std::vector<std::size_t> map{0};
-  std::vector<int> cols;
-  std::vector<double> vals;
+  ebla::test::HostCsr h{static_cast<int>(n), static_cast<int>(n), {0}, {}, {}};
+  const auto put = [&](std::size_t j, double v) {
+    h.col.push_back(static_cast<int>(j));
+    h.val.push_back(v);
+  };
   for (std::size_t i = 0; i < n; ++i) {
-    const auto put = [&](std::size_t j, double v) {
-      cols.push_back(static_cast<int>(j));
-      vals.push_back(v);
-    };
     if (i == w) put(0, 1);
     if (i > 0) put(i - 1, -1);
     put(i, 4);
     if (i + 1 < n) put(i + 1, -1);
     if (i == 0) put(w, 1);
-    map.push_back(cols.size());
+    h.ptr.push_back(h.col.size());
   }
-  Kokkos::View<std::size_t*> m("row_map", map.size());
-  Kokkos::View<int*> c("entries", cols.size());
-  Kokkos::View<double*> v("values", vals.size());
-  const auto hm = Kokkos::create_mirror_view(m);
-  const auto hc = Kokkos::create_mirror_view(c);
-  const auto hv = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < map.size(); ++i) hm(i) = map[i];
-  for (std::size_t k = 0; k < cols.size(); ++k) {
-    hc(k) = cols[k];
-    hv(k) = vals[k];
-  }
-  Kokkos::deep_copy(m, hm);
-  Kokkos::deep_copy(c, hc);
-  Kokkos::deep_copy(v, hv);
-  return ebla::CsrMatrix("banded", static_cast<int>(n), static_cast<int>(n), cols.size(), v, m, c);
+  return ebla::test::make_csr(h);
 }
 
 TEST(CgStorage, ColumnsWithinTheBandAreReadAsSixteenBitOffsets) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../../solvers/src/cg_steps.hpp"
+#include "util.hpp"
 
 namespace {
 
@@ -117,36 +118,16 @@ struct Case {
 // HPCCG's matrix with row i cut to its first i mod 10 entries: rows of 0 to 9 entries, so
 // every count of entries left over past a multiple of four, and empty rows.
 ebla::CsrMatrix cut_rows(const ebla::CsrMatrix& A) {
-  const auto row_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
-  const auto entries = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
-  const auto values = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
-  const std::size_t rows = A.numRows();
-  std::vector<std::size_t> map{0};
-  std::vector<int> cols;
-  std::vector<double> vals;
-  for (std::size_t i = 0; i < rows; ++i) {
-    const std::size_t keep = std::min<std::size_t>(i % 10, row_map(i + 1) - row_map(i));
-    for (std::size_t k = row_map(i); k < row_map(i) + keep; ++k) {
-      cols.push_back(entries(k));
-      vals.push_back(values(k) * (1 + 0x1p-20 * static_cast<double>(k % 7)));
+  const ebla::test::HostCsr h = ebla::test::to_host(A);
+  ebla::test::HostCsr cut{h.rows, h.cols, {0}, {}, {}};
+  for (std::size_t i = 0; i < static_cast<std::size_t>(h.rows); ++i) {
+    for (std::size_t k = h.ptr[i]; k < h.ptr[i] + std::min<std::size_t>(i % 10, h.length(i)); ++k) {
+      cut.col.push_back(h.col[k]);
+      cut.val.push_back(h.val[k] * (1 + 0x1p-20 * static_cast<double>(k % 7)));
     }
-    map.push_back(cols.size());
+    cut.ptr.push_back(cut.col.size());
   }
-  Kokkos::View<std::size_t*> m("row_map", map.size());
-  Kokkos::View<int*> c("entries", cols.size());
-  Kokkos::View<double*> v("values", vals.size());
-  const auto hm = Kokkos::create_mirror_view(m);
-  const auto hc = Kokkos::create_mirror_view(c);
-  const auto hv = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < map.size(); ++i) hm(i) = map[i];
-  for (std::size_t k = 0; k < cols.size(); ++k) {
-    hc(k) = cols[k];
-    hv(k) = vals[k];
-  }
-  Kokkos::deep_copy(m, hm);
-  Kokkos::deep_copy(c, hc);
-  Kokkos::deep_copy(v, hv);
-  return ebla::CsrMatrix("cut rows", static_cast<int>(rows), static_cast<int>(A.numCols()), cols.size(), v, m, c);
+  return ebla::test::make_csr(cut);
 }
 
 // The stencil, CSR with binary64, binary32 and bfloat16 values, and CSR with rows of 0 to 9
