@@ -68,7 +68,93 @@ public:
     return k < 2 ? kappa : kappa * std::sqrt(std::max(1.0, kappa / seen_[k / 2]));
   }
 
+  /// How many Ritz values in the upper half of the spectrum seen so far (theta_i >
+  /// sqrt(theta_min theta_max)) have converged to semi-orthogonality level, given beta_k (the
+  /// step just taken; T_(k+1,k) = sqrt(beta_k) / alpha_k): the Ritz vector y_i of T_k has
+  /// ||A y_i - theta_i y_i|| = T_(k+1,k) |s_ki| (s_ki the last component of T_k's i-th
+  /// eigenvector), and by Paige's theorem (Linear Algebra Appl. 34, 1980) the next Lanczos
+  /// vector has lost about u ||A|| / (T_(k+1,k) |s_ki|) of its orthogonality to y_i. A pair
+  /// counts once that loss exceeds sqrt(u), i.e. T_(k+1,k) |s_ki| <= sqrt(u) theta_max (Simon's
+  /// semi-orthogonality, Math. Comp. 42, 1984). From then on CG finds y_i again and again,
+  /// and every rounding of its coefficients widens the copies (docs/solvers.md, "The
+  /// finite-precision regime"). O(k^3): for the first steps only.
+  int converged_at_top(double beta_k) const {
+    const std::size_t k = d_.size();
+    if (k < 2 || !(beta_k >= 0) || !std::isfinite(beta_k)) return 0;
+    std::vector<double> theta, last;
+    ritz_pairs(theta, last);
+    const auto [lo, hi] = std::minmax_element(theta.begin(), theta.end());
+    if (!(*lo > 0) || !(*hi > 0)) return 0;
+    const double next = std::sqrt(beta_k) / last_alpha_;  // T_(k+1,k)
+    const double middle = std::sqrt(*lo * *hi), semi = 0x1p-26 * *hi;  // 2^-26 ~ sqrt(2^-53)
+    int count = 0;
+    for (std::size_t i = 0; i < k; ++i)
+      if (theta[i] > middle && next * std::fabs(last[i]) <= semi) ++count;
+    return count;
+  }
+
+  /// Whether CG is in the finite-precision regime, where any rounding of its coefficients
+  /// costs iterations (docs/solvers.md): by step k <= regime_steps, at least regime_count
+  /// Ritz values at the top of the spectrum have converged (converged_at_top). Sets `count`.
+  static constexpr std::size_t regime_steps = 64;
+  static constexpr int regime_count = 2;
+  bool finite_precision_regime(double beta_k, int& count) const {
+    count = d_.size() <= regime_steps ? converged_at_top(beta_k) : 0;
+    return count >= regime_count;
+  }
+
 private:
+  // The eigenvalues theta_i of T_k and the last components s_ki of its unit eigenvectors:
+  // cyclic Jacobi rotations on the dense T_k (Golub and Van Loan, section 8.5), each
+  // rotation J applied as T <- J^T T J and, of V <- V J, to V's last row only.
+  void ritz_pairs(std::vector<double>& theta, std::vector<double>& last) const {
+    const std::size_t k = d_.size();
+    std::vector<double> t(k * k, 0.0);
+    auto at = [&](std::size_t i, std::size_t j) -> double& { return t[i * k + j]; };
+    double frobenius = 0;
+    for (std::size_t i = 0; i < k; ++i) {
+      at(i, i) = d_[i];
+      frobenius += d_[i] * d_[i];
+      if (i + 1 < k) {
+        at(i, i + 1) = at(i + 1, i) = std::sqrt(e2_[i]);
+        frobenius += 2 * e2_[i];
+      }
+    }
+    last.assign(k, 0.0);
+    last[k - 1] = 1;  // V = I
+    for (int sweep = 0; sweep < 60; ++sweep) {
+      double off = 0;
+      for (std::size_t p = 0; p < k; ++p)
+        for (std::size_t q = p + 1; q < k; ++q) off += 2 * at(p, q) * at(p, q);
+      if (off <= 1e-32 * frobenius) break;  // off(T) at the level of roundoff
+      for (std::size_t p = 0; p + 1 < k; ++p)
+        for (std::size_t q = p + 1; q < k; ++q) {
+          const double apq = at(p, q);
+          if (apq == 0) continue;
+          // tan of the angle that zeroes T_pq: t^2 + 2 zeta t - 1 = 0, the smaller root
+          const double zeta = (at(q, q) - at(p, p)) / (2 * apq);
+          const double tn = (zeta >= 0 ? 1.0 : -1.0) / (std::fabs(zeta) + std::sqrt(zeta * zeta + 1));
+          const double c = 1 / std::sqrt(tn * tn + 1), s = tn * c;
+          for (std::size_t r = 0; r < k; ++r) {  // columns p and q, then rows p and q
+            const double rp = at(r, p), rq = at(r, q);
+            at(r, p) = c * rp - s * rq;
+            at(r, q) = s * rp + c * rq;
+          }
+          for (std::size_t r = 0; r < k; ++r) {
+            const double pr = at(p, r), qr = at(q, r);
+            at(p, r) = c * pr - s * qr;
+            at(q, r) = s * pr + c * qr;
+          }
+          at(p, q) = at(q, p) = 0;
+          const double lp = last[p], lq = last[q];
+          last[p] = c * lp - s * lq;
+          last[q] = s * lp + c * lq;
+        }
+    }
+    theta.resize(k);
+    for (std::size_t i = 0; i < k; ++i) theta[i] = at(i, i);
+  }
+
   // Eigenvalues of T below x (Sturm sequence of the LDL^T pivots).
   std::size_t below(double x) const {
     std::size_t count = 0;

@@ -212,6 +212,31 @@ TEST(CgStorage, TheStallSafeguardKeepsTheStorageInBinary64) {
   EXPECT_LE(quad_residual(M, b, r.x), r.tolerance_used);
 }
 
+TEST(CgStorage, TheFinitePrecisionRegimeKeepsTheStorageInBinary64) {
+  // ten isolated eigenvalues above 39990 spread ones: CG finds two of them within its first
+  // 64 steps, the run is in the finite-precision regime (lanczos_condition.hpp) and nothing
+  // is narrowed; without that test this solve did not converge in 5000 iterations
+  const ebla::CsrMatrix M = ebla::test::isolated_top_diagonal(40000);
+  const ebla::CsrOperator A(M);
+  ebla::Vector b("b", M.numRows()), x0("x0", M.numRows());
+  Kokkos::deep_copy(b, 1.0);
+  ebla::CgOptions o = options(ebla::StoragePolicy::automatic(), 1e-8);
+  o.max_iterations = 5000;
+  ebla::CgOptions plain = options(ebla::StoragePolicy(), 1e-8);
+  plain.max_iterations = 5000;
+  const auto exact = ebla::cg(A, b, x0, ebla::DotPolicy::exact(), plain);
+  const auto r = ebla::cg(A, b, x0, ebla::DotPolicy::exact(), o);
+  ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;
+  const int at = event_at(r, "finite-precision regime");
+  EXPECT_GT(at, 0);
+  EXPECT_LE(at, 64);
+  EXPECT_EQ(p_switch(r), -1);
+  EXPECT_EQ(late_switch(r), -1);
+  for (const auto& it : r.history) EXPECT_TRUE(it.storage == ebla::StorageFormats{});
+  EXPECT_LE(r.iterations, exact.iterations * 103 / 100 + 1) << r.iterations << " against " << exact.iterations;
+  EXPECT_LE(quad_residual(M, b, r.x), r.tolerance_used);
+}
+
 TEST(CgStorage, AFailedCertificateReturnsTheStorageToBinary64) {
   // x moved behind CG's back after q and r went to binary32 (a fault injected into x): the
   // recursive residual no longer tracks b - A x, the stopping test passes on it, the
