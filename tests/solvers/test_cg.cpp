@@ -3,6 +3,7 @@
 #include "util.hpp"
 
 #include "../../solvers/src/lanczos_condition.hpp"
+#include "regime_matrix.hpp"
 
 #include <ebla/core/bits.hpp>
 #include <ebla/core/error.hpp>

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../../solvers/src/cg_steps.hpp"
+#include "regime_matrix.hpp"
 #include "util.hpp"
 
 namespace {

@@ -63,18 +63,6 @@ inline CsrMatrix make_csr(const HostCsr& h) {
 }
 
 /// CSR matrix of the nonzeros of a dense row-major matrix (columns ascending).
-// A diagonal matrix in the finite-precision regime of CG: n - 10 eigenvalues spread
-// geometrically from 1 to 1e4 and ten isolated ones above, 1e5 2^j (j = 0..9).
-inline CsrMatrix isolated_top_diagonal(int n) {
-  HostCsr h{n, n, {0}, {}, {}};
-  for (int i = 0; i < n; ++i) {
-    h.col.push_back(i);
-    h.val.push_back(i < n - 10 ? std::pow(1e4, i / (n - 11.0)) : 1e5 * std::ldexp(1.0, i - (n - 10)));
-    h.ptr.push_back(h.col.size());
-  }
-  return make_csr(h);
-}
-
 inline CsrMatrix csr_from_dense(const std::vector<std::vector<double>>& a, std::size_t ncols = 0) {
   HostCsr h{static_cast<int>(a.size()), static_cast<int>(ncols ? ncols : a.size()), {0}, {}, {}};
   for (const auto& row : a) {

@@ -157,9 +157,9 @@ struct RowsOf {
   /// half-width up to 32767; else empty)
   Kokkos::View<const std::int16_t*> offsets16;
 };
-inline RowsOf rows_of(const CsrOperator& A) { return {RowsOf::Kind::csr, A.matrix(), 0, 0, 0, {}, {}, {}}; }
+inline RowsOf rows_of(const CsrOperator& A) { return {RowsOf::Kind::csr, A.matrix(), 0, 0, 0, {}, {}}; }
 inline RowsOf rows_of(const StencilOperator& A) {
-  return {RowsOf::Kind::stencil, CsrMatrix(), A.nx(), A.ny(), A.nz(), {}, {}, {}};
+  return {RowsOf::Kind::stencil, CsrMatrix(), A.nx(), A.ny(), A.nz(), {}, {}};
 }
 inline RowsOf rows_of(const DenseOperator&) { return {}; }
 inline RowsOf rows_of(const FunctionOperator&) { return {}; }
