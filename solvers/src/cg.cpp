@@ -351,8 +351,7 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
     if (dot.automatic() && !exact_regime && kappa.finite_precision_regime(res.history.back().beta, converged)) {
       exact_regime = true;
       const bool restart = restart_pays(kappa.projected(), tau / exact_rnorm, N, k);
-      dot.tighten(0, k, std::to_string(converged) + " Ritz values at the top of the spectrum converged by step " +
-                            std::to_string(k) + " (the finite-precision regime)" +
+      dot.tighten(0, k, detail::LanczosCondition::regime_reason(converged, k) +
                             (restart ? "; CG restarted from x_k with exact dot products" : ""));
       if (restart) {
         A.apply(x, q);                             // r = b - A x_k, z = M^-1 r, p = z

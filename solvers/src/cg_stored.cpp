@@ -320,9 +320,6 @@ CgResult& StoredCg::run(Vector x, double tau, std::chrono::steady_clock::time_po
     it.beta = up.abs_dot / v_.c;                                     // line 11
     kappa_.add(it.alpha, last_beta_);
     last_beta_ = it.beta;
-    int converged = 0;  // the finite-precision regime (lanczos_condition.hpp): binary64 from here
-    const bool regime = o_.storage.kind == StoragePolicy::Kind::automatic && !pinned_ &&
-                        kappa_.finite_precision_regime(it.beta, converged);
     v_.c = up.abs_dot;
     const StepSums dp = direction_stored(it.beta, v_.r, dinv_, v_.p, v_.z_max, v_.p_max);  // line 12
     v_.p_max = dp.amax;
@@ -344,9 +341,10 @@ CgResult& StoredCg::run(Vector x, double tau, std::chrono::steady_clock::time_po
       if (!fall_back(k, x, why) && !was_pinned) event(k, why + ": p, q and r stay in binary64 from here");
       best_k = k;
     }
-    if (regime) {
-      const std::string why = std::to_string(converged) + " Ritz values at the top of the spectrum converged by step " +
-                              std::to_string(k) + " (the finite-precision regime)";
+    int converged = 0;  // the finite-precision regime (lanczos_condition.hpp): binary64 from here
+    if (o_.storage.kind == StoragePolicy::Kind::automatic && !pinned_ &&
+        kappa_.finite_precision_regime(last_beta_, converged)) {
+      const std::string why = LanczosCondition::regime_reason(converged, k);
       if (!fall_back(k, x, why)) event(k, why + ": p, q and r stay in binary64 from here");
     }
     if (narrow_p()) {  // p to binary32 for the rest of the solve

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace ebla::detail {
@@ -101,6 +102,11 @@ public:
   bool finite_precision_regime(double beta_k, int& count) const {
     count = d_.size() <= regime_steps ? converged_at_top(beta_k) : 0;
     return count >= regime_count;
+  }
+  /// The event's words: "<count> Ritz values ... converged by step <k> (the finite-precision regime)".
+  static std::string regime_reason(int count, int k) {
+    return std::to_string(count) + " Ritz values at the top of the spectrum converged by step " + std::to_string(k) +
+           " (the finite-precision regime)";
   }
 
 private:
