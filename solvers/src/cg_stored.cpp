@@ -68,10 +68,34 @@ std::string sci(double v) {
 // The vectors of the iteration and the maxima the next pass scales by.
 struct Krylov {
   StoredVector p, q, r;
+  // The binary64 allocations whose memory a binary32 p, q or r lives in (see in_memory_of):
+  // narrowing moves the words into memory the solve already holds instead of allocating.
+  Kokkos::View<double*> p_home, q_home, r_home;
   double p_max = 0, q_max = 0, r_max = 0, z_max = 0;
   double rr = 0, c = 0;  // r^T r and c = r^T z
   double gap = 0;        // G_k
 };
+
+// A binary32 vector of home.extent(0) values whose words lie in the first half of `home`, a
+// binary64 allocation whose values are no longer needed (the caller keeps home alive).
+// Narrowing this way allocates nothing: the peak memory of the solve stays that of its
+// binary64 start, and no fresh pages are touched.
+StoredVector in_memory_of(const Kokkos::View<double*>& home) {
+  StoredVector v;
+  v.format = Storage::binary32;
+  v.n = home.extent(0);
+  v.f32 = Kokkos::View<float*>(reinterpret_cast<float*>(home.data()), v.n);
+  return v;
+}
+
+// A binary64 vector over the allocation `home` (its values are overwritten before use).
+StoredVector binary64_in(const Kokkos::View<double*>& home) {
+  StoredVector v;
+  v.format = Storage::binary64;
+  v.n = home.extent(0);
+  v.f64 = home;
+  return v;
+}
 
 // The bytes each pass reads and writes (model: every vector once per pass, the matrix once
 // per product, scalars and the tiles' sums not counted).
@@ -116,6 +140,8 @@ public:
   // Stores the vectors in `formats` from now on: p converted (exactly where the new format
   // holds it; binary64 always does), r replaced, q allocated anew.
   void switch_to(StorageFormats formats, Vector x) {
+    v_.q = v_.r = StoredVector();  // q and r are written anew (the next product, replace): freed first
+    v_.q_home = v_.r_home = Kokkos::View<double*>();
     StoredVector p = make_stored_vector(formats.p, n_, "ebla::cg p");
     if (v_.p.n) {
       Vector w("ebla::cg p (binary64)", n_);
@@ -123,6 +149,7 @@ public:
       v_.p_max = store(p, w).amax;
     }
     v_.p = std::move(p);
+    v_.p_home = Kokkos::View<double*>();
     v_.q = make_stored_vector(formats.r, n_, "ebla::cg q");
     v_.r = make_stored_vector(formats.r, n_, "ebla::cg r");
     storage_ = formats;
@@ -131,29 +158,34 @@ public:
 
   CgResult& run(Vector x, double tau, std::chrono::steady_clock::time_point loop_start);
 
-  // p in binary32 from now on, rounded as it is (no gap: storage_rule.hpp)
+  // p in binary32 from now on, rounded as it is (no gap: storage_rule.hpp). q is dead until
+  // the next product: p's binary32 words go into q's memory, and q moves into p's.
   void narrow_p_now() {
-    Vector w("ebla::cg p (binary64)", n_);
-    load(v_.p, w);
-    StoredVector p = make_stored_vector(Storage::binary32, n_, "ebla::cg p");
-    v_.p_max = store(p, w).amax;
+    const Kokkos::View<double*> p64 = v_.p.f64, q64 = v_.q.f64;  // both binary64 here (narrow_p)
+    StoredVector p = in_memory_of(q64);
+    v_.p_max = store(p, p64).amax;
     v_.p = std::move(p);
+    v_.p_home = q64;
+    v_.q = binary64_in(p64);
+    v_.q_home = Kokkos::View<double*>();
     storage_.p = Storage::binary32;
     bytes_ += 8.0 * n_ + v_.p.bytes();
   }
 
-  // q and r in `format` from now on: r~ rounded as it is (no replacement), G grown by
-  // ||r - r~||; q is written anew by the next product.
-  void narrow_r(Storage format) {
-    Vector w("ebla::cg r (binary64)", n_);
-    load(v_.r, w);
-    StoredVector r = make_stored_vector(format, n_, "ebla::cg r");
-    const StoreSums s = store(r, w);
+  // q and r in binary32 from now on: r~ rounded as it is (no replacement), G grown by
+  // ||r - r~||. q is dead until the next product: r's binary32 words go into q's memory,
+  // and q's into r's.
+  void narrow_r() {
+    const Kokkos::View<double*> r64 = v_.r.f64, q64 = v_.q.f64;  // both binary64 here (narrow_late)
+    StoredVector r = in_memory_of(q64);
+    const StoreSums s = store(r, r64);
     v_.r = std::move(r);
+    v_.r_home = q64;
     v_.r_max = s.amax;
-    v_.q = make_stored_vector(format, n_, "ebla::cg q");
+    v_.q = in_memory_of(r64);
+    v_.q_home = r64;
     v_.gap += std::sqrt(s.err2) * (1 + 0x1p-40);
-    storage_.r = format;
+    storage_.r = Storage::binary32;
     bytes_ += 8.0 * n_ + v_.r.bytes();
   }
 
@@ -355,7 +387,7 @@ CgResult& StoredCg::run(Vector x, double tau, std::chrono::steady_clock::time_po
     if (narrow_late(tau, predicted)) {  // q and r to binary32 for the rest of the solve
       event(k, "q and r stored in binary32 from here, r rounded: their gap to the end, predicted " + sci(predicted) +
                    ", is below " + sci(o_.storage.late_share) + " tau");
-      narrow_r(Storage::binary32);
+      narrow_r();
       late_ = true;
     }
     if (o_.progress) o_.progress(k, res_.history.back().residual);
