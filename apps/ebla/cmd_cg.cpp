@@ -83,6 +83,7 @@ CgConfig make_config(const CgCli& c) {
     if (from_matrix(cfg.solver.pc))
       throw_invalid(option_name(me, "--storage " + c.storage),
                     "preconditions with Jacobi only: --pc " + c.pc + " needs --storage binary64");
+    cfg.problem.narrowest = true;  // a csr A in the words the passes read, without a binary64 copy
   }
   if (from_matrix(cfg.solver.pc) && cfg.problem.op == OperatorKind::dense)
     throw_invalid(option_name(me, "--pc " + c.pc), std::string(pc_title(cfg.solver.pc)) +

@@ -43,6 +43,7 @@ PowerConfig make_power_config(const PowerCli& c) {
       throw_invalid(option_name(me, "--storage " + c.storage), "the power method stores one vector: give one format");
     if (c.out.levels)
       throw_invalid(option_name(me, "--storage " + c.storage), "computes its dot products in the pass: no --levels maps");
+    cfg.problem.narrowest = true;  // a csr A in the words the pass reads, without a binary64 copy
   }
   return cfg;
 }

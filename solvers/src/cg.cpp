@@ -504,7 +504,7 @@ MatrixPreconditioner matrix_preconditioner(const SolverSpace& A, const CgOptions
   const RowsOf rows = A.rows();
   const std::string function = std::string("ebla::cg: ") + pc_title(o.pc);
   const CsrMatrix matrix =
-      rows.kind == RowsOf::Kind::stencil ? hpccg_rows(rows.nx, rows.ny, rows.nz, 0, rows.nz) : rows.A;
+      rows.kind == RowsOf::Kind::stencil ? hpccg_rows(rows.nx, rows.ny, rows.nz, 0, rows.nz) : detail::binary64_matrix(rows);
   if (o.pc == PcKind::block_jacobi) m.blocks = BlockJacobi(matrix, o.pc_block_size, function);
   if (o.pc == PcKind::sgs) m.sgs = SymmetricGaussSeidel(matrix, function);
   if (o.pc == PcKind::ic0) m.ic0 = IncompleteCholesky(matrix, ic0_max_restarts, function);

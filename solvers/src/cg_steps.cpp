@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 
+#include "csr_words.hpp"
 #include "stored_simd.hpp"
 
 namespace ebla::detail {
@@ -297,8 +298,10 @@ void set_stored_isa(HostIsa isa) {
 
 void reset_stored_isa() { isa_forced = false; }
 
-// The columns as offsets from their row, where the widest |column - row| fits in 16 bits.
+// The columns as offsets from their row, where the widest |column - row| fits in 16 bits
+// (unless A is held in such offsets already).
 void narrow_columns(RowsOf& A) {
+  if (A.offsets16.extent(0) > 0 || A.A.graph.entries.extent(0) != A.nonzeros()) return;
   const auto row_map = A.A.graph.row_map;
   const auto entries = A.A.graph.entries;
   const std::size_t rows = static_cast<std::size_t>(A.A.numRows());
@@ -324,6 +327,10 @@ void narrow_values(RowsOf& A) {
   if (A.kind != RowsOf::Kind::csr) return;
   const auto vals = A.A.values;
   const std::size_t nnz = vals.extent(0);
+  if (nnz != A.nonzeros()) {  // A is held in narrow values already (CsrOperator::narrowest)
+    narrow_columns(A);
+    return;
+  }
   // how many values bfloat16 and binary32 hold exactly
   const auto held = over_tiles<2>("ebla::cg_stored matrix formats", nnz, 0u,
                                   KOKKOS_LAMBDA(std::size_t b, std::size_t e, TileFields<2>& t) {
@@ -353,7 +360,7 @@ double column_bytes(const RowsOf& A) { return A.offsets16.extent(0) ? 2 : sizeof
 
 double matrix_bytes(const RowsOf& A) {
   if (A.kind != RowsOf::Kind::csr) return 0;  // the stencil has no matrix
-  return static_cast<double>(A.A.nnz()) * (value_bytes(A) + column_bytes(A)) +
+  return static_cast<double>(A.nonzeros()) * (value_bytes(A) + column_bytes(A)) +
          static_cast<double>(A.A.numRows() + 1) * sizeof(std::size_t);
 }
 
@@ -362,21 +369,30 @@ RowsOf narrowed(RowsOf A) {
   return A;
 }
 
+namespace {
+
+// max_i sum_k |value(k)| over A's rows.
+template <class Value>
+double largest_row_sum(const RowsOf& A, Value value) {
+  const auto rows = A.A.graph.row_map;
+  return over_tiles<1>("ebla::cg_stored norm", static_cast<std::size_t>(A.A.numRows()), 1u,
+                       KOKKOS_LAMBDA(std::size_t b, std::size_t e, TileFields<1>& t) {
+                         for (std::size_t i = b; i < e; ++i) {
+                           double s = 0;
+                           for (std::size_t k = rows(i); k < rows(i + 1); ++k) s += magnitude(value(k));
+                           t.v[0] = max_nan(t.v[0], s);
+                         }
+                       })
+      .v[0];
+}
+
+}  // namespace
+
 double infinity_norm_bound(const RowsOf& A) {
   constexpr double slack = 1 + 0x1p-30;  // the rounding of a computed row sum, with room to spare
   if (A.kind == RowsOf::Kind::stencil) return 53 * slack;  // |27| + 26 |-1|
   if (A.kind != RowsOf::Kind::csr) return 0;
-  const auto rows = A.A.graph.row_map;
-  const auto vals = A.A.values;
-  const auto f = over_tiles<1>("ebla::cg_stored norm", static_cast<std::size_t>(A.A.numRows()), 1u,
-                               KOKKOS_LAMBDA(std::size_t b, std::size_t e, TileFields<1>& t) {
-                                 for (std::size_t i = b; i < e; ++i) {
-                                   double s = 0;
-                                   for (std::size_t k = rows(i); k < rows(i + 1); ++k) s += magnitude(vals(k));
-                                   t.v[0] = max_nan(t.v[0], s);
-                                 }
-                               });
-  return f.v[0] * slack;
+  return with_values(A, [&](auto value) { return largest_row_sum(A, value); }) * slack;
 }
 
 namespace {

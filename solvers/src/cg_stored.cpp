@@ -116,9 +116,11 @@ public:
         traffic_{static_cast<double>(A.size()), matrix_bytes(rows_), dinv.extent(0) > 0 ? 8.0 * A.size() : 0.0} {
     if (rows_.kind == RowsOf::Kind::csr) {
       res_.nonzero_bytes = value_bytes(rows_) + column_bytes(rows_);
+      const bool held = rows_.A.values.extent(0) != rows_.nonzeros();  // CsrOperator::narrowest
       if (value_bytes(rows_) < 8)
         event(0, std::string("A's values are exact in ") + (rows_.values16.extent(0) ? "bfloat16" : "binary32") +
-                     ": the passes read that copy (the binary64 matrix stays for the certificate)");
+                     (held ? ": the operator holds them so (no binary64 copy), for the passes and the certificate"
+                           : ": the passes read that copy (the binary64 matrix stays for the certificate)"));
       else
         event(0, "A's values are not all exact in bfloat16 or binary32: the passes read them in binary64");
       if (column_bytes(rows_) < sizeof(int))

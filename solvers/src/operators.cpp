@@ -6,6 +6,9 @@
 #include <KokkosBlas2_gemv.hpp>
 #include <KokkosSparse_spmv.hpp>
 
+#include "cg_steps.hpp"
+#include "csr_words.hpp"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -60,37 +63,154 @@ double residual_norm_of(std::size_t items, Item item) {
 
 // ---- CSR ---------------------------------------------------------------------------------
 
+namespace {
+
+using Rows = CsrMatrix::row_map_type::const_type;
+
+// y_i = sum_k value(k) x(column(i, k)) in binary64, in the order of the row's entries.
+template <class Value, class Column>
+void apply_words(Rows rows, Value value, Column column, ConstVector x, Vector y) {
+  Kokkos::parallel_for(
+      "ebla::csr_apply (narrow words)", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, y.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        double s = 0;
+        for (std::size_t k = rows(i); k < rows(i + 1); ++k) s += value(k) * x(column(i, k));
+        y(i) = s;
+      });
+}
+
+// d_i = the sum of row i's entries in column i (duplicates add up).
+template <class Value, class Column>
+void diagonal_words(Rows rows, Value value, Column column, Vector d) {
+  Kokkos::parallel_for(
+      "ebla::csr_diagonal", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, d.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        double v = 0;
+        for (std::size_t k = rows(i); k < rows(i + 1); ++k)
+          if (column(i, k) == i) v += value(k);
+        d(i) = v;
+      });
+}
+
+// The double-double sum of (b_i - (A x)_i)^2, each row's products in entry order: the same
+// operations as csr_residual_squares on the binary64 matrix, so the same bits.
+template <class Value, class Column>
+DoubleDouble residual_words(Rows rows, Value value, Column column, ConstVector x, ConstVector b) {
+  return squared_residuals(b.extent(0), KOKKOS_LAMBDA(const std::size_t i, DoubleDouble& squares) {
+    DoubleDouble r;
+    r.add(b(i));
+    for (std::size_t k = rows(i); k < rows(i + 1); ++k) r.add_product(-value(k), x(column(i, k)));
+    squares.add_product(r.value(), r.value());
+  });
+}
+
+// A's binary64 values and int columns from its words.
+template <class Value, class Column>
+CsrMatrix binary64_words(const CsrMatrix& held, std::size_t nnz, Value value, Column column) {
+  using Values = CsrMatrix::values_type::non_const_type;
+  using Entries = CsrMatrix::index_type::non_const_type;
+  const Rows rows = held.graph.row_map;
+  Values vals(Kokkos::ViewAllocateWithoutInitializing("ebla::csr values (binary64 from narrow words)"), nnz);
+  Entries cols(Kokkos::ViewAllocateWithoutInitializing("ebla::csr columns (from narrow words)"), nnz);
+  Kokkos::parallel_for(
+      "ebla::csr_binary64", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, rows.extent(0) - 1),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        for (std::size_t k = rows(i); k < rows(i + 1); ++k) {
+          vals(k) = value(k);
+          cols(k) = static_cast<int>(column(i, k));
+        }
+      });
+  return CsrMatrix("ebla::csr", held.numCols(), vals, CsrMatrix::staticcrsgraph_type(cols, held.graph.row_map));
+}
+
+// The entry count of the row offsets (the last one), read from wherever they live.
+std::size_t last_offset(const Rows& rows) {
+  if (rows.extent(0) == 0) return 0;
+  std::size_t last = 0;
+  Kokkos::deep_copy(Kokkos::View<std::size_t, Kokkos::HostSpace>(&last), Kokkos::subview(rows, rows.extent(0) - 1));
+  return last;
+}
+
+}  // namespace
+
 CsrOperator::CsrOperator(CsrMatrix A) : A_(std::move(A)) {
   if (A_.numRows() != A_.numCols())
     throw_invalid("ebla::CsrOperator", "the matrix is " + std::to_string(A_.numRows()) + " x " +
                                            std::to_string(A_.numCols()) + ", not square");
 }
 
-std::size_t CsrOperator::size() const { return static_cast<std::size_t>(A_.numRows()); }
-std::size_t CsrOperator::nonzeros() const { return static_cast<std::size_t>(A_.nnz()); }
+CsrOperator::CsrOperator(CsrMatrix held, CsrWords words) : A_(std::move(held)), words_(std::move(words)) {
+  const char* f = "ebla::CsrOperator";
+  if (A_.numRows() != A_.numCols())
+    throw_invalid(f, "the matrix is " + std::to_string(A_.numRows()) + " x " + std::to_string(A_.numCols()) +
+                         ", not square");
+  const std::size_t nnz = last_offset(A_.graph.row_map);
+  const bool narrow_values = words_.values16.extent(0) > 0 || words_.values32.extent(0) > 0;
+  if (words_.values16.extent(0) > 0 && words_.values32.extent(0) > 0)
+    throw_invalid(f, "the values are given both in bfloat16 and in binary32: give one");
+  auto check = [&](std::size_t extent, const char* what) {
+    if (extent != nnz)
+      throw_invalid(f, std::string(what) + ": " + std::to_string(extent) + " entries where the row offsets give " +
+                           std::to_string(nnz));
+  };
+  check(narrow_values ? words_.values16.extent(0) + words_.values32.extent(0) : A_.values.extent(0), "the values");
+  check(words_.offsets16.extent(0) > 0 ? words_.offsets16.extent(0) : A_.graph.entries.extent(0), "the columns");
+  // the arrays the words replace are not held
+  if (narrow_values) A_.values = CsrMatrix::values_type();
+  if (words_.offsets16.extent(0) > 0) A_.graph.entries = CsrMatrix::index_type();
+}
 
-void CsrOperator::apply(ConstVector x, Vector y) const { KokkosSparse::spmv("N", 1.0, A_, x, 0.0, y); }
+CsrOperator CsrOperator::narrowest(CsrMatrix A) {
+  CsrOperator given(std::move(A));
+  const RowsOf rows = detail::narrowed(rows_of(given));
+  CsrWords words;
+  words.values16 = rows.values16;
+  words.values32 = rows.values32;
+  words.offsets16 = rows.offsets16;
+  return CsrOperator(given.A_, words);
+}
+
+bool CsrOperator::narrow() const {
+  return words_.values16.extent(0) > 0 || words_.values32.extent(0) > 0 || words_.offsets16.extent(0) > 0;
+}
+
+std::size_t CsrOperator::size() const { return static_cast<std::size_t>(A_.numRows()); }
+std::size_t CsrOperator::nonzeros() const { return rows_of(*this).nonzeros(); }
+
+void CsrOperator::apply(ConstVector x, Vector y) const {
+  if (!narrow()) {
+    KokkosSparse::spmv("N", 1.0, A_, x, 0.0, y);
+    return;
+  }
+  check_size("ebla::CsrOperator::apply", size(), x, "x");
+  check_size("ebla::CsrOperator::apply", size(), y, "y");
+  const Rows rows = A_.graph.row_map;
+  detail::with_entries(rows_of(*this), [&](auto value, auto column) { apply_words(rows, value, column, x, y); });
+}
 
 Vector CsrOperator::diagonal() const {
   Vector d("ebla::diagonal", size());
-  const auto rows = A_.graph.row_map;
-  const auto cols = A_.graph.entries;
-  const auto vals = A_.values;
-  Kokkos::parallel_for(
-      "ebla::csr_diagonal", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, size()),
-      KOKKOS_LAMBDA(const std::size_t i) {
-        double v = 0;
-        for (std::size_t k = rows(i); k < rows(i + 1); ++k)
-          if (static_cast<std::size_t>(cols(k)) == i) v += vals(k);
-        d(i) = v;
-      });
+  const Rows rows = A_.graph.row_map;
+  detail::with_entries(rows_of(*this), [&](auto value, auto column) { diagonal_words(rows, value, column, d); });
   return d;
 }
 
 double CsrOperator::residual_norm(ConstVector x, ConstVector b) const {
   check_size("ebla::CsrOperator::residual_norm", size(), x, "x");
   check_size("ebla::CsrOperator::residual_norm", size(), b, "b");
-  return std::sqrt(detail::csr_residual_squares(A_, x, b).value());
+  if (!narrow()) return std::sqrt(detail::csr_residual_squares(A_, x, b).value());
+  const Rows rows = A_.graph.row_map;
+  return std::sqrt(detail::with_entries(rows_of(*this), [&](auto value, auto column) {
+                     return residual_words(rows, value, column, x, b);
+                   }).value());
+}
+
+CsrMatrix CsrOperator::matrix() const { return narrow() ? detail::binary64_matrix(rows_of(*this)) : A_; }
+
+CsrMatrix detail::binary64_matrix(const RowsOf& rows) {
+  const std::size_t nnz = rows.nonzeros();
+  if (rows.A.values.extent(0) == nnz && rows.A.graph.entries.extent(0) == nnz) return rows.A;
+  return with_entries(rows, [&](auto value, auto column) { return binary64_words(rows.A, nnz, value, column); });
 }
 
 DoubleDouble detail::csr_residual_squares(const CsrMatrix& A, ConstVector x, ConstVector b) {

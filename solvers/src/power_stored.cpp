@@ -91,7 +91,8 @@ void stored_power(const SolverSpace& A, Vector x1, const PowerOptions& o, PowerR
   res.storage = to_string(o.storage);
   if (rows.kind == RowsOf::Kind::csr && value_bytes(rows) < 8)
     res.events.push_back({0, std::string("A's values are exact in ") + (rows.values16.extent(0) ? "bfloat16" : "binary32") +
-                                 ": the passes read that copy"});
+                                 (rows.A.values.extent(0) != rows.nonzeros() ? ": the operator holds them so (no binary64 copy)"
+                                                                              : ": the passes read that copy")});
   if (rows.kind == RowsOf::Kind::csr && column_bytes(rows) < sizeof(int))
     res.events.push_back({0, "A's columns lie within 32767 of the diagonal: the passes read them as 16-bit offsets from the row"});
 

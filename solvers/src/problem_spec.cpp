@@ -202,7 +202,7 @@ void set_csr_operator(const ProblemSpec& spec, Problem& p, const CsrMatrix& A) {
     check_dense_size(spec, p.n);
     p.op = DenseOperator(dense_of(A));
   } else {
-    p.op = CsrOperator(A);
+    p.op = spec.narrowest ? CsrOperator::narrowest(A) : CsrOperator(A);
   }
 }
 
@@ -282,6 +282,12 @@ void load_hpccg(const ProblemSpec& spec, ProblemUse use, Problem& p) {
   const bool cg = use == ProblemUse::cg;
   if (spec.op == OperatorKind::stencil) {
     const StencilOperator A(spec.nx, spec.ny, spec.nz);
+    p.n = A.size();
+    p.nnz = A.nonzeros();
+    p.op = A;
+    if (cg) p.b = hpccg_rhs(spec.nx, spec.ny, spec.nz);
+  } else if (spec.narrowest && spec.op == OperatorKind::csr) {  // never in binary64
+    const CsrOperator A = hpccg_narrowest(spec.nx, spec.ny, spec.nz);
     p.n = A.size();
     p.nnz = A.nonzeros();
     p.op = A;

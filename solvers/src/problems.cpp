@@ -5,6 +5,7 @@
 #include <ebla/solvers/problems.hpp>
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/storage.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -57,19 +58,26 @@ void for_each_point(int nx, int ny, int nz, F&& f, int z_first = 0, int z_end = 
       for (int ix = 0; ix < nx; ++ix) f(i++, ix, iy, iz, span(ix, nx) * span(iy, ny) * span(iz, nz));
 }
 
-// Row i = (ix, iy, iz) from offset `at`: z outermost, x innermost gives ascending columns.
-void fill_stencil_row(int nx, int ny, int nz, int ix, int iy, int iz, std::size_t at,
-                      const Entries::HostMirror& col, const Values::HostMirror& val) {
+// f(column, value) for the entries of row (ix, iy, iz) in order: z outermost, x innermost
+// gives ascending columns.
+template <class F>
+void stencil_row(int nx, int ny, int nz, int ix, int iy, int iz, F&& f) {
   const int row = (iz * ny + iy) * nx + ix;
   const int x0 = std::max(ix - 1, 0), x1 = std::min(ix + 1, nx - 1);
   const int y0 = std::max(iy - 1, 0), y1 = std::min(iy + 1, ny - 1);
   const int z0 = std::max(iz - 1, 0), z1 = std::min(iz + 1, nz - 1);
   for (int z = z0; z <= z1; ++z)
     for (int y = y0; y <= y1; ++y)
-      for (int c = (z * ny + y) * nx + x0, end = c + x1 - x0; c <= end; ++c, ++at) {
-        col(at) = c;
-        val(at) = c == row ? 27.0 : -1.0;
-      }
+      for (int c = (z * ny + y) * nx + x0, end = c + x1 - x0; c <= end; ++c) f(c, c == row ? 27.0 : -1.0);
+}
+
+// Row i = (ix, iy, iz) from offset `at`.
+void fill_stencil_row(int nx, int ny, int nz, int ix, int iy, int iz, std::size_t at,
+                      const Entries::HostMirror& col, const Values::HostMirror& val) {
+  stencil_row(nx, ny, nz, ix, iy, iz, [&](int c, double v) {
+    col(at) = c;
+    val(at++) = v;
+  });
 }
 
 // The rows of the planes [z_first, z_end) of the nx x ny x nz grid, with global columns.
@@ -95,6 +103,44 @@ CsrMatrix hpccg_slab(int nx, int ny, int nz, int z_first, int z_end) {
 }
 
 CsrMatrix hpccg_matrix(int nx, int ny, int nz) { return hpccg_slab(nx, ny, nz, 0, nz); }
+
+// The rows of the whole grid in narrow words: bfloat16 values, and columns as 16-bit
+// offsets from the row or as ints (`offsets`).
+CsrOperator hpccg_words(int nx, int ny, int nz, bool offsets) {
+  const std::size_t rows = static_cast<std::size_t>(nx) * ny * nz;
+  RowMap row_map("ebla::hpccg row_map", rows + 1);
+  auto ptr = Kokkos::create_mirror_view(row_map);
+  ptr(0) = 0;
+  for_each_point(nx, ny, nz, [&](std::size_t i, int, int, int, int count) { ptr(i + 1) = ptr(i) + count; });
+  const std::size_t nnz = ptr(rows);
+  Kokkos::View<std::uint16_t*> values(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg values (bfloat16)"), nnz);
+  Kokkos::View<std::int16_t*> offsets16(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg columns (16-bit offsets)"),
+                                        offsets ? nnz : 0);
+  Entries entries(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg entries"), offsets ? 0 : nnz);
+  auto val = Kokkos::create_mirror_view(values);
+  auto off = Kokkos::create_mirror_view(offsets16);
+  auto col = Kokkos::create_mirror_view(entries);
+  for_each_point(nx, ny, nz, [&](std::size_t i, int ix, int iy, int iz, int) {
+    std::size_t at = ptr(i);
+    stencil_row(nx, ny, nz, ix, iy, iz, [&](int c, double v) {
+      val(at) = detail::bfloat16_bits(v);  // -1 and 27: exact
+      if (offsets)
+        off(at) = static_cast<std::int16_t>(c - static_cast<int>(i));
+      else
+        col(at) = c;
+      ++at;
+    });
+  });
+  Kokkos::deep_copy(row_map, ptr);
+  Kokkos::deep_copy(values, val);
+  Kokkos::deep_copy(offsets16, off);
+  Kokkos::deep_copy(entries, col);
+  CsrWords words;
+  words.values16 = values;
+  if (offsets) words.offsets16 = offsets16;
+  const CsrMatrix held("ebla::hpccg", static_cast<int>(rows), Values(), CsrMatrix::staticcrsgraph_type(entries, row_map));
+  return CsrOperator(held, words);
+}
 
 Vector constant_vector(const char* label, std::size_t n, double value) {
   Vector v(std::string(label), n);
@@ -268,6 +314,13 @@ CsrMatrix hpccg_rows(int nx, int ny, int nz, int z_first, int z_count) {
     throw_invalid("ebla::hpccg_rows", "planes [" + std::to_string(z_first) + ", " + std::to_string(z_first) + " + " +
                                           std::to_string(z_count) + ") are not inside [0, " + std::to_string(nz) + ")");
   return hpccg_slab(nx, ny, nz, z_first, z_first + z_count);
+}
+
+CsrOperator hpccg_narrowest(int nx, int ny, int nz) {
+  check_grid(nx, ny, nz, "ebla::hpccg_narrowest");
+  // the widest |column - row|: the neighbour one plane, one line and one point away
+  const double band = static_cast<double>(nx) * ny + nx + 1;
+  return hpccg_words(nx, ny, nz, band <= 32767);
 }
 
 Vector hpccg_rhs(int nx, int ny, int nz) {

@@ -89,10 +89,10 @@ T chunked_sum(const ChunkSums<T>& sums, Term term) {
 // CSR with the values rounded to float, the graph of the binary64 matrix shared.
 class FloatCsr {
 public:
-  explicit FloatCsr(const CsrOperator& A)
-      : rows_(A.matrix().graph.row_map), cols_(A.matrix().graph.entries),
-        vals_("ebla::refined_cg float values", A.matrix().values.extent(0)) {
-    const auto from = A.matrix().values;
+  explicit FloatCsr(const CsrOperator& A) : FloatCsr(A.matrix()) {}
+  explicit FloatCsr(const CsrMatrix& A)
+      : rows_(A.graph.row_map), cols_(A.graph.entries), vals_("ebla::refined_cg float values", A.values.extent(0)) {
+    const auto from = A.values;
     const auto to = vals_;
     // the first value whose float overflows (a finite double above float's range)
     std::size_t first = from.extent(0);

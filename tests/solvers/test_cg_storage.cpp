@@ -575,31 +575,63 @@ TEST(CgStorage, AutoStorageNeedsNoMoreMemoryThanExactCgButTheNarrowMatrix) {
   // binary64 vector that is dead at that point (q between products): the vectors of an auto
   // solve never take more bytes than exact CG's. On the stencil nothing else is stored; in
   // CSR the passes read A's exact bfloat16 values and 16-bit column offsets, 4 bytes a
-  // nonzero kept beside the caller's binary64 matrix (which the certificate reads). Without
-  // the reuse, the auto solve on the stencil took 44 n bytes where exact CG takes 32 n.
+  // nonzero kept beside the caller's binary64 matrix (which the certificate reads), unless
+  // the operator holds A in those words (hpccg_narrowest): then there is no copy. Without the
+  // reuse, the auto solve on the stencil took 44 n bytes where exact CG takes 32 n.
   const int g = 24;
   const auto P = ebla::hpccg_problem(g, g, g);
   const ebla::StencilOperator S(g, g, g);
-  const ebla::CsrOperator A(P.A);
+  const ebla::CsrOperator A(P.A), N = ebla::hpccg_narrowest(g, g, g);
   const std::size_t n = P.b.extent(0), nnz = P.A.nnz();
-  for (const bool csr : {false, true}) {
+  enum { stencil, csr, narrowest };
+  for (const int op : {stencil, csr, narrowest}) {
     ebla::CgResult exact, automatic;
     const auto solve = [&](const ebla::StoragePolicy& storage, ebla::CgResult& r) {
       return LiveBytes::peak_of([&] {
-        r = csr ? ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options(storage))
-                : ebla::cg(S, P.b, P.x0, ebla::DotPolicy::exact(), options(storage));
+        r = op == stencil ? ebla::cg(S, P.b, P.x0, ebla::DotPolicy::exact(), options(storage))
+                          : ebla::cg(op == csr || !storage.narrow() ? A : N, P.b, P.x0, ebla::DotPolicy::exact(),
+                                     options(storage));
       });
     };
     const std::int64_t exact_peak = solve({}, exact), auto_peak = solve(ebla::StoragePolicy::automatic(), automatic);
     ASSERT_EQ(automatic.status, ebla::SolverStatus::converged) << automatic.stop_reason;
-    ASSERT_GT(late_switch(automatic), p_switch(automatic)) << csr;  // p, then q and r narrowed
-    ASSERT_GE(p_switch(automatic), 0) << csr;
-    EXPECT_GE(exact_peak, static_cast<std::int64_t>(4 * 8 * n)) << csr;  // x, r, p, q: the count sees them
+    ASSERT_GT(late_switch(automatic), p_switch(automatic)) << op;  // p, then q and r narrowed
+    ASSERT_GE(p_switch(automatic), 0) << op;
+    EXPECT_GE(exact_peak, static_cast<std::int64_t>(4 * 8 * n)) << op;  // x, r, p, q: the count sees them
     // the stored passes' partial sums: six doubles per tile of 512 rows (0.1 byte a row)
     const std::int64_t tiles = static_cast<std::int64_t>(48 * ((n + 511) / 512));
-    const std::int64_t matrix = csr ? static_cast<std::int64_t>(4 * nnz) : 0;
-    EXPECT_LE(auto_peak, exact_peak + tiles + matrix) << (csr ? "csr" : "stencil") << ": auto " << auto_peak << " bytes, exact "
-                                              << exact_peak;
+    // beside a binary64 operator, the narrow copy of A; an operator held narrow has none
+    const std::int64_t matrix = op == csr ? static_cast<std::int64_t>(4 * nnz) : 0;
+    EXPECT_LE(auto_peak, exact_peak + tiles + matrix) << op << ": auto " << auto_peak << " bytes, exact " << exact_peak;
+  }
+}
+
+TEST(CgStorage, AnOperatorHeldNarrowSolvesWithTheSameBits) {
+  // The stored passes read the same words whether the operator holds A in them or they were
+  // narrowed from its binary64 matrix, and the certificate's double-double residual takes
+  // the same operations: the same bits. Exact CG on the narrow operator (its own product,
+  // entries summed in order) certifies its result too.
+  for (int g : {10, 16}) {
+    const auto P = ebla::hpccg_problem(g, g, g);
+    const ebla::CsrOperator A(P.A), N = ebla::hpccg_narrowest(g, g, g);
+    for (const auto& storage : {ebla::StoragePolicy::automatic(), fixed(Storage::binary32), fixed(Storage::block16)}) {
+      const auto a = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options(storage));
+      const auto r = ebla::cg(N, P.b, P.x0, ebla::DotPolicy::exact(), options(storage));
+      ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;
+      EXPECT_EQ(r.iterations, a.iterations) << g;
+      EXPECT_EQ(r.replacements, a.replacements) << g;
+      EXPECT_EQ(r.true_residual, a.true_residual) << g;
+      EXPECT_EQ(r.bytes_moved, a.bytes_moved) << g;
+      const auto xa = ebla::test::to_host(a.x), xr = ebla::test::to_host(r.x);
+      EXPECT_TRUE(xa == xr) << g;
+      EXPECT_NE(event_at(r, "the operator holds them so"), -1) << g;
+      EXPECT_EQ(event_at(a, "the operator holds them so"), -1) << g;
+    }
+    const auto exact = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), options({}));
+    const auto r = ebla::cg(N, P.b, P.x0, ebla::DotPolicy::exact(), options({}));
+    ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;
+    EXPECT_LE(std::abs(r.iterations - exact.iterations), 1) << g;
+    EXPECT_LE(quad_residual(P.A, P.b, r.x), r.tolerance_used) << g;
   }
 }
 

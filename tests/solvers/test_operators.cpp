@@ -1,15 +1,19 @@
 // The operators: the stencil against the 27-point matrix built entry by entry, the
-// double-double residual norm against a binary128 reference, and bad shapes.
+// double-double residual norm against a binary128 reference, CSR held in narrow words
+// against the binary64 matrix, and bad shapes.
 #include "util.hpp"
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/storage.hpp>
 #include <ebla/solvers/operators.hpp>
+#include <ebla/solvers/problems.hpp>
 
 #include <gtest/gtest.h>
 #include <quadmath.h>
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 namespace {
@@ -113,6 +117,105 @@ TEST(DenseOperator, AppliesTheMatrixAndGivesItsDiagonal) {
 TEST(CsrOperator, DiagonalSumsDuplicatesAndIsZeroWhereMissing) {
   CsrOperator C(csr_from_dense({{0, 1}, {1, 5}}));
   EXPECT_EQ(host(C.diagonal()), (std::vector<double>{0, 5}));
+}
+
+// y = A x with each row's products summed in binary64 in entry order, on the host.
+std::vector<double> rows_in_order(const HostCsr& a, const std::vector<double>& x) {
+  std::vector<double> y(a.ptr.size() - 1);
+  for (std::size_t i = 0; i + 1 < a.ptr.size(); ++i) {
+    double s = 0;
+    for (std::size_t k = a.ptr[i]; k < a.ptr[i + 1]; ++k) s += a.val[k] * x[static_cast<std::size_t>(a.col[k])];
+    y[i] = s;
+  }
+  return y;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// What the narrow operator N must be for the binary64 matrix A: the same matrix back from
+// its words, the same products (entry order), diagonal and residual norm, bit for bit.
+void expect_same_operator(const CsrMatrix& A, const CsrOperator& N, std::mt19937_64& gen, const std::string& what) {
+  const CsrOperator W(A);
+  const HostCsr a = to_host(A);
+  EXPECT_TRUE(to_host(N.matrix()) == a) << what;
+  EXPECT_EQ(N.size(), W.size()) << what;
+  EXPECT_EQ(N.nonzeros(), W.nonzeros()) << what;
+  const std::size_t n = W.size();
+  const auto xs = random_vector(n, gen);
+  auto bs = random_vector(n, gen);
+  Vector y("y", n);
+  N.apply(vec(xs), y);
+  EXPECT_TRUE(same_bits(host(y), rows_in_order(a, xs))) << what;
+  EXPECT_TRUE(same_bits(host(N.diagonal()), host(W.diagonal()))) << what;
+  const double rn = N.residual_norm(vec(xs), vec(bs)), rw = W.residual_norm(vec(xs), vec(bs));
+  EXPECT_EQ(std::memcmp(&rn, &rw, sizeof rn), 0) << what << ": " << rn << " against " << rw;
+}
+
+TEST(CsrOperator, NarrowestHoldsTheMatrixInFewerBytesAndAppliesTheSameMatrix) {
+  std::mt19937_64 gen(5);
+  // HPCCG 12^3: -1 and 27 in bfloat16, every |column - row| <= 157: 4 bytes a nonzero
+  const auto P = hpccg_problem(12, 12, 12);
+  const CsrOperator N = CsrOperator::narrowest(P.A), H = hpccg_narrowest(12, 12, 12);
+  for (const CsrOperator* op : {&N, &H}) {
+    EXPECT_TRUE(op->narrow());
+    EXPECT_EQ(op->words().values16.extent(0), P.A.nnz());
+    EXPECT_EQ(op->words().offsets16.extent(0), P.A.nnz());
+    EXPECT_EQ(op->held().values.extent(0), 0u);  // the binary64 arrays are not kept
+    EXPECT_EQ(op->held().graph.entries.extent(0), 0u);
+    expect_same_operator(P.A, *op, gen, op == &N ? "narrowest(hpccg 12^3)" : "hpccg_narrowest(12, 12, 12)");
+  }
+  // values exact in binary32 but not in bfloat16; values exact in neither (kept binary64)
+  HostCsr t = to_host(csr_from_dense({{4, 1 + 0x1p-20, 0}, {1 + 0x1p-20, 4, 1}, {0, 1, 4}}));
+  const CsrOperator F = CsrOperator::narrowest(make_csr(t));
+  EXPECT_EQ(F.words().values32.extent(0), t.val.size());
+  EXPECT_EQ(F.words().values16.extent(0), 0u);
+  expect_same_operator(make_csr(t), F, gen, "binary32 values");
+  t.val[1] = t.val[3] = 0.1;
+  const CsrOperator D = CsrOperator::narrowest(make_csr(t));
+  EXPECT_EQ(D.words().values16.extent(0) + D.words().values32.extent(0), 0u);
+  EXPECT_EQ(D.held().values.extent(0), t.val.size());  // kept: no narrower word holds 0.1
+  EXPECT_EQ(D.words().offsets16.extent(0), t.val.size());
+  expect_same_operator(make_csr(t), D, gen, "binary64 values, 16-bit columns");
+  // a band wider than 32767: columns stay ints (a grid of 200 x 200 x 2 planes: 40201)
+  const CsrOperator B = hpccg_narrowest(200, 200, 2);
+  EXPECT_EQ(B.words().offsets16.extent(0), 0u);
+  EXPECT_EQ(B.held().graph.entries.extent(0), B.nonzeros());
+  EXPECT_EQ(B.words().values16.extent(0), B.nonzeros());
+  expect_same_operator(hpccg_problem(200, 200, 2).A, B, gen, "hpccg_narrowest(200, 200, 2)");
+  const CsrOperator C = CsrOperator::narrowest(hpccg_problem(200, 200, 2).A);
+  EXPECT_EQ(C.words().offsets16.extent(0), 0u);
+  // a binary64 operator is not narrow, and gives its own matrix back
+  const CsrOperator W(P.A);
+  EXPECT_FALSE(W.narrow());
+  EXPECT_EQ(W.matrix().values.data(), P.A.values.data());
+}
+
+TEST(CsrOperator, PartsThatDoNotMakeOneMatrixAreRefused) {
+  const CsrMatrix A = csr_from_dense({{2, 1}, {1, 2}});
+  const CsrMatrix held("held", 2, CsrMatrix::values_type::non_const_type(),
+                       CsrMatrix::staticcrsgraph_type(A.graph.entries, A.graph.row_map));
+  Kokkos::View<std::uint16_t*> v16("v16", 4), short16("short", 3);
+  Kokkos::View<float*> v32("v32", 4);
+  CsrWords both, few, none;
+  both.values16 = v16;
+  both.values32 = v32;
+  few.values16 = short16;
+  for (const auto& [words, expect] : {std::pair<CsrWords, const char*>{both, "both"}, {few, "3 entries"}, {none, "0 entries"}}) {
+    try {
+      CsrOperator op(held, words);
+      FAIL() << expect;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("ebla::CsrOperator"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+    }
+  }
+  CsrWords ok;
+  ok.values16 = v16;
+  Kokkos::deep_copy(v16, detail::bfloat16_bits(2.0));
+  const CsrOperator op(held, ok);  // all four entries 2
+  EXPECT_EQ(host(op.diagonal()), (std::vector<double>{2, 2}));
 }
 
 TEST(Operators, RejectNonSquareMatricesAndMismatchedVectors) {

@@ -1,5 +1,8 @@
 // The operators the solvers apply: y = A x for a symmetric matrix A given as
-//  - CsrOperator:     a compressed sparse row matrix, applied by KokkosSparse::spmv;
+//  - CsrOperator:     a compressed sparse row matrix, applied by KokkosSparse::spmv, or
+//                     held in the narrowest words that hold it exactly (CsrOperator::
+//                     narrowest: bfloat16 or binary32 values, 16-bit column offsets),
+//                     applied by a kernel of its own that reads them;
 //  - StencilOperator: HPCCG's 27-point stencil on an nx x ny x nz grid, matrix-free
 //                     (diagonal 27, -1 for every neighbour inside the grid);
 //  - DenseOperator:   a dense n x n matrix, applied by KokkosBlas::gemv;
@@ -63,21 +66,51 @@ using ConstFloatVector = Kokkos::View<const float*>;
 /// Sparse matrices: double values, int column indices, size_t row offsets.
 using CsrMatrix = KokkosSparse::CrsMatrix<double, int, Kokkos::DefaultExecutionSpace::device_type, void, std::size_t>;
 
-/// y = A x with A in compressed sparse rows.
+/// A CSR matrix's values or columns in narrower words, each array holding every entry
+/// exactly (else empty): values as bfloat16 bits or binary32, columns as the 16-bit offset
+/// column - row (where every |column - row| <= 32767).
+struct CsrWords {
+  Kokkos::View<const std::uint16_t*> values16;
+  Kokkos::View<const float*> values32;
+  Kokkos::View<const std::int16_t*> offsets16;
+};
+
+/// y = A x with A in compressed sparse rows: in binary64 (applied by KokkosSparse::spmv), or
+/// held in narrower words that hold it exactly (applied by a kernel that reads them: each
+/// row's products summed in binary64 in the order of its entries).
 class CsrOperator {
 public:
   CsrOperator() = default;
   /// Throws InvalidArgument if A is not square.
   explicit CsrOperator(CsrMatrix A);
+  /// A held in the narrowest words that hold all its values and columns exactly: values as
+  /// bfloat16 or binary32 where every one is exact there (else binary64), columns as 16-bit
+  /// offsets where every |column - row| <= 32767 (else int). The binary64 arrays so replaced
+  /// are not kept: unless the caller holds a copy of A they are freed (HPCCG's matrix: 4
+  /// bytes a nonzero instead of 12). The same operator to every solver, bit for bit where
+  /// they read the words (the stored passes; the true residual in double-double).
+  static CsrOperator narrowest(CsrMatrix A);
+  /// An operator from its parts: `held` gives the row offsets, the number of columns and the
+  /// binary64 arrays that `words` does not replace (an empty View where it does). Throws
+  /// InvalidArgument where the parts do not make one square matrix.
+  CsrOperator(CsrMatrix held, CsrWords words);
   std::size_t size() const;
   std::size_t nonzeros() const;
   void apply(ConstVector x, Vector y) const;
   Vector diagonal() const;
   double residual_norm(ConstVector x, ConstVector b) const;
-  const CsrMatrix& matrix() const { return A_; }
+  /// A in binary64: the matrix itself, or built anew (exactly) from its narrow words.
+  CsrMatrix matrix() const;
+  /// Whether A is held in narrower words (then held() lacks the arrays they replace).
+  bool narrow() const;
+  /// The binary64 arrays as held: the row offsets always, the values and columns where
+  /// words() does not replace them.
+  const CsrMatrix& held() const { return A_; }
+  const CsrWords& words() const { return words_; }
 
 private:
   CsrMatrix A_;
+  CsrWords words_;
 };
 
 /// y = A x for HPCCG's 27-point stencil, without storing A. Rows are numbered
@@ -156,10 +189,30 @@ struct RowsOf {
   /// csr: each entry's column minus its row, where every one fits in 16 bits (a band of
   /// half-width up to 32767; else empty)
   Kokkos::View<const std::int16_t*> offsets16;
+  /// csr: the number of entries (A may lack its values and columns where narrow words hold
+  /// them: CsrOperator::narrowest)
+  std::size_t nonzeros() const {
+    std::size_t n = A.values.extent(0) > A.graph.entries.extent(0) ? A.values.extent(0) : A.graph.entries.extent(0);
+    for (std::size_t e : {values16.extent(0), values32.extent(0), offsets16.extent(0)}) n = e > n ? e : n;
+    return n;
+  }
 };
-inline RowsOf rows_of(const CsrOperator& A) { return {RowsOf::Kind::csr, A.matrix(), 0, 0, 0, {}, {}}; }
+inline RowsOf rows_of(const CsrOperator& A) {
+  RowsOf r;
+  r.kind = RowsOf::Kind::csr;
+  r.A = A.held();
+  r.values16 = A.words().values16;
+  r.values32 = A.words().values32;
+  r.offsets16 = A.words().offsets16;
+  return r;
+}
 inline RowsOf rows_of(const StencilOperator& A) {
-  return {RowsOf::Kind::stencil, CsrMatrix(), A.nx(), A.ny(), A.nz(), {}, {}};
+  RowsOf r;
+  r.kind = RowsOf::Kind::stencil;
+  r.nx = A.nx();
+  r.ny = A.ny();
+  r.nz = A.nz();
+  return r;
 }
 inline RowsOf rows_of(const DenseOperator&) { return {}; }
 inline RowsOf rows_of(const FunctionOperator&) { return {}; }
@@ -182,6 +235,9 @@ DoubleDouble stencil27_residual_squares(int nx, int ny, int nz, ConstVector x, C
 /// sum over the rows of A of (b_i - (A x)_i)^2 in double-double, for a rectangular A
 /// (rows: b's entries; columns: x's entries, e.g. the owned entries followed by ghosts).
 DoubleDouble csr_residual_squares(const CsrMatrix& A, ConstVector x, ConstVector b);
+/// A CSR matrix in binary64 from its rows (rows.A itself where it has its values and
+/// columns, else built exactly from the narrow words).
+CsrMatrix binary64_matrix(const RowsOf& rows);
 
 }  // namespace detail
 

@@ -52,6 +52,9 @@ struct ProblemSpec {
   std::string hdf5;               ///< source hdf5: the file with /A, optional /b and /x0
   std::string rhs, x0;            ///< optional Matrix Market files of b (CG) and x0
   bool check_symmetry = true;     ///< of a matrix read from a file
+  /// csr: hold A in its narrowest exact words (CsrOperator::narrowest; HPCCG's written in them
+  /// directly), as solvers with narrow storage read it, instead of in binary64
+  bool narrowest = false;
   /// How messages name a field ("nx", "degree", "operator", "matrix", "rhs", ...): by
   /// default "ebla::ProblemSpec::nx"; a command line names its option instead.
   std::function<std::string(const std::string& field)> name_field;

@@ -56,6 +56,11 @@ struct HpccgProblem {
 HpccgProblem hpccg_problem(int nx, int ny, int nz);
 /// The same right-hand side without the matrix (for the stencil operator).
 Vector hpccg_rhs(int nx, int ny, int nz);
+/// HPCCG's matrix as an operator held in its narrowest exact words (CsrOperator::narrowest)
+/// and written row by row in them, never in binary64: bfloat16 values (-1 and 27), columns
+/// as 16-bit offsets where nx ny + nx + 1 <= 32767 (else int), 4 bytes a nonzero instead of
+/// 12. Throws InvalidArgument as hpccg_problem.
+CsrOperator hpccg_narrowest(int nx, int ny, int nz);
 /// The rows of the planes [z_first, z_first + z_count) of the nx x ny x nz matrix (a block
 /// of rows of a distributed matrix): nx ny z_count rows, the nx ny nz global columns.
 /// Throws InvalidArgument for a grid as above or planes outside [0, nz).
