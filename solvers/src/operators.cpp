@@ -110,10 +110,11 @@ CsrMatrix binary64_words(const CsrMatrix& held, std::size_t nnz, Value value, Co
   using Values = CsrMatrix::values_type::non_const_type;
   using Entries = CsrMatrix::index_type::non_const_type;
   const Rows rows = held.graph.row_map;
+  const std::size_t n = static_cast<std::size_t>(held.numRows());
   Values vals(Kokkos::ViewAllocateWithoutInitializing("ebla::csr values (binary64 from narrow words)"), nnz);
   Entries cols(Kokkos::ViewAllocateWithoutInitializing("ebla::csr columns (from narrow words)"), nnz);
   Kokkos::parallel_for(
-      "ebla::csr_binary64", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, rows.extent(0) - 1),
+      "ebla::csr_binary64", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, n),
       KOKKOS_LAMBDA(const std::size_t i) {
         for (std::size_t k = rows(i); k < rows(i + 1); ++k) {
           vals(k) = value(k);
