@@ -92,40 +92,33 @@ struct StencilRows {
   }
 };
 
-// The value of a stored matrix entry: a double, a float, or bfloat16 bits.
-KOKKOS_INLINE_FUNCTION double entry_value(double v) { return v; }
-KOKKOS_INLINE_FUNCTION double entry_value(float v) { return v; }
-KOKKOS_INLINE_FUNCTION double entry_value(std::uint16_t v) { return bfloat16_value(v); }
-
-// (A p)_i for the rows [b, e) of a CSR matrix whose values are stored as V (exactly: see
-// narrow_values) and whose columns are read as 16-bit offsets from the row where they fit
-// (2 bytes an entry instead of 4): each row's products in four running sums by entry index
-// mod 4, added as (s0 + s1) + (s2 + s3), a fixed order that does not wait on one chain of
-// additions.
-template <class V>
+// (A p)_i for the rows [b, e) of a CSR matrix whose values are read by Value (csr_words.hpp:
+// binary64, or binary32 or bfloat16 words that hold them exactly, see narrow_values) and whose
+// columns are read as 16-bit offsets from the row where A has them (2 bytes an entry instead
+// of 4): each row's products in four running sums by entry index mod 4, added as
+// (s0 + s1) + (s2 + s3), a fixed order that does not wait on one chain of additions.
+template <class Value>
 struct CsrRows {
   CsrMatrix::row_map_type::const_type row_map;
-  CsrMatrix::index_type::const_type entries;
-  Kokkos::View<const V*> values;
-  Kokkos::View<const std::int16_t*> offsets;
+  Value value;
+  Columns columns;
+  Offsets offsets;
   template <class P, class Column>
   KOKKOS_INLINE_FUNCTION double row(const P& p, std::size_t i, const Column& column) const {
     double s[4] = {0, 0, 0, 0};
     const std::size_t k0 = row_map(i), k1 = row_map(i + 1);
     std::size_t k = k0;
     for (; k + 4 <= k1; k += 4)
-      for (int j = 0; j < 4; ++j) s[j] += entry_value(values(k + j)) * p.load(column(k + j));
-    for (int j = 0; k < k1; ++k, ++j) s[j] += entry_value(values(k)) * p.load(column(k));
+      for (int j = 0; j < 4; ++j) s[j] += value(k + j) * p.load(column(i, k + j));
+    for (int j = 0; k < k1; ++k, ++j) s[j] += value(k) * p.load(column(i, k));
     return (s[0] + s[1]) + (s[2] + s[3]);
   }
   template <class P>
   KOKKOS_INLINE_FUNCTION void rows(const P& p, std::size_t b, std::size_t e, double* out) const {
-    if (offsets.extent(0))
-      for (std::size_t i = b; i < e; ++i)
-        out[i - b] = row(p, i, [&](std::size_t k) { return i + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(offsets(k))); });
+    if (offsets.o.extent(0))
+      for (std::size_t i = b; i < e; ++i) out[i - b] = row(p, i, offsets);
     else
-      for (std::size_t i = b; i < e; ++i)
-        out[i - b] = row(p, i, [&](std::size_t k) { return static_cast<std::size_t>(entries(k)); });
+      for (std::size_t i = b; i < e; ++i) out[i - b] = row(p, i, columns);
   }
 };
 
@@ -135,10 +128,9 @@ decltype(auto) with_rows(const RowsOf& A, const char* function, F&& f) {
   switch (A.kind) {
     case RowsOf::Kind::stencil: return f(StencilRows{A.nx, A.ny, A.nz});
     case RowsOf::Kind::csr:
-      if (A.values16.extent(0))
-        return f(CsrRows<std::uint16_t>{A.A.graph.row_map, A.A.graph.entries, A.values16, A.offsets16});
-      if (A.values32.extent(0)) return f(CsrRows<float>{A.A.graph.row_map, A.A.graph.entries, A.values32, A.offsets16});
-      return f(CsrRows<double>{A.A.graph.row_map, A.A.graph.entries, A.A.values, A.offsets16});
+      return with_values(A, [&](auto value) -> decltype(auto) {
+        return f(CsrRows<decltype(value)>{A.A.graph.row_map, value, Columns{A.A.graph.entries}, Offsets{A.offsets16}});
+      });
     case RowsOf::Kind::none: break;
   }
   throw_invalid(function, "the operator cannot read stored vectors (only csr and stencil can)");
@@ -181,8 +173,8 @@ template <class P>
 EBLA_SIMD void compute_rows(SimdIsa, const StencilRows& rows, const P& p, std::size_t b, std::size_t e, double* out) {
   simd::stencil_rows(p, rows.nx, rows.ny, rows.nz, b, e, out);
 }
-template <class V, class P>
-EBLA_SIMD void compute_rows(SimdIsa, const CsrRows<V>& rows, const P& p, std::size_t b, std::size_t e, double* out) {
+template <class Value, class P>
+EBLA_SIMD void compute_rows(SimdIsa, const CsrRows<Value>& rows, const P& p, std::size_t b, std::size_t e, double* out) {
   rows.rows(p, b, e, out);  // the generic code, compiled for the host's instruction set
 }
 template <Storage S>

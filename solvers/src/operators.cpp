@@ -92,8 +92,9 @@ void diagonal_words(Rows rows, Value value, Column column, Vector d) {
       });
 }
 
-// The double-double sum of (b_i - (A x)_i)^2, each row's products in entry order: the same
-// operations as csr_residual_squares on the binary64 matrix, so the same bits.
+// The double-double sum of (b_i - (A x)_i)^2, each row's products in entry order, whichever
+// words hold A: the same operations, so the same bits, as on the binary64 matrix
+// (csr_residual_squares).
 template <class Value, class Column>
 DoubleDouble residual_words(Rows rows, Value value, Column column, ConstVector x, ConstVector b) {
   return squared_residuals(b.extent(0), KOKKOS_LAMBDA(const std::size_t i, DoubleDouble& squares) {
@@ -219,15 +220,7 @@ DoubleDouble detail::csr_residual_squares(const CsrMatrix& A, ConstVector x, Con
     throw_invalid("ebla::detail::csr_residual_squares",
                   "A is " + std::to_string(A.numRows()) + " x " + std::to_string(A.numCols()) + ", b has " +
                       std::to_string(b.extent(0)) + " entries and x " + std::to_string(x.extent(0)));
-  const auto rows = A.graph.row_map;
-  const auto cols = A.graph.entries;
-  const auto vals = A.values;
-  return squared_residuals(b.extent(0), KOKKOS_LAMBDA(const std::size_t i, DoubleDouble& squares) {
-    DoubleDouble r;
-    r.add(b(i));
-    for (std::size_t k = rows(i); k < rows(i + 1); ++k) r.add_product(-vals(k), x(cols(k)));
-    squares.add_product(r.value(), r.value());
-  });
+  return residual_words(A.graph.row_map, Values64{A.values}, Columns{A.graph.entries}, x, b);
 }
 
 // ---- 27-point stencil ----------------------------------------------------------------------

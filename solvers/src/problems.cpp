@@ -80,15 +80,22 @@ void fill_stencil_row(int nx, int ny, int nz, int ix, int iy, int iz, std::size_
   });
 }
 
+// The row offsets of the planes [z_first, z_end) into row_map (their count plus one entries),
+// returned in host memory too.
+RowMap::HostMirror hpccg_row_offsets(int nx, int ny, int nz, int z_first, int z_end, const RowMap& row_map) {
+  auto ptr = Kokkos::create_mirror_view(row_map);
+  ptr(0) = 0;
+  for_each_point(nx, ny, nz, [&](std::size_t i, int, int, int, int count) { ptr(i + 1) = ptr(i) + count; }, z_first, z_end);
+  Kokkos::deep_copy(row_map, ptr);
+  return ptr;
+}
+
 // The rows of the planes [z_first, z_end) of the nx x ny x nz grid, with global columns.
 CsrMatrix hpccg_slab(int nx, int ny, int nz, int z_first, int z_end) {
   const std::size_t n = static_cast<std::size_t>(nx) * ny * nz;
   const std::size_t rows = static_cast<std::size_t>(nx) * ny * static_cast<std::size_t>(z_end - z_first);
   RowMap row_map("ebla::hpccg row_map", rows + 1);
-  auto ptr = Kokkos::create_mirror_view(row_map);
-  ptr(0) = 0;
-  auto count_row = [&](std::size_t i, int, int, int, int count) { ptr(i + 1) = ptr(i) + count; };
-  for_each_point(nx, ny, nz, count_row, z_first, z_end);
+  const auto ptr = hpccg_row_offsets(nx, ny, nz, z_first, z_end, row_map);
   const std::size_t nnz = ptr(rows);
   Entries entries(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg entries"), nnz);
   Values values(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg values"), nnz);
@@ -96,7 +103,6 @@ CsrMatrix hpccg_slab(int nx, int ny, int nz, int z_first, int z_end) {
   auto val = Kokkos::create_mirror_view(values);
   auto fill_row = [&](std::size_t i, int ix, int iy, int iz, int) { fill_stencil_row(nx, ny, nz, ix, iy, iz, ptr(i), col, val); };
   for_each_point(nx, ny, nz, fill_row, z_first, z_end);
-  Kokkos::deep_copy(row_map, ptr);
   Kokkos::deep_copy(entries, col);
   Kokkos::deep_copy(values, val);
   return CsrMatrix("ebla::hpccg", static_cast<int>(rows), static_cast<int>(n), nnz, values, row_map, entries);
@@ -109,9 +115,7 @@ CsrMatrix hpccg_matrix(int nx, int ny, int nz) { return hpccg_slab(nx, ny, nz, 0
 CsrOperator hpccg_words(int nx, int ny, int nz, bool offsets) {
   const std::size_t rows = static_cast<std::size_t>(nx) * ny * nz;
   RowMap row_map("ebla::hpccg row_map", rows + 1);
-  auto ptr = Kokkos::create_mirror_view(row_map);
-  ptr(0) = 0;
-  for_each_point(nx, ny, nz, [&](std::size_t i, int, int, int, int count) { ptr(i + 1) = ptr(i) + count; });
+  const auto ptr = hpccg_row_offsets(nx, ny, nz, 0, nz, row_map);
   const std::size_t nnz = ptr(rows);
   Kokkos::View<std::uint16_t*> values(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg values (bfloat16)"), nnz);
   Kokkos::View<std::int16_t*> offsets16(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg columns (16-bit offsets)"),
@@ -131,7 +135,6 @@ CsrOperator hpccg_words(int nx, int ny, int nz, bool offsets) {
       ++at;
     });
   });
-  Kokkos::deep_copy(row_map, ptr);
   Kokkos::deep_copy(values, val);
   Kokkos::deep_copy(offsets16, off);
   Kokkos::deep_copy(entries, col);
