@@ -99,18 +99,18 @@ struct StencilRows {
 // (s0 + s1) + (s2 + s3), a fixed order that does not wait on one chain of additions.
 template <class Value>
 struct CsrRows {
-  CsrMatrix::row_map_type::const_type row_map;
+  RowEntries at;
   Value value;
   Columns columns;
   Offsets offsets;
   template <class P, class Column>
   KOKKOS_INLINE_FUNCTION double row(const P& p, std::size_t i, const Column& column) const {
     double s[4] = {0, 0, 0, 0};
-    const std::size_t k0 = row_map(i), k1 = row_map(i + 1);
-    std::size_t k = k0;
-    for (; k + 4 <= k1; k += 4)
-      for (int j = 0; j < 4; ++j) s[j] += value(k + j) * p.load(column(i, k + j));
-    for (int j = 0; k < k1; ++k, ++j) s[j] += value(k) * p.load(column(i, k));
+    const std::size_t count = at.count(i), stride = at.stride;
+    std::size_t m = 0, k = at.first(i);
+    for (; m + 4 <= count; m += 4, k += 4 * stride)
+      for (std::size_t j = 0; j < 4; ++j) s[j] += value(k + j * stride) * p.load(column(i, k + j * stride));
+    for (int j = 0; m < count; ++m, ++j, k += stride) s[j] += value(k) * p.load(column(i, k));
     return (s[0] + s[1]) + (s[2] + s[3]);
   }
   template <class P>
@@ -129,7 +129,7 @@ decltype(auto) with_rows(const RowsOf& A, const char* function, F&& f) {
     case RowsOf::Kind::stencil: return f(StencilRows{A.nx, A.ny, A.nz});
     case RowsOf::Kind::csr:
       return with_values(A, [&](auto value) -> decltype(auto) {
-        return f(CsrRows<decltype(value)>{A.A.graph.row_map, value, Columns{A.A.graph.entries}, Offsets{A.offsets16}});
+        return f(CsrRows<decltype(value)>{entries_of(A), value, Columns{A.A.graph.entries}, Offsets{A.offsets16}});
       });
     case RowsOf::Kind::none: break;
   }
@@ -173,8 +173,121 @@ template <class P>
 EBLA_SIMD void compute_rows(SimdIsa, const StencilRows& rows, const P& p, std::size_t b, std::size_t e, double* out) {
   simd::stencil_rows(p, rows.nx, rows.ny, rows.nz, b, e, out);
 }
+// CsrRows on words in slices of eight rows (CsrWords), with AVX-512: lane l of a vector is
+// row i0 + l of the slice, its four running sums those of the generic code (entry m into sum
+// m mod 4), so every sum takes the same operations in the same order. Entry m of the eight
+// rows: their values widened exactly, p at their columns (one load where the eight columns
+// are neighbours, as the eight offsets are equal, else a gather of the rows that have an
+// m-th entry), the products added into the lanes of those rows only.
+#define EBLA_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,avx,f16c,bmi,bmi2")))
+
+// The words of the values and of p that the slice kernel reads (ok), and p's scale.
+template <class T>
+struct SliceWords {
+  static constexpr bool ok = false;
+};
+template <>
+struct SliceWords<Values16> {
+  static constexpr bool ok = true;
+  static const std::uint16_t* words(const Values16& v) { return v.v.data(); }
+};
+template <>
+struct SliceWords<Values32> {
+  static constexpr bool ok = true;
+  static const float* words(const Values32& v) { return v.v.data(); }
+};
+template <>
+struct SliceWords<DoubleRead> {
+  static constexpr bool ok = true, scaled = false;
+  static const double* words(const DoubleRead& p) { return p.v.data(); }
+};
+template <>
+struct SliceWords<StoredAccess<Storage::binary64>> {
+  static constexpr bool ok = true, scaled = false;
+  static const double* words(const StoredAccess<Storage::binary64>& p) { return p.w.data(); }
+};
+template <>
+struct SliceWords<StoredAccess<Storage::binary32>> {
+  static constexpr bool ok = true, scaled = true;  // load(i) = w(i) 2^s
+  static const float* words(const StoredAccess<Storage::binary32>& p) { return p.w.data(); }
+};
+
+// Entry m of the slice's eight rows (values v, offsets o from the slice's start), into s.
+template <class VW, class PW, bool Scaled>
+EBLA_AVX512 inline __attribute__((always_inline)) void slice_entry(const VW* v, const std::int16_t* o, const PW* p,
+                                                                   std::size_t i0, __m256i row, __m256i length,
+                                                                   __m512d scale, int m, __m512d& s) {
+  const __mmask8 has = _mm256_cmpgt_epi32_mask(length, _mm256_set1_epi32(m));  // rows with an m-th entry
+  const __m256i offset = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 8 * m)));
+  const std::int16_t first = o[8 * m];
+  const bool neighbours = has == 0xff && _mm256_cmpeq_epi32_mask(offset, _mm256_set1_epi32(first)) == 0xff;
+  const PW* at = p + (static_cast<std::ptrdiff_t>(i0) + first);  // lane l's column is i0 + l + first
+  __m512d pj;
+  if constexpr (std::is_same_v<PW, double>) {
+    if (neighbours) pj = _mm512_loadu_pd(at);
+    else pj = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), has, _mm256_add_epi32(row, offset), p, 8);
+  } else {
+    __m256 w;
+    if (neighbours) w = _mm256_loadu_ps(at);
+    else w = _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), has, _mm256_add_epi32(row, offset), p, 4);
+    pj = _mm512_cvtps_pd(w);
+  }
+  if constexpr (Scaled) pj = _mm512_mul_pd(pj, scale);
+  __m512d a;
+  if constexpr (std::is_same_v<VW, std::uint16_t>) {  // bfloat16: the top half of a binary32
+    const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8 * m));
+    a = _mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16)));
+  } else {
+    a = _mm512_cvtps_pd(_mm256_loadu_ps(v + 8 * m));
+  }
+  s = _mm512_mask_add_pd(s, has, s, _mm512_mul_pd(a, pj));
+}
+
+// (A p)_i for the whole slices of rows [b, e) (b and e multiples of 8), into out[0, e - b).
+template <class VW, class PW, bool Scaled>
+EBLA_AVX512 __attribute__((noinline)) void slice_rows_avx512(const std::size_t* row_map, const std::size_t* slices,
+                                                             const VW* v, const std::int16_t* o, const PW* p,
+                                                             double scale, std::size_t b, std::size_t e, double* out) {
+  const __m512d sc = _mm512_set1_pd(scale);
+  for (std::size_t i0 = b; i0 < e; i0 += 8) {
+    const std::size_t from = slices[i0 / 8];
+    const int width = static_cast<int>((slices[i0 / 8 + 1] - from) / 8);
+    const __m512i starts = _mm512_loadu_si512(row_map + i0), ends = _mm512_loadu_si512(row_map + i0 + 1);
+    const __m256i length = _mm512_cvtepi64_epi32(_mm512_sub_epi64(ends, starts));
+    const __m256i row = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(i0)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const VW* vs = v + from;
+    const std::int16_t* os = o + from;
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    int m = 0;
+    for (; m + 4 <= width; m += 4) {
+      slice_entry<VW, PW, Scaled>(vs, os, p, i0, row, length, sc, m, s0);
+      slice_entry<VW, PW, Scaled>(vs, os, p, i0, row, length, sc, m + 1, s1);
+      slice_entry<VW, PW, Scaled>(vs, os, p, i0, row, length, sc, m + 2, s2);
+      slice_entry<VW, PW, Scaled>(vs, os, p, i0, row, length, sc, m + 3, s3);
+    }
+    if (m < width) slice_entry<VW, PW, Scaled>(vs, os, p, i0, row, length, sc, m, s0);
+    if (m + 1 < width) slice_entry<VW, PW, Scaled>(vs, os, p, i0, row, length, sc, m + 1, s1);
+    if (m + 2 < width) slice_entry<VW, PW, Scaled>(vs, os, p, i0, row, length, sc, m + 2, s2);
+    _mm512_storeu_pd(out + (i0 - b), _mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3)));
+  }
+}
+
 template <class Value, class P>
 EBLA_SIMD void compute_rows(SimdIsa, const CsrRows<Value>& rows, const P& p, std::size_t b, std::size_t e, double* out) {
+  if constexpr (SliceWords<Value>::ok && SliceWords<P>::ok) {
+    if (rows.at.stride == 8 && b % 8 == 0 && stored_isa() == HostIsa::avx512) {
+      const std::size_t whole = b + (e - b) / 8 * 8;  // a matrix's last slice may have fewer rows
+      double scale = 1;
+      if constexpr (SliceWords<P>::scaled) scale = p.scale;
+      slice_rows_avx512<std::remove_const_t<std::remove_pointer_t<decltype(SliceWords<Value>::words(rows.value))>>,
+                        std::remove_const_t<std::remove_pointer_t<decltype(SliceWords<P>::words(p))>>,
+                        SliceWords<P>::scaled>(rows.at.row_map.data(), rows.at.slices.data(),
+                                               SliceWords<Value>::words(rows.value), rows.offsets.o.data(),
+                                               SliceWords<P>::words(p), scale, b, whole, out);
+      rows.rows(p, whole, e, out + (whole - b));
+      return;
+    }
+  }
   rows.rows(p, b, e, out);  // the generic code, compiled for the host's instruction set
 }
 template <Storage S>
@@ -290,24 +403,30 @@ void set_stored_isa(HostIsa isa) {
 
 void reset_stored_isa() { isa_forced = false; }
 
-// The columns as offsets from their row, where the widest |column - row| fits in 16 bits
-// (unless A is held in such offsets already).
-void narrow_columns(RowsOf& A) {
-  if (A.offsets16.extent(0) > 0 || A.A.graph.entries.extent(0) != A.nonzeros()) return;
+namespace {
+
+// The widest |column - row| of A's int columns.
+double band_of(const RowsOf& A) {
   const auto row_map = A.A.graph.row_map;
   const auto entries = A.A.graph.entries;
-  const std::size_t rows = static_cast<std::size_t>(A.A.numRows());
-  const auto widest = over_tiles<1>("ebla::cg_stored matrix band", rows, 1u,
-                                    KOKKOS_LAMBDA(std::size_t b, std::size_t e, TileFields<1>& t) {
-                                      for (std::size_t i = b; i < e; ++i)
-                                        for (std::size_t k = row_map(i); k < row_map(i + 1); ++k) {
-                                          const double d = static_cast<double>(entries(k)) - static_cast<double>(i);
-                                          t.v[0] = t.v[0] > magnitude(d) ? t.v[0] : magnitude(d);
-                                        }
-                                    });
-  if (!(widest.v[0] <= 32767)) return;
+  return over_tiles<1>("ebla::cg_stored matrix band", static_cast<std::size_t>(A.A.numRows()), 1u,
+                       KOKKOS_LAMBDA(std::size_t b, std::size_t e, TileFields<1>& t) {
+                         for (std::size_t i = b; i < e; ++i)
+                           for (std::size_t k = row_map(i); k < row_map(i + 1); ++k) {
+                             const double d = static_cast<double>(entries(k)) - static_cast<double>(i);
+                             t.v[0] = t.v[0] > magnitude(d) ? t.v[0] : magnitude(d);
+                           }
+                       })
+      .v[0];
+}
+
+// The columns as offsets from their row, in the order of the rows' entries.
+void narrow_columns(RowsOf& A) {
+  const auto row_map = A.A.graph.row_map;
+  const auto entries = A.A.graph.entries;
   Kokkos::View<std::int16_t*> offsets("ebla::cg matrix columns (16-bit offsets)", A.A.nnz());
-  Kokkos::parallel_for("ebla::cg_stored column offsets", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, rows),
+  Kokkos::parallel_for("ebla::cg_stored column offsets",
+                       Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, A.A.numRows()),
                        KOKKOS_LAMBDA(const std::size_t i) {
                          for (std::size_t k = row_map(i); k < row_map(i + 1); ++k)
                            offsets(k) = static_cast<std::int16_t>(entries(k) - static_cast<int>(i));
@@ -315,14 +434,12 @@ void narrow_columns(RowsOf& A) {
   A.offsets16 = offsets;
 }
 
-void narrow_values(RowsOf& A) {
-  if (A.kind != RowsOf::Kind::csr) return;
+enum class ValueWords { binary64, binary32, bfloat16 };
+
+// The narrowest format that holds each of A's binary64 values exactly.
+ValueWords value_words(const RowsOf& A) {
   const auto vals = A.A.values;
   const std::size_t nnz = vals.extent(0);
-  if (nnz != A.nonzeros()) {  // A is held in narrow values already (CsrOperator::narrowest)
-    narrow_columns(A);
-    return;
-  }
   // how many values bfloat16 and binary32 hold exactly
   const auto held = over_tiles<2>("ebla::cg_stored matrix formats", nnz, 0u,
                                   KOKKOS_LAMBDA(std::size_t b, std::size_t e, TileFields<2>& t) {
@@ -332,18 +449,67 @@ void narrow_values(RowsOf& A) {
                                       t.v[0] += bfloat16_value(bfloat16_bits(f)) == vals(k) ? 1 : 0;
                                     }
                                   });
-  if (held.v[0] == static_cast<double>(nnz)) {
+  if (held.v[0] == static_cast<double>(nnz)) return ValueWords::bfloat16;
+  if (held.v[1] == static_cast<double>(nnz)) return ValueWords::binary32;
+  return ValueWords::binary64;
+}
+
+// The values in `format`, in the order of the rows' entries.
+void narrow_values_in_order(RowsOf& A, ValueWords format) {
+  const auto vals = A.A.values;
+  const std::size_t nnz = vals.extent(0);
+  if (format == ValueWords::bfloat16) {
     Kokkos::View<std::uint16_t*> v16("ebla::cg matrix values (bfloat16)", nnz);
     Kokkos::parallel_for("ebla::cg_stored bfloat16 values", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, nnz),
                          KOKKOS_LAMBDA(const std::size_t k) { v16(k) = bfloat16_bits(vals(k)); });
     A.values16 = v16;
-  } else if (held.v[1] == static_cast<double>(nnz)) {
+  } else if (format == ValueWords::binary32) {
     Kokkos::View<float*> v32("ebla::cg matrix values (binary32)", nnz);
     Kokkos::parallel_for("ebla::cg_stored binary32 values", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, nnz),
                          KOKKOS_LAMBDA(const std::size_t k) { v32(k) = static_cast<float>(vals(k)); });
     A.values32 = v32;
   }
-  narrow_columns(A);
+}
+
+// The values in `format` and the columns as offsets, in slices of eight rows (CsrWords).
+void narrow_in_slices(RowsOf& A, ValueWords format) {
+  const auto row_map = A.A.graph.row_map;
+  const auto entries = A.A.graph.entries;
+  const auto vals = A.A.values;
+  A.slices = slice_offsets(row_map);
+  const RowEntries at = entries_of(A);
+  A.offsets16 = in_slices<std::int16_t>(at, "ebla::cg matrix columns (16-bit offsets, slices of 8 rows)",
+                                        KOKKOS_LAMBDA(std::size_t i, std::size_t m) {
+                                          return static_cast<std::int16_t>(entries(row_map(i) + m) - static_cast<int>(i));
+                                        });
+  if (format == ValueWords::bfloat16)
+    A.values16 = in_slices<std::uint16_t>(at, "ebla::cg matrix values (bfloat16, slices of 8 rows)",
+                                          KOKKOS_LAMBDA(std::size_t i, std::size_t m) {
+                                            return bfloat16_bits(vals(row_map(i) + m));
+                                          });
+  else
+    A.values32 = in_slices<float>(at, "ebla::cg matrix values (binary32, slices of 8 rows)",
+                                  KOKKOS_LAMBDA(std::size_t i, std::size_t m) {
+                                    return static_cast<float>(vals(row_map(i) + m));
+                                  });
+}
+
+}  // namespace
+
+void narrow_values(RowsOf& A) {
+  if (A.kind != RowsOf::Kind::csr) return;
+  const std::size_t nnz = A.nonzeros();
+  const bool int_columns = A.offsets16.extent(0) == 0 && A.A.graph.entries.extent(0) == nnz;
+  const bool offsets = int_columns && band_of(A) <= 32767;
+  if (A.A.values.extent(0) != nnz || A.values16.extent(0) + A.values32.extent(0) > 0) {
+    // A is held in narrow values already (CsrOperator::narrowest, or a caller's parts)
+    if (offsets) narrow_columns(A);
+    return;
+  }
+  const ValueWords format = value_words(A);
+  if (format != ValueWords::binary64 && offsets) return narrow_in_slices(A, format);
+  narrow_values_in_order(A, format);
+  if (offsets) narrow_columns(A);
 }
 
 double value_bytes(const RowsOf& A) { return A.values16.extent(0) ? 2 : A.values32.extent(0) ? 4 : 8; }
@@ -352,8 +518,10 @@ double column_bytes(const RowsOf& A) { return A.offsets16.extent(0) ? 2 : sizeof
 
 double matrix_bytes(const RowsOf& A) {
   if (A.kind != RowsOf::Kind::csr) return 0;  // the stencil has no matrix
-  return static_cast<double>(A.nonzeros()) * (value_bytes(A) + column_bytes(A)) +
-         static_cast<double>(A.A.numRows() + 1) * sizeof(std::size_t);
+  // the words, a slice's words past a shorter row's end included
+  const double words = A.slices.extent(0) ? static_cast<double>(A.offsets16.extent(0)) : static_cast<double>(A.nonzeros());
+  return words * (value_bytes(A) + column_bytes(A)) +
+         static_cast<double>(A.A.numRows() + 1 + A.slices.extent(0)) * sizeof(std::size_t);
 }
 
 RowsOf narrowed(RowsOf A) {
@@ -366,12 +534,13 @@ namespace {
 // max_i sum_k |value(k)| over A's rows.
 template <class Value>
 double largest_row_sum(const RowsOf& A, Value value) {
-  const auto rows = A.A.graph.row_map;
+  const RowEntries at = entries_of(A);
   return over_tiles<1>("ebla::cg_stored norm", static_cast<std::size_t>(A.A.numRows()), 1u,
                        KOKKOS_LAMBDA(std::size_t b, std::size_t e, TileFields<1>& t) {
                          for (std::size_t i = b; i < e; ++i) {
                            double s = 0;
-                           for (std::size_t k = rows(i); k < rows(i + 1); ++k) s += magnitude(value(k));
+                           for (std::size_t m = 0, k = at.first(i); m < at.count(i); ++m, k += at.stride)
+                             s += magnitude(value(k));
                            t.v[0] = max_nan(t.v[0], s);
                          }
                        })

@@ -1,5 +1,6 @@
 // Reading a CSR matrix's entries from whichever words hold them (operators.hpp, CsrWords):
-// value(k) and column(i, k), for the kernels of operators.cpp and cg_steps.cpp.
+// value(k) and column(i, k) of the word k that RowEntries finds for an entry of row i, for
+// the kernels of operators.cpp and cg_steps.cpp.
 #pragma once
 
 #include <ebla/core/storage.hpp>
@@ -32,6 +33,46 @@ struct Offsets {  // column - row in 16 bits
     return i + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(o(k)));
   }
 };
+
+/// Where row i's entries lie in the words: count(i) of them from first(i), stride apart (1 in
+/// the order of the rows' entries, 8 in slices of eight rows: CsrWords).
+struct RowEntries {
+  CsrMatrix::row_map_type::const_type row_map;
+  Kokkos::View<const std::size_t*> slices;
+  std::size_t stride = 1;
+  KOKKOS_INLINE_FUNCTION std::size_t count(std::size_t i) const { return row_map(i + 1) - row_map(i); }
+  KOKKOS_INLINE_FUNCTION std::size_t first(std::size_t i) const {
+    return stride == 1 ? row_map(i) : slices(i / 8) + i % 8;
+  }
+};
+
+/// The entries of A (a csr RowsOf) as its words hold them.
+inline RowEntries entries_of(const RowsOf& A) {
+  return {A.A.graph.row_map, A.slices, A.slices.extent(0) ? std::size_t{8} : std::size_t{1}};
+}
+
+/// The slice offsets (CsrWords::slices) of the rows whose offsets row_map gives.
+Kokkos::View<std::size_t*> slice_offsets(CsrMatrix::row_map_type::const_type row_map);
+
+/// The words word(i, m) of the entries m of the rows i, laid out in the slices of `at`
+/// (stride 8), each slice's words past a row's end zero.
+template <class T, class Word>
+Kokkos::View<T*> in_slices(const RowEntries& at, const char* label, Word word) {
+  const std::size_t rows = at.row_map.extent(0) - 1, slices = at.slices.extent(0) - 1;
+  std::size_t words = 0;
+  Kokkos::deep_copy(Kokkos::View<std::size_t, Kokkos::HostSpace>(&words), Kokkos::subview(at.slices, slices));
+  Kokkos::View<T*> out(Kokkos::ViewAllocateWithoutInitializing(label), words);
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, slices), KOKKOS_LAMBDA(const std::size_t s) {
+        const std::size_t width = (at.slices(s + 1) - at.slices(s)) / 8;
+        for (std::size_t m = 0; m < width; ++m)
+          for (std::size_t lane = 0; lane < 8; ++lane) {
+            const std::size_t i = 8 * s + lane;
+            out(at.slices(s) + 8 * m + lane) = i < rows && m < at.count(i) ? word(i, m) : T(0);
+          }
+      });
+  return out;
+}
 
 /// f(value) with the reader of A's values (A a csr RowsOf).
 template <class F>

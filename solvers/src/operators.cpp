@@ -66,27 +66,31 @@ double residual_norm_of(std::size_t items, Item item) {
 namespace {
 
 using Rows = CsrMatrix::row_map_type::const_type;
+using detail::Columns;
+using detail::entries_of;
+using detail::RowEntries;
+using detail::Values64;
 
 // y_i = sum_k value(k) x(column(i, k)) in binary64, in the order of the row's entries.
 template <class Value, class Column>
-void apply_words(Rows rows, Value value, Column column, ConstVector x, Vector y) {
+void apply_words(RowEntries at, Value value, Column column, ConstVector x, Vector y) {
   Kokkos::parallel_for(
       "ebla::csr_apply (narrow words)", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, y.extent(0)),
       KOKKOS_LAMBDA(const std::size_t i) {
         double s = 0;
-        for (std::size_t k = rows(i); k < rows(i + 1); ++k) s += value(k) * x(column(i, k));
+        for (std::size_t m = 0, k = at.first(i); m < at.count(i); ++m, k += at.stride) s += value(k) * x(column(i, k));
         y(i) = s;
       });
 }
 
 // d_i = the sum of row i's entries in column i (duplicates add up).
 template <class Value, class Column>
-void diagonal_words(Rows rows, Value value, Column column, Vector d) {
+void diagonal_words(RowEntries at, Value value, Column column, Vector d) {
   Kokkos::parallel_for(
       "ebla::csr_diagonal", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, d.extent(0)),
       KOKKOS_LAMBDA(const std::size_t i) {
         double v = 0;
-        for (std::size_t k = rows(i); k < rows(i + 1); ++k)
+        for (std::size_t m = 0, k = at.first(i); m < at.count(i); ++m, k += at.stride)
           if (column(i, k) == i) v += value(k);
         d(i) = v;
       });
@@ -96,18 +100,19 @@ void diagonal_words(Rows rows, Value value, Column column, Vector d) {
 // words hold A: the same operations, so the same bits, as on the binary64 matrix
 // (csr_residual_squares).
 template <class Value, class Column>
-DoubleDouble residual_words(Rows rows, Value value, Column column, ConstVector x, ConstVector b) {
+DoubleDouble residual_words(RowEntries at, Value value, Column column, ConstVector x, ConstVector b) {
   return squared_residuals(b.extent(0), KOKKOS_LAMBDA(const std::size_t i, DoubleDouble& squares) {
     DoubleDouble r;
     r.add(b(i));
-    for (std::size_t k = rows(i); k < rows(i + 1); ++k) r.add_product(-value(k), x(column(i, k)));
+    for (std::size_t m = 0, k = at.first(i); m < at.count(i); ++m, k += at.stride)
+      r.add_product(-value(k), x(column(i, k)));
     squares.add_product(r.value(), r.value());
   });
 }
 
 // A's binary64 values and int columns from its words.
 template <class Value, class Column>
-CsrMatrix binary64_words(const CsrMatrix& held, std::size_t nnz, Value value, Column column) {
+CsrMatrix binary64_words(const CsrMatrix& held, RowEntries at, std::size_t nnz, Value value, Column column) {
   using Values = CsrMatrix::values_type::non_const_type;
   using Entries = CsrMatrix::index_type::non_const_type;
   const Rows rows = held.graph.row_map;
@@ -117,20 +122,51 @@ CsrMatrix binary64_words(const CsrMatrix& held, std::size_t nnz, Value value, Co
   Kokkos::parallel_for(
       "ebla::csr_binary64", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, n),
       KOKKOS_LAMBDA(const std::size_t i) {
-        for (std::size_t k = rows(i); k < rows(i + 1); ++k) {
-          vals(k) = value(k);
-          cols(k) = static_cast<int>(column(i, k));
+        for (std::size_t m = 0, k = at.first(i); m < at.count(i); ++m, k += at.stride) {
+          vals(rows(i) + m) = value(k);
+          cols(rows(i) + m) = static_cast<int>(column(i, k));
         }
       });
   return CsrMatrix("ebla::csr", held.numCols(), vals, CsrMatrix::staticcrsgraph_type(cols, held.graph.row_map));
 }
 
-// The entry count of the row offsets (the last one), read from wherever they live.
-std::size_t last_offset(const Rows& rows) {
+// The last of a View of offsets (the row offsets' entry count, the slices' word count), read
+// from wherever they live.
+template <class Offsets>
+std::size_t last_offset(const Offsets& rows) {
   if (rows.extent(0) == 0) return 0;
   std::size_t last = 0;
   Kokkos::deep_copy(Kokkos::View<std::size_t, Kokkos::HostSpace>(&last), Kokkos::subview(rows, rows.extent(0) - 1));
   return last;
+}
+
+// Throws unless words' slices (CsrWords) suit the rows of row_map: values and columns both
+// narrow, ceil(rows / 8) + 1 offsets from 0, each slice a multiple of eight words and at
+// least eight times as long as each of its rows.
+void check_slices(const char* f, Rows row_map, const CsrWords& words) {
+  if ((words.values16.extent(0) == 0 && words.values32.extent(0) == 0) || words.offsets16.extent(0) == 0)
+    throw_invalid(f, "the words are given in slices of eight rows, which need both the values and the columns "
+                     "in narrow words");
+  const std::size_t rows = row_map.extent(0) > 0 ? row_map.extent(0) - 1 : 0, count = (rows + 7) / 8;
+  if (words.slices.extent(0) != count + 1)
+    throw_invalid(f, "the slices: " + std::to_string(words.slices.extent(0)) + " offsets where " +
+                         std::to_string(rows) + " rows take " + std::to_string(count + 1));
+  const auto slices = words.slices;
+  std::size_t bad = count;  // the first slice that does not hold its rows (count: none)
+  Kokkos::parallel_reduce(
+      "ebla::CsrOperator slices", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, count),
+      KOKKOS_LAMBDA(const std::size_t s, std::size_t& first) {
+        const std::size_t from = s == 0 ? 0 : slices(s), to = slices(s + 1);
+        bool ok = (s > 0 || slices(0) == 0) && to >= from && (to - from) % 8 == 0;
+        for (std::size_t i = 8 * s; ok && i < 8 * s + 8 && i < rows; ++i) ok = 8 * (row_map(i + 1) - row_map(i)) <= to - from;
+        if (!ok && s < first) first = s;
+      },
+      Kokkos::Min<std::size_t>(bad));
+  if (bad < count)
+    throw_invalid(f, "the slices: slice " + std::to_string(bad) + " (rows " + std::to_string(8 * bad) + " to " +
+                         std::to_string(8 * bad + 7) +
+                         ") does not start at the previous one's end, is not a multiple of 8 words long, or is "
+                         "shorter than 8 times one of its rows");
 }
 
 }  // namespace
@@ -155,8 +191,17 @@ CsrOperator::CsrOperator(CsrMatrix held, CsrWords words) : A_(std::move(held)), 
       throw_invalid(f, std::string(what) + ": " + std::to_string(extent) + " entries where the row offsets give " +
                            std::to_string(nnz));
   };
-  check(narrow_values ? words_.values16.extent(0) + words_.values32.extent(0) : A_.values.extent(0), "the values");
-  check(words_.offsets16.extent(0) > 0 ? words_.offsets16.extent(0) : A_.graph.entries.extent(0), "the columns");
+  const std::size_t slices = words_.slices.extent(0);
+  if (slices > 0) check_slices(f, A_.graph.row_map, words_);
+  const std::size_t sliced = slices > 0 ? last_offset(words_.slices) : nnz;
+  auto check_words = [&](std::size_t extent, const char* what) {
+    if (slices == 0) return check(extent, what);
+    if (extent != sliced)
+      throw_invalid(f, std::string(what) + ": " + std::to_string(extent) + " words where the slices give " +
+                           std::to_string(sliced));
+  };
+  check_words(narrow_values ? words_.values16.extent(0) + words_.values32.extent(0) : A_.values.extent(0), "the values");
+  check_words(words_.offsets16.extent(0) > 0 ? words_.offsets16.extent(0) : A_.graph.entries.extent(0), "the columns");
   // the arrays the words replace are not held
   if (narrow_values) A_.values = CsrMatrix::values_type();
   if (words_.offsets16.extent(0) > 0) A_.graph.entries = CsrMatrix::index_type();
@@ -169,6 +214,7 @@ CsrOperator CsrOperator::narrowest(CsrMatrix A) {
   words.values16 = rows.values16;
   words.values32 = rows.values32;
   words.offsets16 = rows.offsets16;
+  words.slices = rows.slices;
   return CsrOperator(given.A_, words);
 }
 
@@ -186,14 +232,14 @@ void CsrOperator::apply(ConstVector x, Vector y) const {
   }
   check_size("ebla::CsrOperator::apply", size(), x, "x");
   check_size("ebla::CsrOperator::apply", size(), y, "y");
-  const Rows rows = A_.graph.row_map;
-  detail::with_entries(rows_of(*this), [&](auto value, auto column) { apply_words(rows, value, column, x, y); });
+  const RowsOf rows = rows_of(*this);
+  detail::with_entries(rows, [&](auto value, auto column) { apply_words(entries_of(rows), value, column, x, y); });
 }
 
 Vector CsrOperator::diagonal() const {
   Vector d("ebla::diagonal", size());
-  const Rows rows = A_.graph.row_map;
-  detail::with_entries(rows_of(*this), [&](auto value, auto column) { diagonal_words(rows, value, column, d); });
+  const RowsOf rows = rows_of(*this);
+  detail::with_entries(rows, [&](auto value, auto column) { diagonal_words(entries_of(rows), value, column, d); });
   return d;
 }
 
@@ -201,10 +247,31 @@ double CsrOperator::residual_norm(ConstVector x, ConstVector b) const {
   check_size("ebla::CsrOperator::residual_norm", size(), x, "x");
   check_size("ebla::CsrOperator::residual_norm", size(), b, "b");
   if (!narrow()) return std::sqrt(detail::csr_residual_squares(A_, x, b).value());
-  const Rows rows = A_.graph.row_map;
-  return std::sqrt(detail::with_entries(rows_of(*this), [&](auto value, auto column) {
-                     return residual_words(rows, value, column, x, b);
+  const RowsOf rows = rows_of(*this);
+  return std::sqrt(detail::with_entries(rows, [&](auto value, auto column) {
+                     return residual_words(entries_of(rows), value, column, x, b);
                    }).value());
+}
+
+std::size_t RowsOf::nonzeros() const { return kind == Kind::csr ? last_offset(A.graph.row_map) : 0; }
+
+Kokkos::View<std::size_t*> detail::slice_offsets(Rows row_map) {
+  const std::size_t rows = row_map.extent(0) > 0 ? row_map.extent(0) - 1 : 0, count = (rows + 7) / 8;
+  Kokkos::View<std::size_t*> slices("ebla::csr slices", count + 1);
+  // slice s: 8 words for each entry of its longest row, after the slices before it
+  Kokkos::parallel_scan(
+      "ebla::csr slice offsets", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, count),
+      KOKKOS_LAMBDA(const std::size_t s, std::size_t& before, const bool final) {
+        std::size_t longest = 0;
+        for (std::size_t i = 8 * s; i < 8 * s + 8 && i < rows; ++i) {
+          const std::size_t length = row_map(i + 1) - row_map(i);
+          longest = length > longest ? length : longest;
+        }
+        if (final) slices(s) = before;
+        before += 8 * longest;
+        if (final && s + 1 == count) slices(count) = before;
+      });
+  return slices;
 }
 
 CsrMatrix CsrOperator::matrix() const { return narrow() ? detail::binary64_matrix(rows_of(*this)) : A_; }
@@ -212,7 +279,9 @@ CsrMatrix CsrOperator::matrix() const { return narrow() ? detail::binary64_matri
 CsrMatrix detail::binary64_matrix(const RowsOf& rows) {
   const std::size_t nnz = rows.nonzeros();
   if (rows.A.values.extent(0) == nnz && rows.A.graph.entries.extent(0) == nnz) return rows.A;
-  return with_entries(rows, [&](auto value, auto column) { return binary64_words(rows.A, nnz, value, column); });
+  return with_entries(rows, [&](auto value, auto column) {
+    return binary64_words(rows.A, entries_of(rows), nnz, value, column);
+  });
 }
 
 DoubleDouble detail::csr_residual_squares(const CsrMatrix& A, ConstVector x, ConstVector b) {
@@ -220,7 +289,7 @@ DoubleDouble detail::csr_residual_squares(const CsrMatrix& A, ConstVector x, Con
     throw_invalid("ebla::detail::csr_residual_squares",
                   "A is " + std::to_string(A.numRows()) + " x " + std::to_string(A.numCols()) + ", b has " +
                       std::to_string(b.extent(0)) + " entries and x " + std::to_string(x.extent(0)));
-  return residual_words(A.graph.row_map, Values64{A.values}, Columns{A.graph.entries}, x, b);
+  return residual_words(RowEntries{A.graph.row_map, {}, 1}, Values64{A.values}, Columns{A.graph.entries}, x, b);
 }
 
 // ---- 27-point stencil ----------------------------------------------------------------------

@@ -7,6 +7,8 @@
 #include <ebla/core/error.hpp>
 #include <ebla/core/storage.hpp>
 
+#include "csr_words.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -110,37 +112,53 @@ CsrMatrix hpccg_slab(int nx, int ny, int nz, int z_first, int z_end) {
 
 CsrMatrix hpccg_matrix(int nx, int ny, int nz) { return hpccg_slab(nx, ny, nz, 0, nz); }
 
+// Entry m of row i of HPCCG's matrix on the nx x ny x nz grid, in stencil_row's order: its
+// column, and its value -1 or 27 (the diagonal) in bfloat16, which holds both exactly.
+struct HpccgEntry {
+  int nx, ny, nz;
+  KOKKOS_INLINE_FUNCTION int column(std::size_t i, std::size_t m) const {
+    const int row = static_cast<int>(i), ix = row % nx, iy = (row / nx) % ny, iz = row / (nx * ny);
+    const int x0 = ix > 0 ? ix - 1 : 0, y0 = iy > 0 ? iy - 1 : 0, z0 = iz > 0 ? iz - 1 : 0;
+    const int cx = (ix < nx - 1 ? ix + 1 : ix) - x0 + 1, cy = (iy < ny - 1 ? iy + 1 : iy) - y0 + 1;
+    const int e = static_cast<int>(m);  // x innermost, z outermost: ascending columns
+    return ((z0 + e / (cx * cy)) * ny + y0 + (e / cx) % cy) * nx + x0 + e % cx;
+  }
+  KOKKOS_INLINE_FUNCTION std::uint16_t value(std::size_t i, std::size_t m) const {
+    return detail::bfloat16_bits(column(i, m) == static_cast<int>(i) ? 27.0 : -1.0);
+  }
+};
+
 // The rows of the whole grid in narrow words: bfloat16 values, and columns as 16-bit
-// offsets from the row or as ints (`offsets`).
+// offsets from the row, in slices of eight rows (`offsets`), or as ints in the order of the
+// rows' entries.
 CsrOperator hpccg_words(int nx, int ny, int nz, bool offsets) {
   const std::size_t rows = static_cast<std::size_t>(nx) * ny * nz;
   RowMap row_map("ebla::hpccg row_map", rows + 1);
-  const auto ptr = hpccg_row_offsets(nx, ny, nz, 0, nz, row_map);
-  const std::size_t nnz = ptr(rows);
-  Kokkos::View<std::uint16_t*> values(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg values (bfloat16)"), nnz);
-  Kokkos::View<std::int16_t*> offsets16(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg columns (16-bit offsets)"),
-                                        offsets ? nnz : 0);
-  Entries entries(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg entries"), offsets ? 0 : nnz);
-  auto val = Kokkos::create_mirror_view(values);
-  auto off = Kokkos::create_mirror_view(offsets16);
-  auto col = Kokkos::create_mirror_view(entries);
-  for_each_point(nx, ny, nz, [&](std::size_t i, int ix, int iy, int iz, int) {
-    std::size_t at = ptr(i);
-    stencil_row(nx, ny, nz, ix, iy, iz, [&](int c, double v) {
-      val(at) = detail::bfloat16_bits(v);  // -1 and 27: exact
-      if (offsets)
-        off(at) = static_cast<std::int16_t>(c - static_cast<int>(i));
-      else
-        col(at) = c;
-      ++at;
-    });
-  });
-  Kokkos::deep_copy(values, val);
-  Kokkos::deep_copy(offsets16, off);
-  Kokkos::deep_copy(entries, col);
+  const std::size_t nnz = hpccg_row_offsets(nx, ny, nz, 0, nz, row_map)(rows);
+  const HpccgEntry entry{nx, ny, nz};
   CsrWords words;
-  words.values16 = values;
-  if (offsets) words.offsets16 = offsets16;
+  Entries entries;
+  if (offsets) {
+    words.slices = detail::slice_offsets(row_map);
+    const detail::RowEntries at{row_map, words.slices, 8};
+    words.values16 = detail::in_slices<std::uint16_t>(at, "ebla::hpccg values (bfloat16, slices of 8 rows)",
+                                                      KOKKOS_LAMBDA(std::size_t i, std::size_t m) { return entry.value(i, m); });
+    words.offsets16 = detail::in_slices<std::int16_t>(
+        at, "ebla::hpccg columns (16-bit offsets, slices of 8 rows)", KOKKOS_LAMBDA(std::size_t i, std::size_t m) {
+          return static_cast<std::int16_t>(entry.column(i, m) - static_cast<int>(i));
+        });
+  } else {
+    Kokkos::View<std::uint16_t*> values(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg values (bfloat16)"), nnz);
+    entries = Entries(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg entries"), nnz);
+    Kokkos::parallel_for(
+        "ebla::hpccg words", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, rows), KOKKOS_LAMBDA(const std::size_t i) {
+          for (std::size_t k = row_map(i), m = 0; k < row_map(i + 1); ++k, ++m) {
+            values(k) = entry.value(i, m);
+            entries(k) = entry.column(i, m);
+          }
+        });
+    words.values16 = values;
+  }
   const CsrMatrix held("ebla::hpccg", static_cast<int>(rows), Values(), CsrMatrix::staticcrsgraph_type(entries, row_map));
   return CsrOperator(held, words);
 }

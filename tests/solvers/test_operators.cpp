@@ -160,8 +160,13 @@ TEST(CsrOperator, NarrowestHoldsTheMatrixInFewerBytesAndAppliesTheSameMatrix) {
   const CsrOperator N = CsrOperator::narrowest(P.A), H = hpccg_narrowest(12, 12, 12);
   for (const CsrOperator* op : {&N, &H}) {
     EXPECT_TRUE(op->narrow());
-    EXPECT_EQ(op->words().values16.extent(0), P.A.nnz());
-    EXPECT_EQ(op->words().offsets16.extent(0), P.A.nnz());
+    // in slices of eight rows: 216 slices, each as long as its longest row (a row of 27
+    // beside rows of 18 where a grid line starts or ends)
+    EXPECT_EQ(op->words().slices.extent(0), 12u * 12 * 12 / 8 + 1);
+    EXPECT_EQ(op->words().values16.extent(0), op->words().offsets16.extent(0));
+    EXPECT_GE(op->words().values16.extent(0), P.A.nnz());
+    EXPECT_LE(op->words().values16.extent(0), P.A.nnz() * 11 / 10);
+    EXPECT_EQ(op->nonzeros(), P.A.nnz());
     EXPECT_EQ(op->held().values.extent(0), 0u);  // the binary64 arrays are not kept
     EXPECT_EQ(op->held().graph.entries.extent(0), 0u);
     expect_same_operator(P.A, *op, gen, op == &N ? "narrowest(hpccg 12^3)" : "hpccg_narrowest(12, 12, 12)");
@@ -169,7 +174,7 @@ TEST(CsrOperator, NarrowestHoldsTheMatrixInFewerBytesAndAppliesTheSameMatrix) {
   // values exact in binary32 but not in bfloat16; values exact in neither (kept binary64)
   HostCsr t = to_host(csr_from_dense({{4, 1 + 0x1p-20, 0}, {1 + 0x1p-20, 4, 1}, {0, 1, 4}}));
   const CsrOperator F = CsrOperator::narrowest(make_csr(t));
-  EXPECT_EQ(F.words().values32.extent(0), t.val.size());
+  EXPECT_EQ(F.words().values32.extent(0), 8u * 3);  // one slice: three rows of at most 3 entries
   EXPECT_EQ(F.words().values16.extent(0), 0u);
   expect_same_operator(make_csr(t), F, gen, "binary32 values");
   t.val[1] = t.val[3] = 0.1;
@@ -177,7 +182,27 @@ TEST(CsrOperator, NarrowestHoldsTheMatrixInFewerBytesAndAppliesTheSameMatrix) {
   EXPECT_EQ(D.words().values16.extent(0) + D.words().values32.extent(0), 0u);
   EXPECT_EQ(D.held().values.extent(0), t.val.size());  // kept: no narrower word holds 0.1
   EXPECT_EQ(D.words().offsets16.extent(0), t.val.size());
+  EXPECT_EQ(D.words().slices.extent(0), 0u);  // slices need narrow values too
   expect_same_operator(make_csr(t), D, gen, "binary64 values, 16-bit columns");
+  // rows of 0 to 40 entries at random columns, 1,003 rows (the last slice holds 3), values
+  // exact in bfloat16 and then in binary32 only (integers below 32 times 1 + 2^-16)
+  for (double ulp : {0.0, 0x1p-16}) {
+    HostCsr r{1003, 1003, {0}, {}, {}};
+    for (std::size_t i = 0; i < 1003; ++i) {
+      const std::size_t length = gen() % 41;
+      for (std::size_t m = 0; m < length; ++m) {
+        r.col.push_back(static_cast<int>(gen() % 1003));
+        r.val.push_back((static_cast<double>(gen() % 64) - 32) * (1 + ulp));
+      }
+      r.ptr.push_back(r.col.size());
+    }
+    const CsrOperator R = CsrOperator::narrowest(make_csr(r));
+    EXPECT_EQ(R.words().slices.extent(0), 1003u / 8 + 2);
+    EXPECT_EQ((ulp == 0 ? R.words().values16 : Kokkos::View<const std::uint16_t*>()).extent(0) +
+                  (ulp == 0 ? Kokkos::View<const float*>() : R.words().values32).extent(0),
+              R.words().offsets16.extent(0));
+    expect_same_operator(make_csr(r), R, gen, ulp == 0 ? "random rows, bfloat16" : "random rows, binary32");
+  }
   // a band wider than 32767: columns stay ints (a grid of 200 x 200 x 2 planes: 40201)
   const CsrOperator B = hpccg_narrowest(200, 200, 2);
   EXPECT_EQ(B.words().offsets16.extent(0), 0u);
@@ -216,6 +241,54 @@ TEST(CsrOperator, PartsThatDoNotMakeOneMatrixAreRefused) {
   Kokkos::deep_copy(v16, detail::bfloat16_bits(2.0));
   const CsrOperator op(held, ok);  // all four entries 2
   EXPECT_EQ(host(op.diagonal()), (std::vector<double>{2, 2}));
+  // slices: one slice of two rows of 2 entries takes 16 words
+  const CsrMatrix bare("bare", 2, CsrMatrix::values_type::non_const_type(),
+                       CsrMatrix::staticcrsgraph_type(CsrMatrix::index_type::non_const_type(), A.graph.row_map));
+  Kokkos::View<std::uint16_t*> s16("s16", 16);
+  Kokkos::View<std::int16_t*> o16("o16", 16);
+  Kokkos::View<std::size_t*> good("good", 2), three("three", 3), odd("odd", 2), narrow_slice("narrow", 2);
+  Kokkos::deep_copy(Kokkos::subview(good, 1), std::size_t{16});
+  Kokkos::deep_copy(Kokkos::subview(three, 1), std::size_t{16});
+  Kokkos::deep_copy(Kokkos::subview(three, 2), std::size_t{16});
+  Kokkos::deep_copy(Kokkos::subview(odd, 1), std::size_t{15});
+  Kokkos::deep_copy(Kokkos::subview(narrow_slice, 1), std::size_t{8});
+  auto sliced = [&](Kokkos::View<std::size_t*> slices, bool offsets) {
+    CsrWords w;
+    w.values16 = s16;
+    if (offsets) w.offsets16 = o16;
+    w.slices = slices;
+    return w;
+  };
+  for (const auto& [words, expect] :
+       {std::pair<CsrWords, const char*>{sliced(good, false), "both the values and the columns"},
+        {sliced(three, true), "3 offsets where 2 rows take 2"},
+        {sliced(odd, true), "slice 0 (rows 0 to 7)"},
+        {sliced(narrow_slice, true), "slice 0 (rows 0 to 7)"}}) {
+    try {
+      CsrOperator bad(words.offsets16.extent(0) ? bare : held, words);
+      FAIL() << expect;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+    }
+  }
+  // the good slices: entry m of row i at 8 m + i (columns as offsets: 0 -> 0, 0 -> 1, 1 -> 0, 1 -> 1)
+  auto hs = Kokkos::create_mirror_view(s16);
+  auto ho = Kokkos::create_mirror_view(o16);
+  const double a[2][2] = {{2, 1}, {1, 3}};
+  for (int i = 0; i < 2; ++i)
+    for (int m = 0; m < 2; ++m) {
+      hs(8 * m + i) = detail::bfloat16_bits(a[i][m]);
+      ho(8 * m + i) = static_cast<std::int16_t>(m - i);
+    }
+  Kokkos::deep_copy(s16, hs);
+  Kokkos::deep_copy(o16, ho);
+  const CsrOperator two(bare, sliced(good, true));
+  EXPECT_EQ(two.nonzeros(), 4u);
+  EXPECT_EQ(host(two.diagonal()), (std::vector<double>{2, 3}));
+  Vector y("y", 2);
+  two.apply(vec({1, 10}), y);
+  EXPECT_EQ(host(y), (std::vector<double>{12, 31}));
+  EXPECT_TRUE(to_host(two.matrix()) == to_host(csr_from_dense({{2, 1}, {1, 3}})));
 }
 
 TEST(Operators, RejectNonSquareMatricesAndMismatchedVectors) {

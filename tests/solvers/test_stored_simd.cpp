@@ -117,21 +117,21 @@ struct Case {
 
 // HPCCG's matrix with row i cut to its first i mod 10 entries: rows of 0 to 9 entries, so
 // every count of entries left over past a multiple of four, and empty rows.
-ebla::CsrMatrix cut_rows(const ebla::CsrMatrix& A) {
+ebla::CsrMatrix cut_rows(const ebla::CsrMatrix& A, double ulp = 0x1p-20) {
   const ebla::test::HostCsr h = ebla::test::to_host(A);
   ebla::test::HostCsr cut{h.rows, h.cols, {0}, {}, {}};
   for (std::size_t i = 0; i < static_cast<std::size_t>(h.rows); ++i) {
     for (std::size_t k = h.ptr[i]; k < h.ptr[i] + std::min<std::size_t>(i % 10, h.length(i)); ++k) {
       cut.col.push_back(h.col[k]);
-      cut.val.push_back(h.val[k] * (1 + 0x1p-20 * static_cast<double>(k % 7)));
+      cut.val.push_back(h.val[k] * (1 + ulp * static_cast<double>(k % 7)));
     }
     cut.ptr.push_back(cut.col.size());
   }
   return ebla::test::make_csr(cut);
 }
 
-// The stencil, CSR with binary64, binary32 and bfloat16 values, and CSR with rows of 0 to 9
-// entries.
+// The stencil, CSR with binary64, binary32 and bfloat16 values (the narrow ones in slices of
+// eight rows), and CSR with rows of 0 to 9 entries, in binary64 and in slices.
 std::vector<Case> operators() {
   const auto P = ebla::hpccg_problem(nx, ny, nz);
   std::vector<Case> c;
@@ -147,8 +147,12 @@ std::vector<Case> operators() {
   c.push_back({"csr binary32", ebla::detail::narrowed(ebla::rows_of(ebla::CsrOperator(B)))});
   c.push_back({"csr bfloat16", ebla::detail::narrowed(ebla::rows_of(ebla::CsrOperator(P.A)))});
   c.push_back({"csr cut rows", ebla::rows_of(ebla::CsrOperator(cut_rows(P.A)))});
+  // rows of 0 to 9 entries, values exact in bfloat16, in slices of eight rows: the vector
+  // form's masks and gathers
+  c.push_back({"csr cut rows, slices", ebla::rows_of(ebla::CsrOperator::narrowest(cut_rows(P.A, 0)))});
   EXPECT_GT(c[2].rows.values32.extent(0), 0u);
   EXPECT_GT(c[3].rows.values16.extent(0), 0u);
+  for (int k : {2, 3, 5}) EXPECT_EQ(c[k].rows.slices.extent(0), (n + 7) / 8 + 1) << c[k].name;
   return c;
 }
 

@@ -69,10 +69,18 @@ using CsrMatrix = KokkosSparse::CrsMatrix<double, int, Kokkos::DefaultExecutionS
 /// A CSR matrix's values or columns in narrower words, each array holding every entry
 /// exactly (else empty): values as bfloat16 bits or binary32, columns as the 16-bit offset
 /// column - row (where every |column - row| <= 32767).
+///
+/// The words lie in the order of the rows' entries (entry m of row i at row_map(i) + m), or,
+/// where `slices` is not empty, in slices of eight rows (SELL-8): rows 8 s to 8 s + 7 take
+/// the words [slices(s), slices(s + 1)), as many eights as the slice's longest row has
+/// entries, entry m of row i at slices(i / 8) + 8 m + i % 8, the words past a shorter row's
+/// end zero. Eight rows' m-th entries then lie side by side, for vector code that computes
+/// eight rows at once. Slices need values and columns both in narrow words.
 struct CsrWords {
   Kokkos::View<const std::uint16_t*> values16;
   Kokkos::View<const float*> values32;
   Kokkos::View<const std::int16_t*> offsets16;
+  Kokkos::View<const std::size_t*> slices;  ///< ceil(rows / 8) + 1 offsets, or empty
 };
 
 /// y = A x with A in compressed sparse rows: in binary64 (applied by KokkosSparse::spmv), or
@@ -85,10 +93,11 @@ public:
   explicit CsrOperator(CsrMatrix A);
   /// A held in the narrowest words that hold all its values and columns exactly: values as
   /// bfloat16 or binary32 where every one is exact there (else binary64), columns as 16-bit
-  /// offsets where every |column - row| <= 32767 (else int). The binary64 arrays so replaced
-  /// are not kept: unless the caller holds a copy of A they are freed (HPCCG's matrix: 4
-  /// bytes a nonzero instead of 12). The same operator to every solver, bit for bit where
-  /// they read the words (the stored passes; the true residual in double-double).
+  /// offsets where every |column - row| <= 32767 (else int); in slices of eight rows where
+  /// both are narrow (CsrWords). The binary64 arrays so replaced are not kept: unless the
+  /// caller holds a copy of A they are freed (HPCCG's matrix: 4 bytes a nonzero instead of
+  /// 12). The same operator to every solver, bit for bit where they read the words (the
+  /// stored passes; the true residual in double-double).
   static CsrOperator narrowest(CsrMatrix A);
   /// An operator from its parts: `held` gives the row offsets, the number of columns and the
   /// binary64 arrays that `words` does not replace (an empty View where it does). Throws
@@ -189,13 +198,11 @@ struct RowsOf {
   /// csr: each entry's column minus its row, where every one fits in 16 bits (a band of
   /// half-width up to 32767; else empty)
   Kokkos::View<const std::int16_t*> offsets16;
+  /// csr: the words' slices of eight rows (CsrWords), or empty
+  Kokkos::View<const std::size_t*> slices;
   /// csr: the number of entries (A may lack its values and columns where narrow words hold
   /// them: CsrOperator::narrowest)
-  std::size_t nonzeros() const {
-    std::size_t n = A.values.extent(0) > A.graph.entries.extent(0) ? A.values.extent(0) : A.graph.entries.extent(0);
-    for (std::size_t e : {values16.extent(0), values32.extent(0), offsets16.extent(0)}) n = e > n ? e : n;
-    return n;
-  }
+  std::size_t nonzeros() const;
 };
 inline RowsOf rows_of(const CsrOperator& A) {
   RowsOf r;
@@ -204,6 +211,7 @@ inline RowsOf rows_of(const CsrOperator& A) {
   r.values16 = A.words().values16;
   r.values32 = A.words().values32;
   r.offsets16 = A.words().offsets16;
+  r.slices = A.words().slices;
   return r;
 }
 inline RowsOf rows_of(const StencilOperator& A) {
