@@ -479,18 +479,21 @@ void narrow_in_slices(RowsOf& A, ValueWords format) {
   A.slices = slice_offsets(row_map);
   const RowEntries at = entries_of(A);
   A.offsets16 = in_slices<std::int16_t>(at, "ebla::cg matrix columns (16-bit offsets, slices of 8 rows)",
-                                        KOKKOS_LAMBDA(std::size_t i, std::size_t m) {
-                                          return static_cast<std::int16_t>(entries(row_map(i) + m) - static_cast<int>(i));
+                                        KOKKOS_LAMBDA(std::size_t i, const SliceWriter<std::int16_t>& put) {
+                                          for (std::size_t k = row_map(i); k < row_map(i + 1); ++k)
+                                            put(k - row_map(i), static_cast<std::int16_t>(entries(k) - static_cast<int>(i)));
                                         });
   if (format == ValueWords::bfloat16)
     A.values16 = in_slices<std::uint16_t>(at, "ebla::cg matrix values (bfloat16, slices of 8 rows)",
-                                          KOKKOS_LAMBDA(std::size_t i, std::size_t m) {
-                                            return bfloat16_bits(vals(row_map(i) + m));
+                                          KOKKOS_LAMBDA(std::size_t i, const SliceWriter<std::uint16_t>& put) {
+                                            for (std::size_t k = row_map(i); k < row_map(i + 1); ++k)
+                                              put(k - row_map(i), bfloat16_bits(vals(k)));
                                           });
   else
     A.values32 = in_slices<float>(at, "ebla::cg matrix values (binary32, slices of 8 rows)",
-                                  KOKKOS_LAMBDA(std::size_t i, std::size_t m) {
-                                    return static_cast<float>(vals(row_map(i) + m));
+                                  KOKKOS_LAMBDA(std::size_t i, const SliceWriter<float>& put) {
+                                    for (std::size_t k = row_map(i); k < row_map(i + 1); ++k)
+                                      put(k - row_map(i), static_cast<float>(vals(k)));
                                   });
 }
 

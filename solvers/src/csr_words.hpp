@@ -54,22 +54,31 @@ inline RowEntries entries_of(const RowsOf& A) {
 /// The slice offsets (CsrWords::slices) of the rows whose offsets row_map gives.
 Kokkos::View<std::size_t*> slice_offsets(CsrMatrix::row_map_type::const_type row_map);
 
-/// The words word(i, m) of the entries m of the rows i, laid out in the slices of `at`
-/// (stride 8), each slice's words past a row's end zero.
-template <class T, class Word>
-Kokkos::View<T*> in_slices(const RowEntries& at, const char* label, Word word) {
+/// Where in_slices puts the word of entry m of a row (lane `lane` of the slice from `from`).
+template <class T>
+struct SliceWriter {
+  Kokkos::View<T*> out;
+  std::size_t from, lane;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t m, T word) const { out(from + 8 * m + lane) = word; }
+};
+
+/// The words of A's entries laid out in the slices of `at` (stride 8), each slice's words
+/// past a row's end zero: row(i, put) calls put(m, word) for the entries m of row i (put a
+/// SliceWriter<T>).
+template <class T, class Row>
+Kokkos::View<T*> in_slices(const RowEntries& at, const char* label, Row row) {
   const std::size_t rows = at.row_map.extent(0) - 1, slices = at.slices.extent(0) - 1;
   std::size_t words = 0;
   Kokkos::deep_copy(Kokkos::View<std::size_t, Kokkos::HostSpace>(&words), Kokkos::subview(at.slices, slices));
   Kokkos::View<T*> out(Kokkos::ViewAllocateWithoutInitializing(label), words);
   Kokkos::parallel_for(
       label, Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, slices), KOKKOS_LAMBDA(const std::size_t s) {
-        const std::size_t width = (at.slices(s + 1) - at.slices(s)) / 8;
-        for (std::size_t m = 0; m < width; ++m)
-          for (std::size_t lane = 0; lane < 8; ++lane) {
-            const std::size_t i = 8 * s + lane;
-            out(at.slices(s) + 8 * m + lane) = i < rows && m < at.count(i) ? word(i, m) : T(0);
-          }
+        const std::size_t from = at.slices(s), width = (at.slices(s + 1) - from) / 8;
+        for (std::size_t lane = 0; lane < 8; ++lane) {
+          const std::size_t i = 8 * s + lane, count = i < rows ? at.count(i) : 0;
+          if (count > 0) row(i, SliceWriter<T>{out, from, lane});
+          for (std::size_t m = count; m < width; ++m) out(from + 8 * m + lane) = T(0);
+        }
       });
   return out;
 }

@@ -112,19 +112,20 @@ CsrMatrix hpccg_slab(int nx, int ny, int nz, int z_first, int z_end) {
 
 CsrMatrix hpccg_matrix(int nx, int ny, int nz) { return hpccg_slab(nx, ny, nz, 0, nz); }
 
-// Entry m of row i of HPCCG's matrix on the nx x ny x nz grid, in stencil_row's order: its
-// column, and its value -1 or 27 (the diagonal) in bfloat16, which holds both exactly.
-struct HpccgEntry {
+// The entries of row i of HPCCG's matrix on the nx x ny x nz grid in stencil_row's order
+// (ascending columns): f(m, column, value) for the m-th, its value -1 or 27 (the diagonal).
+struct HpccgRow {
   int nx, ny, nz;
-  KOKKOS_INLINE_FUNCTION int column(std::size_t i, std::size_t m) const {
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, F&& f) const {
     const int row = static_cast<int>(i), ix = row % nx, iy = (row / nx) % ny, iz = row / (nx * ny);
-    const int x0 = ix > 0 ? ix - 1 : 0, y0 = iy > 0 ? iy - 1 : 0, z0 = iz > 0 ? iz - 1 : 0;
-    const int cx = (ix < nx - 1 ? ix + 1 : ix) - x0 + 1, cy = (iy < ny - 1 ? iy + 1 : iy) - y0 + 1;
-    const int e = static_cast<int>(m);  // x innermost, z outermost: ascending columns
-    return ((z0 + e / (cx * cy)) * ny + y0 + (e / cx) % cy) * nx + x0 + e % cx;
-  }
-  KOKKOS_INLINE_FUNCTION std::uint16_t value(std::size_t i, std::size_t m) const {
-    return detail::bfloat16_bits(column(i, m) == static_cast<int>(i) ? 27.0 : -1.0);
+    std::size_t m = 0;
+    for (int z = iz > 0 ? iz - 1 : 0; z <= (iz < nz - 1 ? iz + 1 : iz); ++z)
+      for (int y = iy > 0 ? iy - 1 : 0; y <= (iy < ny - 1 ? iy + 1 : iy); ++y)
+        for (int x = ix > 0 ? ix - 1 : 0; x <= (ix < nx - 1 ? ix + 1 : ix); ++x) {
+          const int c = (z * ny + y) * nx + x;
+          f(m++, c, c == row ? 27.0 : -1.0);
+        }
   }
 };
 
@@ -135,27 +136,32 @@ CsrOperator hpccg_words(int nx, int ny, int nz, bool offsets) {
   const std::size_t rows = static_cast<std::size_t>(nx) * ny * nz;
   RowMap row_map("ebla::hpccg row_map", rows + 1);
   const std::size_t nnz = hpccg_row_offsets(nx, ny, nz, 0, nz, row_map)(rows);
-  const HpccgEntry entry{nx, ny, nz};
+  const HpccgRow row{nx, ny, nz};
   CsrWords words;
   Entries entries;
   if (offsets) {
     words.slices = detail::slice_offsets(row_map);
     const detail::RowEntries at{row_map, words.slices, 8};
-    words.values16 = detail::in_slices<std::uint16_t>(at, "ebla::hpccg values (bfloat16, slices of 8 rows)",
-                                                      KOKKOS_LAMBDA(std::size_t i, std::size_t m) { return entry.value(i, m); });
+    // -1 and 27: exact in bfloat16
+    words.values16 = detail::in_slices<std::uint16_t>(
+        at, "ebla::hpccg values (bfloat16, slices of 8 rows)",
+        KOKKOS_LAMBDA(std::size_t i, const detail::SliceWriter<std::uint16_t>& put) {
+          row(i, [&](std::size_t m, int, double v) { put(m, detail::bfloat16_bits(v)); });
+        });
     words.offsets16 = detail::in_slices<std::int16_t>(
-        at, "ebla::hpccg columns (16-bit offsets, slices of 8 rows)", KOKKOS_LAMBDA(std::size_t i, std::size_t m) {
-          return static_cast<std::int16_t>(entry.column(i, m) - static_cast<int>(i));
+        at, "ebla::hpccg columns (16-bit offsets, slices of 8 rows)",
+        KOKKOS_LAMBDA(std::size_t i, const detail::SliceWriter<std::int16_t>& put) {
+          row(i, [&](std::size_t m, int c, double) { put(m, static_cast<std::int16_t>(c - static_cast<int>(i))); });
         });
   } else {
     Kokkos::View<std::uint16_t*> values(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg values (bfloat16)"), nnz);
     entries = Entries(Kokkos::ViewAllocateWithoutInitializing("ebla::hpccg entries"), nnz);
     Kokkos::parallel_for(
         "ebla::hpccg words", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, rows), KOKKOS_LAMBDA(const std::size_t i) {
-          for (std::size_t k = row_map(i), m = 0; k < row_map(i + 1); ++k, ++m) {
-            values(k) = entry.value(i, m);
-            entries(k) = entry.column(i, m);
-          }
+          row(i, [&](std::size_t m, int c, double v) {
+            values(row_map(i) + m) = detail::bfloat16_bits(v);
+            entries(row_map(i) + m) = c;
+          });
         });
     words.values16 = values;
   }
