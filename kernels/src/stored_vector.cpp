@@ -34,6 +34,33 @@ double max_abs(Kokkos::View<const double*> v) {
                                }).v[0];
 }
 
+// The tiles of v stored in p's words of format S. (Kernels sit in named functions of their
+// own, not in the generic lambdas of dispatch_storage: CUDA allows no extended lambda there.)
+template <Storage S>
+StoreSums store_tiles(StoredVector& p, Kokkos::View<const double*> v) {
+  const detail::StoredAccess<S> out(p);
+  const auto f = detail::over_tiles<3>(
+      "ebla::store", p.n, 2u, KOKKOS_LAMBDA(std::size_t b, std::size_t e, detail::TileFields<3>& t) {
+        double buf[detail::stored_tile];
+        for (std::size_t i = b; i < e; ++i) buf[i - b] = v(i);
+        StoreSums s;
+        out.store_tile(b, e - b, buf, s);
+        t.v[0] = s.err2;
+        t.v[1] = s.amax;
+        t.v[2] = s.bad ? 1 : 0;
+      });
+  return StoreSums{f.v[0], f.v[1], f.v[2] != 0};
+}
+
+// w = the values p's words of format S hold.
+template <Storage S>
+void load_words(const StoredVector& p, Kokkos::View<double*> w) {
+  const detail::StoredAccess<S> in(p);
+  Kokkos::parallel_for(
+      "ebla::load", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, p.n),
+      KOKKOS_LAMBDA(const std::size_t i) { w(i) = in.load(i); });
+}
+
 }  // namespace
 
 StoreSums store(StoredVector& p, Kokkos::View<const double*> v, double bound) {
@@ -42,32 +69,14 @@ StoreSums store(StoredVector& p, Kokkos::View<const double*> v, double bound) {
                                      std::to_string(p.n));
   if (bound < 0) bound = max_abs(v);
   p.scale_exponent = store_scale_exponent(p.format, bound);
-  return detail::dispatch_storage(p.format, [&](auto s) {
-    const detail::StoredAccess<decltype(s)::value> out(p);
-    const auto f = detail::over_tiles<3>(
-        "ebla::store", p.n, 2u, KOKKOS_LAMBDA(std::size_t b, std::size_t e, detail::TileFields<3>& t) {
-          double buf[detail::stored_tile];
-          for (std::size_t i = b; i < e; ++i) buf[i - b] = v(i);
-          StoreSums s;
-          out.store_tile(b, e - b, buf, s);
-          t.v[0] = s.err2;
-          t.v[1] = s.amax;
-          t.v[2] = s.bad ? 1 : 0;
-        });
-    return StoreSums{f.v[0], f.v[1], f.v[2] != 0};
-  });
+  return detail::dispatch_storage(p.format, [&](auto s) { return store_tiles<decltype(s)::value>(p, v); });
 }
 
 void load(const StoredVector& p, Kokkos::View<double*> w) {
   if (w.extent(0) != p.n)
     throw_invalid("ebla::load", "w has " + std::to_string(w.extent(0)) + " entries, the stored vector " +
                                     std::to_string(p.n));
-  detail::dispatch_storage(p.format, [&](auto s) {
-    const detail::StoredAccess<decltype(s)::value> in(p);
-    Kokkos::parallel_for(
-        "ebla::load", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, p.n),
-        KOKKOS_LAMBDA(const std::size_t i) { w(i) = in.load(i); });
-  });
+  detail::dispatch_storage(p.format, [&](auto s) { load_words<decltype(s)::value>(p, w); });
 }
 
 }  // namespace ebla

@@ -95,8 +95,10 @@ struct StencilRows {
 // (A p)_i for the rows [b, e) of a CSR matrix whose values are read by Value (csr_words.hpp:
 // binary64, or binary32 or bfloat16 words that hold them exactly, see narrow_values) and whose
 // columns are read as 16-bit offsets from the row where A has them (2 bytes an entry instead
-// of 4): each row's products in four running sums by entry index mod 4, added as
-// (s0 + s1) + (s2 + s3), a fixed order that does not wait on one chain of additions.
+// of 4), each entry where RowEntries finds it (in row order, or in slices of eight rows,
+// which the host form computes eight rows at a time): each row's products in four running
+// sums by entry index mod 4, added as (s0 + s1) + (s2 + s3), a fixed order that does not wait
+// on one chain of additions.
 template <class Value>
 struct CsrRows {
   RowEntries at;

@@ -165,8 +165,8 @@ void check_slices(const char* f, Rows row_map, const CsrWords& words) {
   if (bad < count)
     throw_invalid(f, "the slices: slice " + std::to_string(bad) + " (rows " + std::to_string(8 * bad) + " to " +
                          std::to_string(8 * bad + 7) +
-                         ") does not start at the previous one's end, is not a multiple of 8 words long, or is "
-                         "shorter than 8 times one of its rows");
+                         ") is not a whole number of groups of 8 words from where the slice before it ends (word "
+                         "0 for the first), or has fewer groups than one of its rows has entries");
 }
 
 }  // namespace

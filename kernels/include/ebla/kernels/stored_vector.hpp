@@ -275,20 +275,28 @@ struct TileFields {
 };
 
 /// Runs body(begin, end, fields) for the tiles of stored_tile values covering [0, n), every
-/// thread of the default execution space taking tiles, and returns every tile's fields on
-/// the host (row t: tile t), for the caller to merge in tile order.
+/// thread of the default execution space taking tiles, into row t of part (tile t).
+/// (A function of its own, of a declared return type: CUDA's extended lambdas may not sit in
+/// a function whose return type is deduced.)
 template <int K, class Body>
-auto tile_fields(const char* label, std::size_t n, const Body& body) {
-  const std::size_t tiles = (n + stored_tile - 1) / stored_tile;
-  Kokkos::View<double**> part(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), tiles, K);
+void fill_tile_fields(const char* label, std::size_t n, const Body& body, const Kokkos::View<double**>& part) {
   Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, tiles), KOKKOS_LAMBDA(const std::size_t t) {
+      label, Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, part.extent(0)), KOKKOS_LAMBDA(const std::size_t t) {
         TileFields<K> f;
         for (int j = 0; j < K; ++j) f.v[j] = 0;
         const std::size_t begin = t * stored_tile, end = begin + stored_tile < n ? begin + stored_tile : n;
         body(begin, end, f);
         for (int j = 0; j < K; ++j) part(t, j) = f.v[j];
       });
+}
+
+/// fill_tile_fields, returning every tile's fields on the host (row t: tile t), for the
+/// caller to merge in tile order.
+template <int K, class Body>
+auto tile_fields(const char* label, std::size_t n, const Body& body) {
+  const std::size_t tiles = (n + stored_tile - 1) / stored_tile;
+  Kokkos::View<double**> part(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), tiles, K);
+  fill_tile_fields<K>(label, n, body, part);
   return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part);
 }
 
