@@ -86,32 +86,36 @@ T chunked_sum(const ChunkSums<T>& sums, Term term) {
 
 // ---- the float operators --------------------------------------------------------------------
 
+// to = from rounded to float; throws on the first finite value above float's range. (A
+// function of its own: a device lambda may not be defined in a constructor.)
+void round_values(const decltype(CsrMatrix().values)& from, const Kokkos::View<float*>& to) {
+  // the first value whose float overflows (a finite double above float's range)
+  std::size_t first = from.extent(0);
+  Kokkos::parallel_reduce(
+      "ebla::refined_cg float matrix", Kokkos::RangePolicy<exec>(0, from.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t k, std::size_t& bad) {
+        const float v = static_cast<float>(from(k));
+        to(k) = v;
+        if (std::isinf(v) && !std::isinf(from(k)) && k < bad) bad = k;
+      },
+      Kokkos::Min<std::size_t>(first));
+  if (first < from.extent(0)) {
+    double value = 0;
+    Kokkos::deep_copy(Kokkos::View<double, Kokkos::HostSpace>(&value), Kokkos::subview(from, first));
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", value);
+    throw_invalid("ebla::refined_cg", "matrix value " + std::string(text) + " (entry " + std::to_string(first) +
+                                          " of the CSR values) overflows float");
+  }
+}
+
 // CSR with the values rounded to float, the graph of the binary64 matrix shared.
 class FloatCsr {
 public:
   explicit FloatCsr(const CsrOperator& A) : FloatCsr(A.matrix()) {}
   explicit FloatCsr(const CsrMatrix& A)
       : rows_(A.graph.row_map), cols_(A.graph.entries), vals_("ebla::refined_cg float values", A.values.extent(0)) {
-    const auto from = A.values;
-    const auto to = vals_;
-    // the first value whose float overflows (a finite double above float's range)
-    std::size_t first = from.extent(0);
-    Kokkos::parallel_reduce(
-        "ebla::refined_cg float matrix", Kokkos::RangePolicy<exec>(0, from.extent(0)),
-        KOKKOS_LAMBDA(const std::size_t k, std::size_t& bad) {
-          const float v = static_cast<float>(from(k));
-          to(k) = v;
-          if (std::isinf(v) && !std::isinf(from(k)) && k < bad) bad = k;
-        },
-        Kokkos::Min<std::size_t>(first));
-    if (first < from.extent(0)) {
-      double value = 0;
-      Kokkos::deep_copy(Kokkos::View<double, Kokkos::HostSpace>(&value), Kokkos::subview(from, first));
-      char text[32];
-      std::snprintf(text, sizeof text, "%.17g", value);
-      throw_invalid("ebla::refined_cg", "matrix value " + std::string(text) + " (entry " + std::to_string(first) +
-                                            " of the CSR values) overflows float");
-    }
+    round_values(A.values, vals_);
   }
   // y = A x, each row summed in float in the order of its entries
   void apply(ConstFloatVector x, FloatVector y) const {
