@@ -55,4 +55,24 @@ private:
   std::size_t size_ = 0, capacity_ = 0;
 };
 
+// A dense rows x cols matrix of __float128 in one QuadVector, row by row: a[i][j]. (A
+// std::vector of QuadVector would instantiate std::initializer_list<QuadVector>, which nvcc
+// refuses for the same reason.)
+class QuadMatrix {
+public:
+  using value_type = QuadVector::value_type;
+
+  QuadMatrix() = default;
+  QuadMatrix(std::size_t rows, std::size_t cols) : rows_(rows), cols_(cols), v_(rows * cols) {}
+
+  std::size_t size() const { return rows_; }  // the number of rows
+  value_type* operator[](std::size_t i) { return v_.begin() + i * cols_; }
+  const value_type* operator[](std::size_t i) const { return v_.begin() + i * cols_; }
+  void swap_rows(std::size_t i, std::size_t j) { std::swap_ranges((*this)[i], (*this)[i] + cols_, (*this)[j]); }
+
+private:
+  std::size_t rows_ = 0, cols_ = 0;
+  QuadVector v_;
+};
+
 }  // namespace ebla_test

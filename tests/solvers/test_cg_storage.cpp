@@ -68,6 +68,14 @@ int event_at(const ebla::CgResult& r, const char* what) {
 int late_switch(const ebla::CgResult& r) { return event_at(r, "q and r stored in binary32 from here"); }
 int p_switch(const ebla::CgResult& r) { return event_at(r, "p stored in binary32 from here"); }
 
+// A fault injected into x (a soft error, say): x_0 += 1e-3 through a writable view. (A
+// function of its own: a device lambda may not be defined in a test's body.)
+void inject_fault(ebla::ConstVector x) {
+  const Kokkos::View<double*, Kokkos::MemoryTraits<Kokkos::Unmanaged>> w(const_cast<double*>(x.data()), x.extent(0));
+  Kokkos::parallel_for("fault", 1, KOKKOS_LAMBDA(int) { w(0) += 1e-3; });
+  Kokkos::fence();
+}
+
 TEST(CgStorage, EveryFormatCertifiesItsResidualOnBothOperators) {
   const auto P = ebla::hpccg_problem(16, 16, 16);
   const ebla::CsrOperator csr(P.A);
@@ -252,11 +260,7 @@ TEST(CgStorage, AFailedCertificateReturnsTheStorageToBinary64) {
   const int at = late_switch(plain);
   ASSERT_GT(at, 0);
   o.on_iterate = [at](int k, ebla::ConstVector x) {
-    if (k != at + 1) return;
-    // a fault injected into x (a soft error, say): x_0 += 1e-3 through a writable view
-    const Kokkos::View<double*, Kokkos::MemoryTraits<Kokkos::Unmanaged>> w(const_cast<double*>(x.data()), x.extent(0));
-    Kokkos::parallel_for("fault", 1, KOKKOS_LAMBDA(int) { w(0) += 1e-3; });
-    Kokkos::fence();
+    if (k == at + 1) inject_fault(x);
   };
   const auto r = ebla::cg(A, P.b, P.x0, ebla::DotPolicy::exact(), o);
   ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;

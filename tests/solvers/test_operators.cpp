@@ -227,7 +227,8 @@ TEST(CsrOperator, PartsThatDoNotMakeOneMatrixAreRefused) {
   both.values16 = v16;
   both.values32 = v32;
   few.values16 = short16;
-  for (const auto& [words, expect] : {std::pair<CsrWords, const char*>{both, "both"}, {few, "3 entries"}, {none, "0 entries"}}) {
+  const std::pair<CsrWords, const char*> cases[] = {{both, "both"}, {few, "3 entries"}, {none, "0 entries"}};
+  for (const auto& [words, expect] : cases) {
     try {
       CsrOperator op(held, words);
       FAIL() << expect;
@@ -259,11 +260,12 @@ TEST(CsrOperator, PartsThatDoNotMakeOneMatrixAreRefused) {
     w.slices = slices;
     return w;
   };
-  for (const auto& [words, expect] :
-       {std::pair<CsrWords, const char*>{sliced(good, false), "both the values and the columns"},
-        {sliced(three, true), "3 offsets where 2 rows take 2"},
-        {sliced(odd, true), "slice 0 (rows 0 to 7)"},
-        {sliced(narrow_slice, true), "slice 0 (rows 0 to 7)"}}) {
+  const std::pair<CsrWords, const char*> slice_cases[] = {
+      {sliced(good, false), "both the values and the columns"},
+      {sliced(three, true), "3 offsets where 2 rows take 2"},
+      {sliced(odd, true), "slice 0 (rows 0 to 7)"},
+      {sliced(narrow_slice, true), "slice 0 (rows 0 to 7)"}};
+  for (const auto& [words, expect] : slice_cases) {
     try {
       CsrOperator bad(words.offsets16.extent(0) ? bare : held, words);
       FAIL() << expect;

@@ -1,6 +1,7 @@
 // Preconditioners: block-Jacobi's blocks on matrices of known structure, its z = M^-1 r
 // against a __float128 reference, its errors, and CG with none, Jacobi and block-Jacobi on
 // SuiteSparse matrices.
+#include "../quad_vector.hpp"
 #include "util.hpp"
 
 #include <ebla/core/error.hpp>
@@ -22,6 +23,8 @@ namespace {
 
 using namespace ebla;
 using namespace ebla::test;
+using ebla_test::QuadMatrix;  // binary128 host references (the sources must compile where nvcc compiles them)
+using ebla_test::QuadVector;
 
 // A finite element-like matrix of `nodes` nodes with 3 unknowns each: node i is coupled to
 // i +- 1 and i +- 7 by random 3 x 3 blocks (B_ji = B_ij^T), and its diagonal block is a
@@ -123,7 +126,7 @@ TEST(BlockJacobi, ApplyMatchesAQuadPrecisionReferenceWithinTheCholeskyBound) {
     const std::vector<std::size_t>& s = M.starts();
     for (std::size_t b = 0; b + 1 < s.size(); ++b) {
       const std::size_t f = s[b], m = s[b + 1] - f;
-      std::vector<std::vector<__float128>> a(m, std::vector<__float128>(m, 0)), l = a, inv = a;
+      QuadMatrix a(m, m), l = a, inv = a;
       for (std::size_t i = 0; i < m; ++i)
         for (std::size_t k = h.ptr[f + i]; k < h.ptr[f + i + 1]; ++k)
           if (h.col[k] >= static_cast<int>(f) && h.col[k] < static_cast<int>(f + m)) a[i][h.col[k] - f] = h.val[k];
@@ -133,7 +136,7 @@ TEST(BlockJacobi, ApplyMatchesAQuadPrecisionReferenceWithinTheCholeskyBound) {
           for (std::size_t k = 0; k < j; ++k) t -= l[i][k] * l[j][k];
           l[i][j] = i == j ? sqrtq(t) : t / l[j][j];
         }
-      auto solve = [&](std::vector<__float128> x) {  // A_bb^-1 x in __float128
+      auto solve = [&](QuadVector x) {  // A_bb^-1 x in __float128
         for (std::size_t i = 0; i < m; ++i) {
           for (std::size_t k = 0; k < i; ++k) x[i] -= l[i][k] * x[k];
           x[i] /= l[i][i];
@@ -144,16 +147,16 @@ TEST(BlockJacobi, ApplyMatchesAQuadPrecisionReferenceWithinTheCholeskyBound) {
         }
         return x;
       };
-      std::vector<__float128> rb(m), zb(m), e(m, 0);
+      QuadVector rb(m), zb(m), e(m);
       for (std::size_t i = 0; i < m; ++i) rb[i] = r[f + i], zb[i] = std::abs(zh[f + i]);
-      const std::vector<__float128> exact = solve(rb);
+      const QuadVector exact = solve(rb);
       for (std::size_t j = 0; j < m; ++j) {  // column j of A_bb^-1
-        e.assign(m, 0);
+        e = QuadVector(m);
         e[j] = 1;
-        const std::vector<__float128> c = solve(e);
+        const QuadVector c = solve(e);
         for (std::size_t i = 0; i < m; ++i) inv[i][j] = fabsq(c[i]);
       }
-      std::vector<__float128> t(m, 0), w(m, 0), bound(m, 0);  // |L| |L^T| |z|, then |A^-1| times it
+      QuadVector t(m), w(m), bound(m);  // |L| |L^T| |z|, then |A^-1| times it
       for (std::size_t i = 0; i < m; ++i)
         for (std::size_t k = i; k < m; ++k) t[i] += fabsq(l[k][i]) * zb[k];
       for (std::size_t i = 0; i < m; ++i)

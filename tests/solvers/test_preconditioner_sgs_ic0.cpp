@@ -1,6 +1,7 @@
 // Multicolour symmetric Gauss-Seidel and IC(0): the colouring, z = M^-1 r against a dense
 // __float128 reference built from each definition, the symmetry and definiteness of M^-1,
 // IC(0)'s diagonal shifts and its failure, and CG with each on SuiteSparse matrices.
+#include "../quad_vector.hpp"
 #include "util.hpp"
 
 #include <ebla/core/error.hpp>
@@ -27,23 +28,25 @@ namespace {
 using namespace ebla;
 using namespace ebla::test;
 
-using Dense = std::vector<std::vector<__float128>>;
+// Host references in binary128 (QuadVector: the sources must compile where nvcc compiles them).
+using ebla_test::QuadVector;
+using Dense = ebla_test::QuadMatrix;
 
 Dense dense_of(const HostCsr& h) {
-  Dense a(static_cast<std::size_t>(h.rows), std::vector<__float128>(static_cast<std::size_t>(h.cols), 0));
+  Dense a(static_cast<std::size_t>(h.rows), static_cast<std::size_t>(h.cols));
   for (std::size_t i = 0; i + 1 < h.ptr.size(); ++i)
     for (std::size_t k = h.ptr[i]; k < h.ptr[i + 1]; ++k) a[i][static_cast<std::size_t>(h.col[k])] += h.val[k];
   return a;
 }
 
 // x solving M x = r, by Gaussian elimination with partial pivoting in __float128.
-std::vector<__float128> dense_solve(Dense m, std::vector<__float128> r) {
+QuadVector dense_solve(Dense m, QuadVector r) {
   const std::size_t n = r.size();
   for (std::size_t c = 0; c < n; ++c) {
     std::size_t p = c;
     for (std::size_t i = c + 1; i < n; ++i)
       if (fabsq(m[i][c]) > fabsq(m[p][c])) p = i;
-    std::swap(m[c], m[p]);
+    m.swap_rows(c, p);
     std::swap(r[c], r[p]);
     for (std::size_t i = c + 1; i < n; ++i) {
       const __float128 f = m[i][c] / m[c][c];
@@ -60,7 +63,7 @@ std::vector<__float128> dense_solve(Dense m, std::vector<__float128> r) {
 
 Dense product(const Dense& a, const Dense& b) {
   const std::size_t n = a.size();
-  Dense c(n, std::vector<__float128>(n, 0));
+  Dense c(n, n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t k = 0; k < n; ++k)
       if (a[i][k] != 0)
@@ -69,7 +72,7 @@ Dense product(const Dense& a, const Dense& b) {
 }
 
 Dense transposed(const Dense& a) {
-  Dense t(a.size(), std::vector<__float128>(a.size(), 0));
+  Dense t(a.size(), a.size());
   for (std::size_t i = 0; i < a.size(); ++i)
     for (std::size_t j = 0; j < a.size(); ++j) t[j][i] = a[i][j];
   return t;
@@ -84,7 +87,7 @@ Dense sgs_matrix(const HostCsr& h, const std::vector<int>& colour) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return colour[x] < colour[y]; });
   for (std::size_t k = 0; k < n; ++k) position[order[k]] = k;
-  Dense lower(n, std::vector<__float128>(n, 0)), dinv = lower, upper = lower;  // D + L, D^-1, D + L^T
+  Dense lower(n, n), dinv = lower, upper = lower;  // D + L, D^-1, D + L^T
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) lower[i][i] = upper[i][i] = a[i][i], dinv[i][i] = 1 / a[i][i];
@@ -102,7 +105,7 @@ Dense ic0_matrix(const HostCsr& h, double alpha) {
   std::vector<std::vector<bool>> pattern(n, std::vector<bool>(n, false));
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t k = h.ptr[i]; k < h.ptr[i + 1]; ++k) pattern[i][static_cast<std::size_t>(h.col[k])] = true;
-  Dense l(n, std::vector<__float128>(n, 0));
+  Dense l(n, n);
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (!pattern[i][j]) continue;
@@ -127,7 +130,9 @@ std::vector<double> random_vector(std::size_t n, std::uint64_t seed) {
 
 // max_i |z_i - z*_i| / max_i |z*_i|, z* = M^-1 r in __float128.
 double relative_difference(const std::vector<double>& z, const Dense& m, const std::vector<double>& r) {
-  const std::vector<__float128> exact = dense_solve(m, std::vector<__float128>(r.begin(), r.end()));
+  QuadVector r128(r.size());
+  std::copy(r.begin(), r.end(), r128.begin());
+  const QuadVector exact = dense_solve(m, r128);
   __float128 err = 0, top = 0;
   for (std::size_t i = 0; i < z.size(); ++i) {
     err = std::max(err, fabsq(static_cast<__float128>(z[i]) - exact[i]));
