@@ -61,13 +61,13 @@ void for_each_point(int nx, int ny, int nz, F&& f, int z_first = 0, int z_end = 
 }
 
 // f(column, value) for the entries of row (ix, iy, iz) in order: z outermost, x innermost
-// gives ascending columns.
+// gives ascending columns. (On the host and in kernels.)
 template <class F>
-void stencil_row(int nx, int ny, int nz, int ix, int iy, int iz, F&& f) {
+KOKKOS_INLINE_FUNCTION void stencil_row(int nx, int ny, int nz, int ix, int iy, int iz, F&& f) {
   const int row = (iz * ny + iy) * nx + ix;
-  const int x0 = std::max(ix - 1, 0), x1 = std::min(ix + 1, nx - 1);
-  const int y0 = std::max(iy - 1, 0), y1 = std::min(iy + 1, ny - 1);
-  const int z0 = std::max(iz - 1, 0), z1 = std::min(iz + 1, nz - 1);
+  const int x0 = ix > 0 ? ix - 1 : 0, x1 = ix < nx - 1 ? ix + 1 : ix;
+  const int y0 = iy > 0 ? iy - 1 : 0, y1 = iy < ny - 1 ? iy + 1 : iy;
+  const int z0 = iz > 0 ? iz - 1 : 0, z1 = iz < nz - 1 ? iz + 1 : iz;
   for (int z = z0; z <= z1; ++z)
     for (int y = y0; y <= y1; ++y)
       for (int c = (z * ny + y) * nx + x0, end = c + x1 - x0; c <= end; ++c) f(c, c == row ? 27.0 : -1.0);
@@ -112,20 +112,15 @@ CsrMatrix hpccg_slab(int nx, int ny, int nz, int z_first, int z_end) {
 
 CsrMatrix hpccg_matrix(int nx, int ny, int nz) { return hpccg_slab(nx, ny, nz, 0, nz); }
 
-// The entries of row i of HPCCG's matrix on the nx x ny x nz grid in stencil_row's order
-// (ascending columns): f(m, column, value) for the m-th, its value -1 or 27 (the diagonal).
+// The entries of row i of HPCCG's matrix on the nx x ny x nz grid (stencil_row):
+// f(m, column, value) for the m-th, its value -1 or 27 (the diagonal).
 struct HpccgRow {
   int nx, ny, nz;
   template <class F>
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, F&& f) const {
-    const int row = static_cast<int>(i), ix = row % nx, iy = (row / nx) % ny, iz = row / (nx * ny);
+    const int row = static_cast<int>(i);
     std::size_t m = 0;
-    for (int z = iz > 0 ? iz - 1 : 0; z <= (iz < nz - 1 ? iz + 1 : iz); ++z)
-      for (int y = iy > 0 ? iy - 1 : 0; y <= (iy < ny - 1 ? iy + 1 : iy); ++y)
-        for (int x = ix > 0 ? ix - 1 : 0; x <= (ix < nx - 1 ? ix + 1 : ix); ++x) {
-          const int c = (z * ny + y) * nx + x;
-          f(m++, c, c == row ? 27.0 : -1.0);
-        }
+    stencil_row(nx, ny, nz, row % nx, (row / nx) % ny, row / (nx * ny), [&](int c, double v) { f(m++, c, v); });
   }
 };
 
