@@ -46,7 +46,8 @@ struct StepSums {
 /// CSR only: where every value of A is exact in bfloat16 (or else in binary32), a copy of the
 /// values in that format, which the passes then read (HPCCG's -1 and 27 take 2 bytes each);
 /// where every |column - row| is at most 32767, the columns as 16-bit offsets from their row
-/// (2 bytes each instead of 4).
+/// (2 bytes each instead of 4), and then values and offsets in slices of eight rows
+/// (CsrWords), binary64 values included. Nothing where A is held in such words already.
 void narrow_values(RowsOf& A);
 
 /// A with narrow_values applied.

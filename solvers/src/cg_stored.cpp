@@ -117,14 +117,18 @@ public:
     if (rows_.kind == RowsOf::Kind::csr) {
       res_.nonzero_bytes = value_bytes(rows_) + column_bytes(rows_);
       const bool held = rows_.A.values.extent(0) != rows_.nonzeros();  // CsrOperator::narrowest
+      const char* kept = held ? ": the operator holds them so (no copy in the order of the rows' entries), for the "
+                                "passes and the certificate"
+                              : ": the passes read that copy (the binary64 matrix stays for the certificate)";
       if (value_bytes(rows_) < 8)
-        event(0, std::string("A's values are exact in ") + (rows_.values16.extent(0) ? "bfloat16" : "binary32") +
-                     (held ? ": the operator holds them so (no binary64 copy), for the passes and the certificate"
-                           : ": the passes read that copy (the binary64 matrix stays for the certificate)"));
+        event(0, std::string("A's values are exact in ") + (rows_.values16.extent(0) ? "bfloat16" : "binary32") + kept);
       else
-        event(0, "A's values are not all exact in bfloat16 or binary32: the passes read them in binary64");
+        event(0, std::string("A's values are not all exact in bfloat16 or binary32: the passes read them in binary64") +
+                     (rows_.values64.extent(0) ? std::string(", in slices of eight rows") + kept : std::string()));
       if (column_bytes(rows_) < sizeof(int))
-        event(0, "A's columns lie within 32767 of the diagonal: the passes read them as 16-bit offsets from the row");
+        event(0, std::string("A's columns lie within 32767 of the diagonal: the passes read them as 16-bit offsets "
+                             "from the row") +
+                     (rows_.slices.extent(0) ? ", eight rows at a time (slices of eight rows)" : ""));
     }
   }
 

@@ -88,6 +88,7 @@ template <class F>
 decltype(auto) with_values(const RowsOf& A, F&& f) {
   if (A.values16.extent(0)) return f(Values16{A.values16});
   if (A.values32.extent(0)) return f(Values32{A.values32});
+  if (A.values64.extent(0)) return f(Values64{A.values64});
   return f(Values64{A.A.values});
 }
 

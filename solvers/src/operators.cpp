@@ -140,13 +140,18 @@ std::size_t last_offset(const Offsets& rows) {
   return last;
 }
 
-// Throws unless words' slices (CsrWords) suit the rows of row_map: values and columns both
-// narrow, ceil(rows / 8) + 1 offsets from 0, each slice a multiple of eight words and at
-// least eight times as long as each of its rows.
+// The number of values the words hold (in one of values16, values32, values64).
+std::size_t word_values(const CsrWords& w) {
+  return w.values16.extent(0) + w.values32.extent(0) + w.values64.extent(0);
+}
+
+// Throws unless words' slices (CsrWords) suit the rows of row_map: values in words and
+// columns as offsets, ceil(rows / 8) + 1 offsets from 0, each slice a multiple of eight
+// words and at least eight times as long as each of its rows.
 void check_slices(const char* f, Rows row_map, const CsrWords& words) {
-  if ((words.values16.extent(0) == 0 && words.values32.extent(0) == 0) || words.offsets16.extent(0) == 0)
-    throw_invalid(f, "the words are given in slices of eight rows, which need both the values and the columns "
-                     "in narrow words");
+  if (word_values(words) == 0 || words.offsets16.extent(0) == 0)
+    throw_invalid(f, "the words are given in slices of eight rows, which need both the values (values16, values32 "
+                     "or values64) and the columns (offsets16) in words of their own");
   const std::size_t rows = row_map.extent(0) > 0 ? row_map.extent(0) - 1 : 0, count = (rows + 7) / 8;
   if (words.slices.extent(0) != count + 1)
     throw_invalid(f, "the slices: " + std::to_string(words.slices.extent(0)) + " offsets where " +
@@ -183,9 +188,12 @@ CsrOperator::CsrOperator(CsrMatrix held, CsrWords words) : A_(std::move(held)), 
     throw_invalid(f, "the matrix is " + std::to_string(A_.numRows()) + " x " + std::to_string(A_.numCols()) +
                          ", not square");
   const std::size_t nnz = last_offset(A_.graph.row_map);
-  const bool narrow_values = words_.values16.extent(0) > 0 || words_.values32.extent(0) > 0;
-  if (words_.values16.extent(0) > 0 && words_.values32.extent(0) > 0)
-    throw_invalid(f, "the values are given both in bfloat16 and in binary32: give one");
+  const bool narrow_values = word_values(words_) > 0;
+  const int formats = (words_.values16.extent(0) > 0) + (words_.values32.extent(0) > 0) + (words_.values64.extent(0) > 0);
+  if (formats > 1) throw_invalid(f, "the values are given in " + std::to_string(formats) + " formats: give one");
+  if (words_.values64.extent(0) > 0 && words_.slices.extent(0) == 0)
+    throw_invalid(f, "values64 holds binary64 values in slices of eight rows, and no slices are given (in the "
+                     "order of the rows' entries, give them as the matrix's own values)");
   auto check = [&](std::size_t extent, const char* what) {
     if (extent != nnz)
       throw_invalid(f, std::string(what) + ": " + std::to_string(extent) + " entries where the row offsets give " +
@@ -200,7 +208,7 @@ CsrOperator::CsrOperator(CsrMatrix held, CsrWords words) : A_(std::move(held)), 
       throw_invalid(f, std::string(what) + ": " + std::to_string(extent) + " words where the slices give " +
                            std::to_string(sliced));
   };
-  check_words(narrow_values ? words_.values16.extent(0) + words_.values32.extent(0) : A_.values.extent(0), "the values");
+  check_words(narrow_values ? word_values(words_) : A_.values.extent(0), "the values");
   check_words(words_.offsets16.extent(0) > 0 ? words_.offsets16.extent(0) : A_.graph.entries.extent(0), "the columns");
   // the arrays the words replace are not held
   if (narrow_values) A_.values = CsrMatrix::values_type();
@@ -213,13 +221,14 @@ CsrOperator CsrOperator::narrowest(CsrMatrix A) {
   CsrWords words;
   words.values16 = rows.values16;
   words.values32 = rows.values32;
+  words.values64 = rows.values64;
   words.offsets16 = rows.offsets16;
   words.slices = rows.slices;
   return CsrOperator(given.A_, words);
 }
 
 bool CsrOperator::narrow() const {
-  return words_.values16.extent(0) > 0 || words_.values32.extent(0) > 0 || words_.offsets16.extent(0) > 0;
+  return word_values(words_) > 0 || words_.offsets16.extent(0) > 0;
 }
 
 std::size_t CsrOperator::size() const { return static_cast<std::size_t>(A_.numRows()); }

@@ -308,12 +308,18 @@ void load_diffusion(const ProblemSpec& spec, ProblemUse use, Problem& p) {
   p.description = text("diffusion -div(k grad u), 7-point finite volumes, k in [1e-3, 1e3] of seed %llu, on a "
                        "%d x %d x %d grid",
                        static_cast<unsigned long long>(spec.seed), spec.nx, spec.ny, spec.nz);
-  const DiffusionProblem d = diffusion_problem(spec.nx, spec.ny, spec.nz, spec.seed);
-  set_csr_operator(spec, p, d.A);
-  if (use == ProblemUse::cg) {
-    p.b = d.b;
-    set_solution(p, ones(p.n), "1");
+  if (spec.narrowest && spec.op == OperatorKind::csr) {  // never in the CSR arrays as well
+    const DiffusionOperator d = diffusion_narrowest(spec.nx, spec.ny, spec.nz, spec.seed);
+    p.n = d.A.size();
+    p.nnz = d.A.nonzeros();
+    p.op = d.A;
+    if (use == ProblemUse::cg) p.b = d.b;
+  } else {
+    const DiffusionProblem d = diffusion_problem(spec.nx, spec.ny, spec.nz, spec.seed);
+    set_csr_operator(spec, p, d.A);
+    if (use == ProblemUse::cg) p.b = d.b;
   }
+  if (use == ProblemUse::cg) set_solution(p, ones(p.n), "1");
   p.b_source = "A 1 (exact)";
 }
 

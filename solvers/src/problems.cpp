@@ -225,21 +225,23 @@ double on_grid(double v) { return std::round(v * 0x1p38) * 0x1p-38; }
 // The harmonic mean of two cell coefficients: bitwise symmetric (a b = b a, a + b = b + a).
 double face_coefficient(double a, double b) { return on_grid(2 * (a * b) / (a + b)); }
 
-// Row i = (ix, iy, iz) from offset `at`: the neighbours -z, -y, -x, the cell, +x, +y, +z, in
-// ascending columns; a missing neighbour is a boundary face, which adds q(2 k_i) to A_ii.
-// Returns the sum of the row's entries (exact: see problems.hpp).
-double fill_diffusion_row(int nx, int ny, int nz, int ix, int iy, int iz, const double* k, std::size_t at,
-                          const Entries::HostMirror& col, const Values::HostMirror& val) {
+// The entries of row i = (ix, iy, iz): put(m, column, value) for the m-th, the neighbours
+// -z, -y, -x, the cell, +x, +y, +z in ascending columns; a missing neighbour is a boundary
+// face, which adds q(2 k_i) to A_ii. Returns the sum of the row's entries in their order
+// (exact: see problems.hpp).
+template <class Put>
+double diffusion_row(int nx, int ny, int nz, int ix, int iy, int iz, const double* k, Put&& put) {
   const int plane = nx * ny;
   const int row = iz * plane + iy * nx + ix;
   const bool has[6] = {iz > 0, iy > 0, ix > 0, ix < nx - 1, iy < ny - 1, iz < nz - 1};
   const int offset[6] = {-plane, -nx, -1, 1, nx, plane};
   const double boundary = on_grid(2 * k[row]);
-  const std::size_t first = at;
+  int column[7];
+  double value[7];
+  int count = 0, diagonal_at = 0;
   double diagonal = 0;
-  std::size_t diagonal_at = 0;
   for (int face = 0; face < 6; ++face) {
-    if (face == 3) diagonal_at = at++;  // the cell's own column, between -x and +x
+    if (face == 3) diagonal_at = count++;  // the cell's own column, between -x and +x
     if (!has[face]) {
       diagonal += boundary;
       continue;
@@ -247,14 +249,29 @@ double fill_diffusion_row(int nx, int ny, int nz, int ix, int iy, int iz, const 
     const int j = row + offset[face];
     const double c = face_coefficient(k[row], k[j]);
     diagonal += c;
-    col(at) = j;
-    val(at++) = -c;
+    column[count] = j;
+    value[count++] = -c;
   }
-  col(diagonal_at) = row;
-  val(diagonal_at) = diagonal;
+  column[diagonal_at] = row;
+  value[diagonal_at] = diagonal;
   double sum = 0;
-  for (std::size_t e = first; e < at; ++e) sum += val(e);
+  for (int m = 0; m < count; ++m) {
+    put(static_cast<std::size_t>(m), column[m], value[m]);
+    sum += value[m];
+  }
   return sum;
+}
+
+// The row offsets of the diffusion matrix (7 entries a row, fewer on the boundary), in
+// row_map and returned in host memory.
+RowMap::HostMirror diffusion_row_offsets(int nx, int ny, int nz, const RowMap& row_map) {
+  auto ptr = Kokkos::create_mirror_view(row_map);
+  ptr(0) = 0;
+  for_each_point(nx, ny, nz, [&](std::size_t i, int ix, int iy, int iz, int) {
+    ptr(i + 1) = ptr(i) + 1 + (ix > 0) + (ix < nx - 1) + (iy > 0) + (iy < ny - 1) + (iz > 0) + (iz < nz - 1);
+  });
+  Kokkos::deep_copy(row_map, ptr);
+  return ptr;
 }
 
 // The matrix of the cell coefficients k; b = A 1 (the row sums) into row_sums.
@@ -262,23 +279,54 @@ CsrMatrix diffusion_matrix(int nx, int ny, int nz, ConstVector k_view, const Vec
   const std::size_t n = static_cast<std::size_t>(nx) * ny * nz;
   const auto k = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), k_view);
   RowMap row_map("ebla::diffusion row_map", n + 1);
-  auto ptr = Kokkos::create_mirror_view(row_map);
-  ptr(0) = 0;
-  for_each_point(nx, ny, nz, [&](std::size_t i, int ix, int iy, int iz, int) {
-    ptr(i + 1) = ptr(i) + 1 + (ix > 0) + (ix < nx - 1) + (iy > 0) + (iy < ny - 1) + (iz > 0) + (iz < nz - 1);
-  });
+  const auto ptr = diffusion_row_offsets(nx, ny, nz, row_map);
   const std::size_t nnz = ptr(n);
   Entries entries(Kokkos::ViewAllocateWithoutInitializing("ebla::diffusion entries"), nnz);
   Values values(Kokkos::ViewAllocateWithoutInitializing("ebla::diffusion values"), nnz);
   auto col = Kokkos::create_mirror_view(entries);
   auto val = Kokkos::create_mirror_view(values);
   for_each_point(nx, ny, nz, [&](std::size_t i, int ix, int iy, int iz, int) {
-    row_sums(i) = fill_diffusion_row(nx, ny, nz, ix, iy, iz, k.data(), ptr(i), col, val);
+    row_sums(i) = diffusion_row(nx, ny, nz, ix, iy, iz, k.data(), [&](std::size_t m, int c, double v) {
+      col(ptr(i) + m) = c;
+      val(ptr(i) + m) = v;
+    });
   });
-  Kokkos::deep_copy(row_map, ptr);
   Kokkos::deep_copy(entries, col);
   Kokkos::deep_copy(values, val);
   return CsrMatrix("ebla::diffusion", static_cast<int>(n), static_cast<int>(n), nnz, values, row_map, entries);
+}
+
+// The same matrix written straight into the words CsrOperator::narrowest gives it where
+// nx ny <= 32767: binary64 values and 16-bit column offsets in slices of eight rows (never
+// in the order of the rows' entries, so that no second copy is ever held).
+CsrOperator diffusion_words(int nx, int ny, int nz, ConstVector k_view, const Vector::HostMirror& row_sums) {
+  const std::size_t n = static_cast<std::size_t>(nx) * ny * nz;
+  const auto k = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), k_view);
+  RowMap row_map("ebla::diffusion row_map", n + 1);
+  diffusion_row_offsets(nx, ny, nz, row_map);
+  const auto slices = detail::slice_offsets(row_map);
+  const auto at = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), slices);
+  const std::size_t words = at(at.extent(0) - 1);
+  // zero-initialised: the words past a shorter row's end stay 0
+  Kokkos::View<double*> values("ebla::diffusion values (binary64, slices of 8 rows)", words);
+  Kokkos::View<std::int16_t*> offsets("ebla::diffusion columns (16-bit offsets, slices of 8 rows)", words);
+  auto val = Kokkos::create_mirror_view(values);
+  auto off = Kokkos::create_mirror_view(offsets);
+  for_each_point(nx, ny, nz, [&](std::size_t i, int ix, int iy, int iz, int) {
+    const std::size_t first = at(i / 8) + i % 8;  // entry m at first + 8 m (CsrWords)
+    row_sums(i) = diffusion_row(nx, ny, nz, ix, iy, iz, k.data(), [&](std::size_t m, int c, double v) {
+      off(first + 8 * m) = static_cast<std::int16_t>(c - static_cast<int>(i));
+      val(first + 8 * m) = v;
+    });
+  });
+  Kokkos::deep_copy(values, val);
+  Kokkos::deep_copy(offsets, off);
+  CsrWords w;
+  w.values64 = values;
+  w.offsets16 = offsets;
+  w.slices = slices;
+  const CsrMatrix held("ebla::diffusion", static_cast<int>(n), Values(), CsrMatrix::staticcrsgraph_type(Entries(), row_map));
+  return CsrOperator(held, w);
 }
 
 // ---- graph Laplacians ----------------------------------------------------------------
@@ -391,6 +439,20 @@ DiffusionProblem diffusion_problem(int nx, int ny, int nz, std::uint64_t seed) {
   Kokkos::deep_copy(p.b, b);
   p.x0 = constant_vector("ebla::diffusion x0", n, 0.0);
   p.x_exact = constant_vector("ebla::diffusion x_exact", n, 1.0);
+  return p;
+}
+
+DiffusionOperator diffusion_narrowest(int nx, int ny, int nz, std::uint64_t seed) {
+  check_grid(nx, ny, nz, "ebla::diffusion_narrowest");
+  const std::size_t n = static_cast<std::size_t>(nx) * ny * nz;
+  DiffusionOperator p;
+  p.b = Vector(Kokkos::ViewAllocateWithoutInitializing("ebla::diffusion b"), n);
+  auto b = Kokkos::create_mirror_view(p.b);
+  const Vector k = diffusion_coefficients(nx, ny, nz, seed);
+  // the widest |column - row|: the neighbour one plane away
+  if (static_cast<double>(nx) * ny <= 32767) p.A = diffusion_words(nx, ny, nz, k, b);
+  else p.A = CsrOperator(diffusion_matrix(nx, ny, nz, k, b));  // binary64 values and int columns: nothing narrower
+  Kokkos::deep_copy(p.b, b);
   return p;
 }
 

@@ -180,13 +180,16 @@ TEST(CsrOperator, NarrowestHoldsTheMatrixInFewerBytesAndAppliesTheSameMatrix) {
   t.val[1] = t.val[3] = 0.1;
   const CsrOperator D = CsrOperator::narrowest(make_csr(t));
   EXPECT_EQ(D.words().values16.extent(0) + D.words().values32.extent(0), 0u);
-  EXPECT_EQ(D.held().values.extent(0), t.val.size());  // kept: no narrower word holds 0.1
-  EXPECT_EQ(D.words().offsets16.extent(0), t.val.size());
-  EXPECT_EQ(D.words().slices.extent(0), 0u);  // slices need narrow values too
+  EXPECT_EQ(D.words().values64.extent(0), 8u * 3);  // no narrower word holds 0.1: binary64 in the slice
+  EXPECT_EQ(D.words().offsets16.extent(0), 8u * 3);
+  EXPECT_EQ(D.words().slices.extent(0), 2u);
+  EXPECT_EQ(D.held().values.extent(0), 0u);  // the slices replace the CSR arrays
+  EXPECT_EQ(D.held().graph.entries.extent(0), 0u);
   expect_same_operator(make_csr(t), D, gen, "binary64 values, 16-bit columns");
   // rows of 0 to 40 entries at random columns, 1,003 rows (the last slice holds 3), values
-  // exact in bfloat16 and then in binary32 only (integers below 32 times 1 + 2^-16)
-  for (double ulp : {0.0, 0x1p-16}) {
+  // exact in bfloat16, then in binary32 only (integers below 32 times 1 + 2^-16), then in
+  // binary64 only (times 1 + 2^-40)
+  for (double ulp : {0.0, 0x1p-16, 0x1p-40}) {
     HostCsr r{1003, 1003, {0}, {}, {}};
     for (std::size_t i = 0; i < 1003; ++i) {
       const std::size_t length = gen() % 41;
@@ -198,10 +201,12 @@ TEST(CsrOperator, NarrowestHoldsTheMatrixInFewerBytesAndAppliesTheSameMatrix) {
     }
     const CsrOperator R = CsrOperator::narrowest(make_csr(r));
     EXPECT_EQ(R.words().slices.extent(0), 1003u / 8 + 2);
-    EXPECT_EQ((ulp == 0 ? R.words().values16 : Kokkos::View<const std::uint16_t*>()).extent(0) +
-                  (ulp == 0 ? Kokkos::View<const float*>() : R.words().values32).extent(0),
-              R.words().offsets16.extent(0));
-    expect_same_operator(make_csr(r), R, gen, ulp == 0 ? "random rows, bfloat16" : "random rows, binary32");
+    const std::size_t words = ulp == 0 ? R.words().values16.extent(0)
+                              : ulp == 0x1p-16 ? R.words().values32.extent(0)
+                                               : R.words().values64.extent(0);
+    EXPECT_EQ(words, R.words().offsets16.extent(0)) << ulp;
+    EXPECT_EQ(R.words().values16.extent(0) + R.words().values32.extent(0) + R.words().values64.extent(0), words) << ulp;
+    expect_same_operator(make_csr(r), R, gen, "random rows, values times 1 + " + std::to_string(ulp));
   }
   // a band wider than 32767: columns stay ints (a grid of 200 x 200 x 2 planes: 40201)
   const CsrOperator B = hpccg_narrowest(200, 200, 2);
@@ -223,11 +228,14 @@ TEST(CsrOperator, PartsThatDoNotMakeOneMatrixAreRefused) {
                        CsrMatrix::staticcrsgraph_type(A.graph.entries, A.graph.row_map));
   Kokkos::View<std::uint16_t*> v16("v16", 4), short16("short", 3);
   Kokkos::View<float*> v32("v32", 4);
-  CsrWords both, few, none;
+  Kokkos::View<double*> v64("v64", 4);
+  CsrWords both, few, none, unsliced;
   both.values16 = v16;
   both.values32 = v32;
   few.values16 = short16;
-  const std::pair<CsrWords, const char*> cases[] = {{both, "both"}, {few, "3 entries"}, {none, "0 entries"}};
+  unsliced.values64 = v64;
+  const std::pair<CsrWords, const char*> cases[] = {
+      {both, "in 2 formats"}, {few, "3 entries"}, {none, "0 entries"}, {unsliced, "no slices are given"}};
   for (const auto& [words, expect] : cases) {
     try {
       CsrOperator op(held, words);
@@ -261,7 +269,7 @@ TEST(CsrOperator, PartsThatDoNotMakeOneMatrixAreRefused) {
     return w;
   };
   const std::pair<CsrWords, const char*> slice_cases[] = {
-      {sliced(good, false), "both the values and the columns"},
+      {sliced(good, false), "need both the values"},
       {sliced(three, true), "3 offsets where 2 rows take 2"},
       {sliced(odd, true), "slice 0 (rows 0 to 7)"},
       {sliced(narrow_slice, true), "slice 0 (rows 0 to 7)"}};

@@ -331,6 +331,43 @@ TEST_P(ProblemsDiffusion, BIsAOnesExactly) {
   EXPECT_EQ(to_host(p.x_exact), std::vector<double>(n, 1.0));
 }
 
+template <class V>
+std::vector<typename V::non_const_value_type> words_of(const V& v) {
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<typename V::non_const_value_type>(h.data(), h.data() + h.extent(0));
+}
+
+// Written straight into its words, the matrix is the one diffusion_problem gives, in the
+// words CsrOperator::narrowest gives it (binary64 values and 16-bit offsets in slices of
+// eight rows), bit for bit, and b is the same; no CSR array is held.
+TEST_P(ProblemsDiffusion, NarrowestIsTheMatrixInTheWordsOfCsrOperatorNarrowest) {
+  const Grid g = GetParam();
+  const ebla::DiffusionProblem p = ebla::diffusion_problem(g.nx, g.ny, g.nz, diffusion_seed);
+  const ebla::DiffusionOperator d = ebla::diffusion_narrowest(g.nx, g.ny, g.nz, diffusion_seed);
+  const ebla::CsrOperator N = ebla::CsrOperator::narrowest(p.A);
+  EXPECT_TRUE(to_host(d.A.matrix()) == to_host(p.A));
+  EXPECT_EQ(to_host(d.b), to_host(p.b));
+  ASSERT_EQ(d.A.words().values64.extent(0), d.A.words().offsets16.extent(0));
+  EXPECT_GE(d.A.words().values64.extent(0), p.A.nnz());
+  EXPECT_EQ(words_of(d.A.words().values64), words_of(N.words().values64));
+  EXPECT_EQ(words_of(d.A.words().offsets16), words_of(N.words().offsets16));
+  EXPECT_EQ(words_of(d.A.words().slices), words_of(N.words().slices));
+  EXPECT_EQ(d.A.held().values.extent(0), 0u);
+  EXPECT_EQ(d.A.held().graph.entries.extent(0), 0u);
+  EXPECT_EQ(d.A.nonzeros(), p.A.nnz());
+}
+
+// Where a neighbour plane lies more than 32767 rows away, the columns stay ints and the
+// matrix stays in CSR (binary64 values are narrower in no format).
+TEST(ProblemsDiffusion, NarrowestOfAWideGridIsTheCsrMatrix) {
+  const ebla::DiffusionOperator d = ebla::diffusion_narrowest(200, 200, 2, 4);
+  const ebla::DiffusionProblem p = ebla::diffusion_problem(200, 200, 2, 4);
+  EXPECT_FALSE(d.A.narrow());
+  EXPECT_TRUE(to_host(d.A.matrix()) == to_host(p.A));
+  EXPECT_EQ(to_host(d.b), to_host(p.b));
+  EXPECT_TRUE(contains(error_of([] { ebla::diffusion_narrowest(2, 0, 2, 1); }), "ebla::diffusion_narrowest"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Grids, ProblemsDiffusion,
                          ::testing::Values(Grid{1, 1, 1}, Grid{2, 3, 4}, Grid{5, 5, 5}, Grid{4, 1, 3}, Grid{1, 6, 1},
                                            Grid{9, 7, 8}),

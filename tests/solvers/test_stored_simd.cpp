@@ -131,7 +131,8 @@ ebla::CsrMatrix cut_rows(const ebla::CsrMatrix& A, double ulp = 0x1p-20) {
 }
 
 // The stencil, CSR with binary64, binary32 and bfloat16 values (the narrow ones in slices of
-// eight rows), and CSR with rows of 0 to 9 entries, in binary64 and in slices.
+// eight rows), and CSR with rows of 0 to 9 entries, in binary64 and in slices (bfloat16 and
+// binary64 values).
 std::vector<Case> operators() {
   const auto P = ebla::hpccg_problem(nx, ny, nz);
   std::vector<Case> c;
@@ -150,9 +151,12 @@ std::vector<Case> operators() {
   // rows of 0 to 9 entries, values exact in bfloat16, in slices of eight rows: the vector
   // form's masks and gathers
   c.push_back({"csr cut rows, slices", ebla::rows_of(ebla::CsrOperator::narrowest(cut_rows(P.A, 0)))});
+  // the same rows with values exact in no narrower format: binary64 in slices
+  c.push_back({"csr cut rows, binary64 slices", ebla::rows_of(ebla::CsrOperator::narrowest(cut_rows(P.A, 0x1p-40)))});
   EXPECT_GT(c[2].rows.values32.extent(0), 0u);
   EXPECT_GT(c[3].rows.values16.extent(0), 0u);
-  for (int k : {2, 3, 5}) EXPECT_EQ(c[k].rows.slices.extent(0), (n + 7) / 8 + 1) << c[k].name;
+  EXPECT_GT(c[6].rows.values64.extent(0), 0u);
+  for (int k : {2, 3, 5, 6}) EXPECT_EQ(c[k].rows.slices.extent(0), (n + 7) / 8 + 1) << c[k].name;
   return c;
 }
 

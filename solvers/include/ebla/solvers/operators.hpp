@@ -68,17 +68,21 @@ using CsrMatrix = KokkosSparse::CrsMatrix<double, int, Kokkos::DefaultExecutionS
 
 /// A CSR matrix's values or columns in narrower words, each array holding every entry
 /// exactly (else empty): values as bfloat16 bits or binary32, columns as the 16-bit offset
-/// column - row (where every |column - row| <= 32767).
+/// column - row (where every |column - row| <= 32767). Values that no narrower format holds
+/// may lie in the slices too, as binary64 (`values64`, with slices only: in the order of the
+/// rows' entries they are the CSR values themselves).
 ///
 /// The words lie in the order of the rows' entries (entry m of row i at row_map(i) + m), or,
 /// where `slices` is not empty, in slices of eight rows (SELL-8): rows 8 s to 8 s + 7 take
 /// the words [slices(s), slices(s + 1)), as many eights as the slice's longest row has
 /// entries, entry m of row i at slices(i / 8) + 8 m + i % 8, the words past a shorter row's
 /// end zero. Eight rows' m-th entries then lie side by side, for vector code that computes
-/// eight rows at once. Slices need values and columns both in narrow words.
+/// eight rows at once. Slices need the columns as offsets and the values in words of their
+/// own (values16, values32 or values64).
 struct CsrWords {
   Kokkos::View<const std::uint16_t*> values16;
   Kokkos::View<const float*> values32;
+  Kokkos::View<const double*> values64;  ///< with slices only
   Kokkos::View<const std::int16_t*> offsets16;
   Kokkos::View<const std::size_t*> slices;  ///< ceil(rows / 8) + 1 offsets, or empty
 };
@@ -94,10 +98,11 @@ public:
   /// A held in the narrowest words that hold all its values and columns exactly: values as
   /// bfloat16 or binary32 where every one is exact there (else binary64), columns as 16-bit
   /// offsets where every |column - row| <= 32767 (else int); in slices of eight rows where
-  /// both are narrow (CsrWords). The binary64 arrays so replaced are not kept: unless the
-  /// caller holds a copy of A they are freed (HPCCG's matrix: 4 bytes a nonzero instead of
-  /// 12). The same operator to every solver, bit for bit where they read the words (the
-  /// stored passes; the true residual in double-double).
+  /// the columns are offsets (CsrWords; binary64 values then lie in the slices too). The
+  /// binary64 arrays so replaced are not kept: unless the caller holds a copy of A they are
+  /// freed (HPCCG's matrix: 4 bytes a nonzero instead of 12; binary64 values with offsets:
+  /// 10 and the slices' padding). The same operator to every solver, bit for bit where they
+  /// read the words (the stored passes; the true residual in double-double).
   static CsrOperator narrowest(CsrMatrix A);
   /// An operator from its parts: `held` gives the row offsets, the number of columns and the
   /// binary64 arrays that `words` does not replace (an empty View where it does). Throws
@@ -110,7 +115,8 @@ public:
   double residual_norm(ConstVector x, ConstVector b) const;
   /// A in binary64: the matrix itself, or built anew (exactly) from its narrow words.
   CsrMatrix matrix() const;
-  /// Whether A is held in narrower words (then held() lacks the arrays they replace).
+  /// Whether A is held in words of its own, narrower or in slices (then held() lacks the
+  /// arrays they replace).
   bool narrow() const;
   /// The binary64 arrays as held: the row offsets always, the values and columns where
   /// words() does not replace them.
@@ -192,9 +198,11 @@ struct RowsOf {
   Kind kind = Kind::none;
   CsrMatrix A;              ///< csr
   int nx = 0, ny = 0, nz = 0;  ///< stencil
-  /// csr: A's values, where each is exact in it, as bfloat16 bits or binary32 (else empty)
+  /// csr: A's values, where each is exact in it, as bfloat16 bits or binary32, or binary64
+  /// in the slices (else empty: A.values)
   Kokkos::View<const std::uint16_t*> values16;
   Kokkos::View<const float*> values32;
+  Kokkos::View<const double*> values64;
   /// csr: each entry's column minus its row, where every one fits in 16 bits (a band of
   /// half-width up to 32767; else empty)
   Kokkos::View<const std::int16_t*> offsets16;
@@ -210,6 +218,7 @@ inline RowsOf rows_of(const CsrOperator& A) {
   r.A = A.held();
   r.values16 = A.words().values16;
   r.values32 = A.words().values32;
+  r.values64 = A.words().values64;
   r.offsets16 = A.words().offsets16;
   r.slices = A.words().slices;
   return r;

@@ -81,6 +81,17 @@ Vector diffusion_coefficients(int nx, int ny, int nz, std::uint64_t seed);
 /// The diffusion matrix with b = A 1; the same checks.
 DiffusionProblem diffusion_problem(int nx, int ny, int nz, std::uint64_t seed);
 
+struct DiffusionOperator {
+  CsrOperator A;  ///< the 7-point matrix
+  Vector b;       ///< A 1 (exact)
+};
+/// The diffusion matrix as an operator held in its narrowest exact words, the same words as
+/// CsrOperator::narrowest(diffusion_problem(...).A) gives, written row by row in them: where
+/// nx ny <= 32767, binary64 values and 16-bit column offsets in slices of eight rows, 10
+/// bytes a nonzero and the slices' padding instead of 12 (else the binary64 CSR matrix). No
+/// CSR copy is made. The same checks as diffusion_problem.
+DiffusionOperator diffusion_narrowest(int nx, int ny, int nz, std::uint64_t seed);
+
 /// L = D - A of G(n, mean_degree / (n - 1)); columns sorted in each row, the diagonal
 /// stored (also for isolated vertices, where it is 0). Throws InvalidArgument unless
 /// n >= 2 and 0 < mean_degree <= n - 1.
