@@ -78,7 +78,7 @@ public:
   /// counts once that loss exceeds sqrt(u), i.e. T_(k+1,k) |s_ki| <= sqrt(u) theta_max (Simon's
   /// semi-orthogonality, Math. Comp. 42, 1984). From then on CG finds y_i again and again,
   /// and every rounding of its coefficients widens the copies (docs/solvers.md, "The
-  /// finite-precision regime"). O(k^3): for the first steps only.
+  /// finite-precision regime"). O(k^2) (ritz_pairs): for the first steps only.
   int converged_at_top(double beta_k) const {
     const std::size_t k = d_.size();
     if (k < 2 || !(beta_k >= 0) || !std::isfinite(beta_k)) return 0;
@@ -109,58 +109,63 @@ public:
            " (the finite-precision regime)";
   }
 
-private:
   // The eigenvalues theta_i of T_k and the last components s_ki of its unit eigenvectors:
-  // cyclic Jacobi rotations on the dense T_k (Golub and Van Loan, section 8.5), each
-  // rotation J applied as T <- J^T T J and, of V <- V J, to V's last row only.
+  // implicit symmetric QR steps with the Wilkinson shift on the tridiagonal T_k itself (Golub
+  // and Van Loan, Matrix Computations, 4th ed., algorithms 8.3.2 and 8.3.3), each rotation
+  // R on rows and columns (j, j + 1) applied as T <- R T R^T and, of the eigenvector matrix
+  // V <- V R^T, to V's last row only: O(k) per step and O(k^2) in all (a dense Jacobi
+  // method took O(k^3) per sweep, which on small matrices cost more than CG itself).
   void ritz_pairs(std::vector<double>& theta, std::vector<double>& last) const {
     const std::size_t k = d_.size();
-    std::vector<double> t(k * k, 0.0);
-    auto at = [&](std::size_t i, std::size_t j) -> double& { return t[i * k + j]; };
-    double frobenius = 0;
-    for (std::size_t i = 0; i < k; ++i) {
-      at(i, i) = d_[i];
-      frobenius += d_[i] * d_[i];
-      if (i + 1 < k) {
-        at(i, i + 1) = at(i + 1, i) = std::sqrt(e2_[i]);
-        frobenius += 2 * e2_[i];
-      }
-    }
+    std::vector<double> a(d_), b(k, 0.0);  // T's diagonal and off-diagonal T_(j,j+1)
+    for (std::size_t j = 0; j + 1 < k; ++j) b[j] = std::sqrt(e2_[j]);
     last.assign(k, 0.0);
     last[k - 1] = 1;  // V = I
-    for (int sweep = 0; sweep < 60; ++sweep) {
-      double off = 0;
-      for (std::size_t p = 0; p < k; ++p)
-        for (std::size_t q = p + 1; q < k; ++q) off += 2 * at(p, q) * at(p, q);
-      if (off <= 1e-32 * frobenius) break;  // off(T) at the level of roundoff
-      for (std::size_t p = 0; p + 1 < k; ++p)
-        for (std::size_t q = p + 1; q < k; ++q) {
-          const double apq = at(p, q);
-          if (apq == 0) continue;
-          // tan of the angle that zeroes T_pq: t^2 + 2 zeta t - 1 = 0, the smaller root
-          const double zeta = (at(q, q) - at(p, p)) / (2 * apq);
-          const double tn = (zeta >= 0 ? 1.0 : -1.0) / (std::fabs(zeta) + std::sqrt(zeta * zeta + 1));
-          const double c = 1 / std::sqrt(tn * tn + 1), s = tn * c;
-          for (std::size_t r = 0; r < k; ++r) {  // columns p and q, then rows p and q
-            const double rp = at(r, p), rq = at(r, q);
-            at(r, p) = c * rp - s * rq;
-            at(r, q) = s * rp + c * rq;
-          }
-          for (std::size_t r = 0; r < k; ++r) {
-            const double pr = at(p, r), qr = at(q, r);
-            at(p, r) = c * pr - s * qr;
-            at(q, r) = s * pr + c * qr;
-          }
-          at(p, q) = at(q, p) = 0;
-          const double lp = last[p], lq = last[q];
-          last[p] = c * lp - s * lq;
-          last[q] = s * lp + c * lq;
-        }
+    constexpr double eps = std::numeric_limits<double>::epsilon();
+    auto negligible = [&](std::size_t j) { return std::fabs(b[j]) <= eps * (std::fabs(a[j]) + std::fabs(a[j + 1])); };
+    std::size_t hi = k - 1;  // the active block is [lo, hi]; below hi, T is diagonal
+    for (std::size_t steps = 0; hi > 0 && steps < 30 * k; ++steps) {
+      if (negligible(hi - 1)) {  // deflate: a[hi] is an eigenvalue
+        b[hi - 1] = 0;
+        --hi;
+        continue;
+      }
+      std::size_t lo = hi - 1;
+      while (lo > 0 && !negligible(lo - 1)) --lo;
+      if (lo > 0) b[lo - 1] = 0;  // the block's upper neighbour, negligible
+      qr_step(a, b, last, lo, hi);
     }
-    theta.resize(k);
-    for (std::size_t i = 0; i < k; ++i) theta[i] = at(i, i);
+    theta = a;
   }
 
+  // One implicit QR step on the unreduced block [lo, hi] of the tridiagonal (a, b): the shift
+  // mu is the eigenvalue of the trailing 2 x 2 block nearer a[hi]; the first rotation takes
+  // (a[lo] - mu, b[lo]) to (r, 0), and each next one chases the bulge it leaves one row down.
+  static void qr_step(std::vector<double>& a, std::vector<double>& b, std::vector<double>& last, std::size_t lo,
+                      std::size_t hi) {
+    const double half = (a[hi - 1] - a[hi]) / 2, bh = b[hi - 1];
+    const double mu = a[hi] - bh * bh / (half + std::copysign(std::hypot(half, bh), half));
+    double x = a[lo] - mu, z = b[lo];
+    for (std::size_t j = lo; j < hi; ++j) {
+      const double r = std::hypot(x, z);
+      const double c = r > 0 ? x / r : 1, s = r > 0 ? z / r : 0;  // rows j, j + 1: (x, z) -> (r, 0)
+      if (j > lo) b[j - 1] = r;                                    // the bulge gone
+      const double aj = a[j], aj1 = a[j + 1], bj = b[j];
+      a[j] = c * c * aj + 2 * c * s * bj + s * s * aj1;
+      a[j + 1] = s * s * aj - 2 * c * s * bj + c * c * aj1;
+      b[j] = c * s * (aj1 - aj) + (c * c - s * s) * bj;
+      if (j + 1 < hi) {  // the new bulge at (j + 2, j)
+        x = b[j];
+        z = s * b[j + 1];
+        b[j + 1] *= c;
+      }
+      const double lj = last[j], lj1 = last[j + 1];  // V <- V R^T, its last row
+      last[j] = c * lj + s * lj1;
+      last[j + 1] = -s * lj + c * lj1;
+    }
+  }
+
+private:
   // Eigenvalues of T below x (Sturm sequence of the LDL^T pivots).
   std::size_t below(double x) const {
     std::size_t count = 0;

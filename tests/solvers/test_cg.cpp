@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <random>
 
 namespace {
 
@@ -756,6 +757,114 @@ TEST(LanczosCondition, CountsTheConvergedRitzValuesAtTheTopOfTheSpectrum) {
   EXPECT_NEAR(t.estimate(), 1e4, 1e4 * 2e-3);
   // an unconverged pair at the top: the same T_4 with a large T_(5,4)
   EXPECT_LT(t.converged_at_top(1e6), 2);
+}
+
+// T_k's eigenvalues and the last components of its unit eigenvectors, by cyclic Jacobi
+// rotations on the dense matrix in long double with the whole eigenvector matrix: the
+// reference for ritz_pairs' implicit QR on the tridiagonal.
+void dense_ritz_pairs(const std::vector<double>& d, const std::vector<double>& off, std::vector<long double>& theta,
+                      std::vector<long double>& last) {
+  const std::size_t k = d.size();
+  std::vector<long double> t(k * k, 0.0L), v(k * k, 0.0L);
+  for (std::size_t i = 0; i < k; ++i) {
+    t[i * k + i] = d[i];
+    v[i * k + i] = 1;
+    if (i + 1 < k) t[i * k + i + 1] = t[(i + 1) * k + i] = off[i];
+  }
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    long double offn = 0, all = 0;
+    for (std::size_t p = 0; p < k; ++p)
+      for (std::size_t q = 0; q < k; ++q) (p == q ? all : offn) += t[p * k + q] * t[p * k + q];
+    if (offn <= 1e-36L * (all + offn)) break;
+    for (std::size_t p = 0; p + 1 < k; ++p)
+      for (std::size_t q = p + 1; q < k; ++q) {
+        const long double apq = t[p * k + q];
+        if (apq == 0) continue;
+        const long double zeta = (t[q * k + q] - t[p * k + p]) / (2 * apq);
+        const long double tn = (zeta >= 0 ? 1.0L : -1.0L) / (std::fabs(zeta) + std::sqrt(zeta * zeta + 1));
+        const long double c = 1 / std::sqrt(tn * tn + 1), s = tn * c;
+        for (std::size_t r = 0; r < k; ++r) {  // T J, V J
+          const long double rp = t[r * k + p], rq = t[r * k + q];
+          t[r * k + p] = c * rp - s * rq;
+          t[r * k + q] = s * rp + c * rq;
+          const long double vp = v[r * k + p], vq = v[r * k + q];
+          v[r * k + p] = c * vp - s * vq;
+          v[r * k + q] = s * vp + c * vq;
+        }
+        for (std::size_t r = 0; r < k; ++r) {  // J^T T
+          const long double pr = t[p * k + r], qr = t[q * k + r];
+          t[p * k + r] = c * pr - s * qr;
+          t[q * k + r] = s * pr + c * qr;
+        }
+      }
+  }
+  theta.resize(k);
+  last.resize(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    theta[i] = t[i * k + i];
+    last[i] = v[(k - 1) * k + i];
+  }
+}
+
+// ritz_pairs against the dense reference on the T_k of CG on spectra of 2 to 64 eigenvalues
+// (log-uniform over up to eight decades, and an arithmetic one, whose Ritz values cluster
+// less), for every k: each eigenvalue within 1e-13 of ||T_k||, its |s_ki| within 1e-9
+// where the eigenvalue lies apart from the others (its eigenvector well conditioned), and
+// sum theta_i = trace(T_k), sum s_ki^2 = 1.
+TEST(LanczosCondition, RitzPairsMatchADenseLongDoubleEigensolver) {
+  std::mt19937_64 gen(17);
+  int compared = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::size_t n = 2 + gen() % 63;
+    std::vector<double> lambda(n);
+    const double decades = static_cast<double>(gen() % 9);
+    for (std::size_t i = 0; i < n; ++i)
+      lambda[i] = trial % 4 == 0 ? 1.0 + static_cast<double>(i)
+                                 : std::pow(10.0, decades * std::uniform_real_distribution<double>(0, 1)(gen));
+    const auto ab = cg_coefficients(lambda, static_cast<int>(n));
+    detail::LanczosCondition t;
+    std::vector<double> d, off;  // T_k as LanczosCondition builds it
+    for (std::size_t k = 0; k < n; ++k) {
+      const double alpha = ab[k].first, beta = k > 0 ? ab[k - 1].second : 0.0;
+      if (!(alpha > 0)) break;
+      t.add(alpha, beta);
+      if (k == 0) {
+        d.push_back(1 / alpha);
+      } else {
+        off.push_back(std::sqrt(beta) / ab[k - 1].first);
+        d.push_back(1 / alpha + beta / ab[k - 1].first);
+      }
+      std::vector<double> theta, last;
+      t.ritz_pairs(theta, last);
+      std::vector<long double> rt, rl;
+      dense_ritz_pairs(d, off, rt, rl);
+      ASSERT_EQ(theta.size(), k + 1);
+      long double norm = 0, trace = 0, sum = 0, squares = 0;
+      for (std::size_t i = 0; i <= k; ++i) {
+        norm = std::max(norm, std::fabs(rt[i]));
+        trace += d[i];
+        sum += theta[i];
+        squares += static_cast<long double>(last[i]) * last[i];
+      }
+      EXPECT_NEAR(static_cast<double>(squares), 1.0, 1e-12) << trial << " " << k;
+      EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(trace), 1e-12 * static_cast<double>(norm) * (k + 1));
+      std::vector<std::size_t> mine(k + 1), ref(k + 1);
+      for (std::size_t i = 0; i <= k; ++i) mine[i] = ref[i] = i;
+      std::sort(mine.begin(), mine.end(), [&](auto x, auto y) { return theta[x] < theta[y]; });
+      std::sort(ref.begin(), ref.end(), [&](auto x, auto y) { return rt[x] < rt[y]; });
+      for (std::size_t i = 0; i <= k; ++i) {
+        const long double th = rt[ref[i]];
+        EXPECT_NEAR(theta[mine[i]], static_cast<double>(th), 1e-13 * static_cast<double>(norm)) << trial << " " << k;
+        long double gap = std::numeric_limits<long double>::infinity();
+        if (i > 0) gap = std::min(gap, th - rt[ref[i - 1]]);
+        if (i < k) gap = std::min(gap, rt[ref[i + 1]] - th);
+        if (gap < 1e-4L * norm) continue;
+        EXPECT_NEAR(std::fabs(last[mine[i]]), static_cast<double>(std::fabs(rl[ref[i]])), 1e-9) << trial << " " << k;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 5000);
 }
 
 // A matrix built to be in the finite-precision regime: 990 eigenvalues spread from 1 to 1e4
