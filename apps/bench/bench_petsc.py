@@ -1,25 +1,31 @@
 #!/usr/bin/env python3
-"""ebla's exact CG against PETSc's KSPCG on HPCCG's problem, on one thread.
+"""ebla's CG, exact and with --storage auto, against PETSc's KSPCG, on one thread.
 
-    python3 apps/bench/bench_petsc.py [--n 100] [--reps 5] [--rtol 1e-10] [--ebla-python DIR]
+    python3 apps/bench/bench_petsc.py [--problem hpccg|diffusion] [--n 100] [--reps 5] [--rtol 1e-10]
+                                      [--ebla-python DIR]
 
 ebla's Python module is taken from DIR, else from this checkout's build/*/python, else from
 wherever `import ebla` finds one.
 
 The problem: HPCCG's 27-point matrix on an n x n x n grid (ebla.hpccg_problem: scipy CSR,
-27 on the diagonal, -1 for every neighbour), b = A 1, x0 = 0. Both solvers get the same CSR
-arrays and the same b, and stop on the same rule: the recursive (unpreconditioned) residual
-||r_k|| <= rtol ||b||.
+27 on the diagonal, -1 for every neighbour; without and with Jacobi), or the variable-
+coefficient diffusion problem (ebla.diffusion_problem, seed 1: 7 points, k over six decades;
+with Jacobi only, which it needs), b = A 1, x0 = 0. Both solvers get the same CSR arrays and
+the same b, and stop on the same rule: the (unpreconditioned) residual ||r_k|| <= rtol ||b||
+(ebla's exact CG on its recursive residual; its stored solves on the recursive residual plus
+the certified gap, confirmed by the double-double true residual).
 
 - PETSc: KSPCG, one process, KSP norm type UNPRECONDITIONED, PCNONE and then PCJACOBI,
   atol 0, dtol off; the time is KSPSolve's (KSPSetUp, and with it Jacobi's diagonal, is done
   once before the first timed solve).
-- ebla: ebla.cg(A, b, tol=rtol, norm="relative", dot="exact"), without and with jacobi=True;
-  the time is CgResult.seconds, the whole ebla::cg call (its input checks, and the
-  double-double true residual at exit, included; the copy of NumPy's arrays into Kokkos Views
-  before it is not).
+- ebla: ebla.cg(A, b, tol=rtol, norm="relative", dot="exact") (exact binary64 CG), and
+  ebla.cg(..., dot="auto", storage="auto") (`ebla cg --storage auto --qdot-tol auto`: the
+  Krylov vectors and the matrix in the formats the rule chooses), each with the problem's
+  preconditioners; the time is CgResult.seconds, the whole ebla::cg call (its input checks,
+  the stored solve's copy of A in its narrow words, and the double-double true residual at
+  exit, included; the copy of NumPy's arrays into Kokkos Views before it is not).
 
-The four solvers run in turn, --reps times (interleaved, so that a slow spell of a shared
+The solvers run in turn, --reps times (interleaved, so that a slow spell of a shared
 machine falls on all of them); the table gives each one's iterations, its true relative
 residual ||b - A x|| / ||b|| (computed here for both in binary64 by SciPy, the same way), the
 median time and, on ebla's rows, ebla's median over PETSc's with the same preconditioner, and
@@ -70,6 +76,8 @@ def import_ebla(where):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--problem", choices=("hpccg", "diffusion"), default="hpccg",
+                        help="hpccg (default; without and with Jacobi) or diffusion (seed 1, with Jacobi)")
     parser.add_argument("--n", type=int, default=100, help="grid points per dimension (default 100: n = 1e6 rows)")
     parser.add_argument("--reps", type=int, default=5, help="repetitions of every solver (default 5)")
     parser.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance (default 1e-10)")
@@ -83,12 +91,17 @@ def main():
     import numpy as np
 
     t0 = time.perf_counter()
-    A, b = ebla.hpccg_problem(args.n, args.n, args.n)
+    if args.problem == "hpccg":
+        title = f"HPCCG {args.n}^3"
+        A, b = ebla.hpccg_problem(args.n, args.n, args.n)
+    else:
+        title = f"diffusion {args.n}^3 (seed 1)"
+        A, b = ebla.diffusion_problem(args.n, args.n, args.n, 1)
     A = A.tocsr()
     b = np.ascontiguousarray(b, dtype=np.float64)
     n = A.shape[0]
     b_norm = float(np.linalg.norm(b))
-    print(f"HPCCG {args.n}^3: n = {n}, nonzeros = {A.nnz}, ||b|| = {b_norm:.6e} "
+    print(f"{title}: n = {n}, nonzeros = {A.nnz}, ||b|| = {b_norm:.6e} "
           f"(built in {time.perf_counter() - t0:.1f} s)")
     print(f"PETSc {'.'.join(map(str, PETSc.Sys.getVersion()))}, ebla from {os.path.dirname(ebla.__file__)}, "
           f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
@@ -111,24 +124,29 @@ def main():
             return its, x, seconds
         return run
 
-    k_of = {False: 1, True: 3}  # ebla's rows in the table
-    loop_seconds = {1: [], 3: []}  # ebla's CgResult.iteration_seconds: the iterations alone
+    loop_seconds = {}  # ebla's rows: CgResult.iteration_seconds, the iterations alone
 
-    def ebla_solver(jacobi):
+    def ebla_solver(row, jacobi, auto):
+        loop_seconds[row] = []
+        mode = dict(dot="auto", storage="auto") if auto else dict(dot="exact")
+
         def run():
-            r = ebla.cg(A, b, tol=args.rtol, norm="relative", dot="exact", jacobi=jacobi, max_iterations=100000,
-                        check_symmetry=False)
+            r = ebla.cg(A, b, tol=args.rtol, norm="relative", jacobi=jacobi, max_iterations=100000,
+                        check_symmetry=False, **mode)
             if r.status != "converged":
-                print(f"warning: ebla.cg (jacobi={jacobi}): {r.status}: {r.stop_reason}", file=sys.stderr)
-            loop_seconds[k_of[jacobi]].append(r.iteration_seconds)
+                print(f"warning: ebla.cg (jacobi={jacobi}, {mode}): {r.status}: {r.stop_reason}", file=sys.stderr)
+            loop_seconds[row].append(r.iteration_seconds)
             return r.iterations, r.x, r.seconds
         return run
 
-    solvers = [("PETSc KSPCG, PCNONE", petsc_solver(PETSc.PC.Type.NONE)),
-               ("ebla cg --dot exact", ebla_solver(False)),
-               ("PETSc KSPCG, PCJACOBI", petsc_solver(PETSc.PC.Type.JACOBI)),
-               ("ebla cg --dot exact --jacobi", ebla_solver(True))]
-    baseline = {1: 0, 3: 2}  # ebla's rows: the PETSc row with the same preconditioner
+    solvers, baseline = [], {}  # baseline: ebla's rows' PETSc row (the same preconditioner)
+    for jacobi in ((False, True) if args.problem == "hpccg" else (True,)):
+        pc, flag = (PETSc.PC.Type.JACOBI, " --jacobi") if jacobi else (PETSc.PC.Type.NONE, "")
+        petsc_row = len(solvers)
+        solvers.append((f"PETSc KSPCG, PC{pc.upper()}", petsc_solver(pc)))
+        for auto, name in ((False, "--dot exact"), (True, "--storage auto --qdot-tol auto")):
+            baseline[len(solvers)] = petsc_row
+            solvers.append((f"ebla cg {name}{flag}", ebla_solver(len(solvers), jacobi, auto)))
     times = [[] for _ in solvers]
     iterations = [0] * len(solvers)
     residual = [0.0] * len(solvers)
@@ -142,9 +160,9 @@ def main():
               ", ".join(f"{solvers[k][0]} {times[k][-1]:.3f} s" for k in range(len(solvers))), flush=True)
 
     medians = [statistics.median(t) for t in times]
-    print(f"\nHPCCG {args.n}^3, b = A 1, x0 = 0, ||r_k|| <= {args.rtol:g} ||b||, one thread, "
+    print(f"\n{title}, b = A 1, x0 = 0, ||r_k|| <= {args.rtol:g} ||b||, one thread, "
           f"medians of {args.reps}")
-    print(f"{'solver':<30} {'iterations':>10} {'true rel. residual':>19} {'median s':>10} {'ms/iter':>9} "
+    print(f"{'solver':<48} {'iterations':>10} {'true rel. residual':>19} {'median s':>10} {'ms/iter':>9} "
           f"{'ebla/PETSc':>11} {'loop s':>8} {'loop ratio':>11}")
     for k, (name, _) in enumerate(solvers):
         ratio = f"{medians[k] / medians[baseline[k]]:.2f}" if k in baseline else "-"
@@ -152,7 +170,7 @@ def main():
         loop = statistics.median(loop_seconds[k]) if k in loop_seconds else None
         loop_text = f"{loop:.3f}" if loop is not None else "-"
         loop_ratio = f"{loop / medians[baseline[k]]:.2f}" if loop is not None else "-"
-        print(f"{name:<30} {iterations[k]:>10} {residual[k]:>19.3e} {medians[k]:>10.3f} {per_iteration:>9.2f} "
+        print(f"{name:<48} {iterations[k]:>10} {residual[k]:>19.3e} {medians[k]:>10.3f} {per_iteration:>9.2f} "
               f"{ratio:>11} {loop_text:>8} {loop_ratio:>11}")
     print("(ebla's time: the whole ebla::cg call, with its input checks and the double-double true residual "
           "at exit; loop s: its iterations alone, CgResult.iteration_seconds; PETSc's: KSPSolve)")
