@@ -483,11 +483,11 @@ void narrow_values_in_order(RowsOf& A, ValueWords format) {
 // The values in `format` and the columns as offsets, in slices of eight rows (CsrWords):
 // binary64 values too, for the slice kernel's eight rows at a time (10 bytes a nonzero where
 // the CSR arrays take 12, when the operator holds the slices instead of them).
-void narrow_in_slices(RowsOf& A, ValueWords format) {
+void narrow_in_slices(RowsOf& A, ValueWords format, Kokkos::View<const std::size_t*> slices) {
   const auto row_map = A.A.graph.row_map;
   const auto entries = A.A.graph.entries;
   const auto vals = A.A.values;
-  A.slices = slice_offsets(row_map);
+  A.slices = slices;
   const RowEntries at = entries_of(A);
   A.offsets16 = in_slices<std::int16_t>(at, "ebla::cg matrix columns (16-bit offsets, slices of 8 rows)",
                                         KOKKOS_LAMBDA(std::size_t i, const SliceWriter<std::int16_t>& put) {
@@ -513,9 +513,13 @@ void narrow_in_slices(RowsOf& A, ValueWords format) {
                                    });
 }
 
+double word_bytes(ValueWords format) {
+  return format == ValueWords::bfloat16 ? 2 : format == ValueWords::binary32 ? 4 : 8;
+}
+
 }  // namespace
 
-void narrow_values(RowsOf& A) {
+void narrow_values(RowsOf& A, double max_growth) {
   if (A.kind != RowsOf::Kind::csr) return;
   const std::size_t nnz = A.nonzeros();
   const bool int_columns = A.offsets16.extent(0) == 0 && A.A.graph.entries.extent(0) == nnz;
@@ -526,8 +530,13 @@ void narrow_values(RowsOf& A) {
     return;
   }
   const ValueWords format = value_words(A);
-  if (offsets) return narrow_in_slices(A, format);
+  if (offsets) {
+    // slices pad each row to the longest of its eight: only where that stays within bounds
+    const Kokkos::View<const std::size_t*> slices = slice_offsets(A.A.graph.row_map);
+    if (slice_growth(A.nonzeros(), slices, word_bytes(format)) <= max_growth) return narrow_in_slices(A, format, slices);
+  }
   narrow_values_in_order(A, format);
+  if (offsets) narrow_columns(A);
 }
 
 double value_bytes(const RowsOf& A) { return A.values16.extent(0) ? 2 : A.values32.extent(0) ? 4 : 8; }
@@ -542,8 +551,8 @@ double matrix_bytes(const RowsOf& A) {
          static_cast<double>(A.A.numRows() + 1 + A.slices.extent(0)) * sizeof(std::size_t);
 }
 
-RowsOf narrowed(RowsOf A) {
-  narrow_values(A);
+RowsOf narrowed(RowsOf A, double max_growth) {
+  narrow_values(A, max_growth);
   return A;
 }
 

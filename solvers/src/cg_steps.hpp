@@ -47,11 +47,14 @@ struct StepSums {
 /// values in that format, which the passes then read (HPCCG's -1 and 27 take 2 bytes each);
 /// where every |column - row| is at most 32767, the columns as 16-bit offsets from their row
 /// (2 bytes each instead of 4), and then values and offsets in slices of eight rows
-/// (CsrWords), binary64 values included. Nothing where A is held in such words already.
-void narrow_values(RowsOf& A);
+/// (CsrWords), binary64 values included, where the slices' words (each row padded to the
+/// longest of its eight) take at most max_growth times the bytes of A's binary64 CSR values
+/// and columns (12 a nonzero; else values and offsets in the order of the rows' entries).
+/// Nothing where A is held in such words already.
+void narrow_values(RowsOf& A, double max_growth = 1);
 
 /// A with narrow_values applied.
-RowsOf narrowed(RowsOf A);
+RowsOf narrowed(RowsOf A, double max_growth = 1);
 /// Bytes per stored matrix value (8, or 4 or 2 after narrow_values).
 double value_bytes(const RowsOf& A);
 /// Bytes per column index the passes read (4, or 2 as offsets after narrow_values).

@@ -54,6 +54,10 @@ inline RowEntries entries_of(const RowsOf& A) {
 /// The slice offsets (CsrWords::slices) of the rows whose offsets row_map gives.
 Kokkos::View<std::size_t*> slice_offsets(CsrMatrix::row_map_type::const_type row_map);
 
+/// The bytes of `nnz` entries' words in `slices` (values of value_bytes, 16-bit offsets, and
+/// the slices' own offsets) over those of binary64 CSR values and int columns (12 a nonzero).
+double slice_growth(std::size_t nnz, Kokkos::View<const std::size_t*> slices, double value_bytes);
+
 /// Where in_slices puts the word of entry m of a row (lane `lane` of the slice from `from`).
 template <class T>
 struct SliceWriter {

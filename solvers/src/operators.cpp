@@ -215,9 +215,9 @@ CsrOperator::CsrOperator(CsrMatrix held, CsrWords words) : A_(std::move(held)), 
   if (words_.offsets16.extent(0) > 0) A_.graph.entries = CsrMatrix::index_type();
 }
 
-CsrOperator CsrOperator::narrowest(CsrMatrix A) {
+CsrOperator CsrOperator::narrowest(CsrMatrix A, double max_growth) {
   CsrOperator given(std::move(A));
-  const RowsOf rows = detail::narrowed(rows_of(given));
+  const RowsOf rows = detail::narrowed(rows_of(given), max_growth);
   CsrWords words;
   words.values16 = rows.values16;
   words.values32 = rows.values32;
@@ -281,6 +281,12 @@ Kokkos::View<std::size_t*> detail::slice_offsets(Rows row_map) {
         if (final && s + 1 == count) slices(count) = before;
       });
   return slices;
+}
+
+double detail::slice_growth(std::size_t nnz, Kokkos::View<const std::size_t*> slices, double value_bytes) {
+  const double words = static_cast<double>(last_offset(slices));
+  const double sliced = words * (value_bytes + sizeof(std::int16_t)) + static_cast<double>(slices.extent(0) * sizeof(std::size_t));
+  return sliced / (static_cast<double>(nnz) * (sizeof(double) + sizeof(int)));
 }
 
 CsrMatrix CsrOperator::matrix() const { return narrow() ? detail::binary64_matrix(rows_of(*this)) : A_; }

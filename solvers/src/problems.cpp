@@ -297,14 +297,17 @@ CsrMatrix diffusion_matrix(int nx, int ny, int nz, ConstVector k_view, const Vec
 }
 
 // The same matrix written straight into the words CsrOperator::narrowest gives it where
-// nx ny <= 32767: binary64 values and 16-bit column offsets in slices of eight rows (never
-// in the order of the rows' entries, so that no second copy is ever held).
+// nx ny <= 32767 and the slices take no more bytes than the CSR arrays: binary64 values and
+// 16-bit column offsets in slices of eight rows (never in the order of the rows' entries, so
+// that no second copy is ever held); else narrowest's own words.
 CsrOperator diffusion_words(int nx, int ny, int nz, ConstVector k_view, const Vector::HostMirror& row_sums) {
   const std::size_t n = static_cast<std::size_t>(nx) * ny * nz;
-  const auto k = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), k_view);
   RowMap row_map("ebla::diffusion row_map", n + 1);
-  diffusion_row_offsets(nx, ny, nz, row_map);
+  const std::size_t nnz = diffusion_row_offsets(nx, ny, nz, row_map)(n);
   const auto slices = detail::slice_offsets(row_map);
+  if (detail::slice_growth(nnz, slices, sizeof(double)) > 1)  // a small grid, whose rows differ most
+    return CsrOperator::narrowest(diffusion_matrix(nx, ny, nz, k_view, row_sums));
+  const auto k = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), k_view);
   const auto at = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), slices);
   const std::size_t words = at(at.extent(0) - 1);
   // zero-initialised: the words past a shorter row's end stay 0
@@ -449,8 +452,9 @@ DiffusionOperator diffusion_narrowest(int nx, int ny, int nz, std::uint64_t seed
   p.b = Vector(Kokkos::ViewAllocateWithoutInitializing("ebla::diffusion b"), n);
   auto b = Kokkos::create_mirror_view(p.b);
   const Vector k = diffusion_coefficients(nx, ny, nz, seed);
-  // the widest |column - row|: the neighbour one plane away
-  if (static_cast<double>(nx) * ny <= 32767) p.A = diffusion_words(nx, ny, nz, k, b);
+  // the widest |column - row|: the neighbour one plane away (one line, one point on flatter grids)
+  const double band = nz > 1 ? static_cast<double>(nx) * ny : ny > 1 ? nx : 1;
+  if (band <= 32767) p.A = diffusion_words(nx, ny, nz, k, b);
   else p.A = CsrOperator(diffusion_matrix(nx, ny, nz, k, b));  // binary64 values and int columns: nothing narrower
   Kokkos::deep_copy(p.b, b);
   return p;

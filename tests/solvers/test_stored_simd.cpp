@@ -15,6 +15,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -152,7 +153,10 @@ std::vector<Case> operators() {
   // form's masks and gathers
   c.push_back({"csr cut rows, slices", ebla::rows_of(ebla::CsrOperator::narrowest(cut_rows(P.A, 0)))});
   // the same rows with values exact in no narrower format: binary64 in slices
-  c.push_back({"csr cut rows, binary64 slices", ebla::rows_of(ebla::CsrOperator::narrowest(cut_rows(P.A, 0x1p-40)))});
+  // (padded to the longest of eight rows of 0 to 9 entries, the slices take more bytes than
+  // the CSR arrays: narrowest makes them only when told that any growth will do)
+  c.push_back({"csr cut rows, binary64 slices",
+               ebla::rows_of(ebla::CsrOperator::narrowest(cut_rows(P.A, 0x1p-40), std::numeric_limits<double>::infinity()))});
   EXPECT_GT(c[2].rows.values32.extent(0), 0u);
   EXPECT_GT(c[3].rows.values16.extent(0), 0u);
   EXPECT_GT(c[6].rows.values64.extent(0), 0u);

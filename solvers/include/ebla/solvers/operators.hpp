@@ -98,12 +98,15 @@ public:
   /// A held in the narrowest words that hold all its values and columns exactly: values as
   /// bfloat16 or binary32 where every one is exact there (else binary64), columns as 16-bit
   /// offsets where every |column - row| <= 32767 (else int); in slices of eight rows where
-  /// the columns are offsets (CsrWords; binary64 values then lie in the slices too). The
-  /// binary64 arrays so replaced are not kept: unless the caller holds a copy of A they are
-  /// freed (HPCCG's matrix: 4 bytes a nonzero instead of 12; binary64 values with offsets:
-  /// 10 and the slices' padding). The same operator to every solver, bit for bit where they
-  /// read the words (the stored passes; the true residual in double-double).
-  static CsrOperator narrowest(CsrMatrix A);
+  /// the columns are offsets (CsrWords; binary64 values then lie in the slices too) and the
+  /// slices' words, each row padded to the longest of its eight, take at most max_growth
+  /// times the bytes of the binary64 values and int columns (12 a nonzero; default 1: never
+  /// more memory than them; else in the order of the rows' entries). The binary64 arrays so
+  /// replaced are not kept: unless the caller holds a copy of A they are freed (HPCCG's
+  /// matrix: 4 bytes a nonzero instead of 12; binary64 values with offsets: 10 and the
+  /// slices' padding). The same operator to every solver, bit for bit where they read the
+  /// words (the stored passes; the true residual in double-double).
+  static CsrOperator narrowest(CsrMatrix A, double max_growth = 1);
   /// An operator from its parts: `held` gives the row offsets, the number of columns and the
   /// binary64 arrays that `words` does not replace (an empty View where it does). Throws
   /// InvalidArgument where the parts do not make one square matrix.

@@ -86,10 +86,13 @@ struct DiffusionOperator {
   Vector b;       ///< A 1 (exact)
 };
 /// The diffusion matrix as an operator held in its narrowest exact words, the same words as
-/// CsrOperator::narrowest(diffusion_problem(...).A) gives, written row by row in them: where
-/// nx ny <= 32767, binary64 values and 16-bit column offsets in slices of eight rows, 10
-/// bytes a nonzero and the slices' padding instead of 12 (else the binary64 CSR matrix). No
-/// CSR copy is made. The same checks as diffusion_problem.
+/// CsrOperator::narrowest(diffusion_problem(...).A) gives: where nx ny <= 32767 (on one
+/// plane nx, on one line 1: the widest |column - row|), binary64
+/// values and 16-bit column offsets in slices of eight rows, 10 bytes a nonzero and the
+/// slices' padding instead of 12, written row by row in them without a CSR copy (on grids
+/// so small that the padding would outweigh the saving, 16-bit offsets in the order of the
+/// rows' entries; on a wider band, the binary64 CSR matrix). The same checks as
+/// diffusion_problem.
 DiffusionOperator diffusion_narrowest(int nx, int ny, int nz, std::uint64_t seed);
 
 /// L = D - A of G(n, mean_degree / (n - 1)); columns sorted in each row, the diagonal
