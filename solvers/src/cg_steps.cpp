@@ -642,22 +642,18 @@ struct ApplyTile {
 #endif
 };
 
-// update: x += alpha p (line 8), r = r - alpha q stored (line 9), r^T r, r^T z (line 10).
-template <Storage SP, Storage R>
+// update: r = r - alpha q stored (line 9), r^T r, r^T z (line 10). x += alpha p (line 8) waits
+// for the direction pass, which reads p anyway: one read of p an iteration instead of two.
+template <Storage R>
 struct UpdateTile {
   double alpha;
-  StoredAccess<SP> pa;
   StoredAccess<R> qa, r_old, ra;
-  Vector x;
   ConstVector dinv;
   bool jacobi;
   KOKKOS_INLINE_FUNCTION void operator()(GenericIsa isa, std::size_t b, std::size_t e, Fields& f) const {
     double local[stored_tile];
     double* v = ra.tile_buffer(b, local);  // r in place where binary64
-    for (std::size_t i = b; i < e; ++i) {
-      x(i) += alpha * pa.load(i);                     // x = x + alpha p (line 8)
-      v[i - b] = r_old.load(i) - alpha * qa.load(i);  // r = r - alpha q (line 9)
-    }
+    for (std::size_t i = b; i < e; ++i) v[i - b] = r_old.load(i) - alpha * qa.load(i);  // r = r - alpha q (line 9)
     StoreSums st;
     store(isa, ra, b, e - b, v, st);
     add_store(f, st);
@@ -668,16 +664,9 @@ struct UpdateTile {
     double local[stored_tile];
     double* v = ra.tile_buffer(b, local);
     const std::size_t count = e - b, groups = count / 8 * 8;
-    double* xb = x.data() + b;
     const d8 a = simd::splat(alpha);
-    for (std::size_t i = 0; i < groups; i += 8) {
-      simd::put(xb + i, simd::load<d8>(xb + i) + a * load8(pa, b + i));
-      simd::put(v + i, load8(r_old, b + i) - a * load8(qa, b + i));
-    }
-    for (std::size_t i = groups; i < count; ++i) {
-      xb[i] += alpha * pa.load(b + i);
-      v[i] = r_old.load(b + i) - alpha * qa.load(b + i);
-    }
+    for (std::size_t i = 0; i < groups; i += 8) simd::put(v + i, load8(r_old, b + i) - a * load8(qa, b + i));
+    for (std::size_t i = groups; i < count; ++i) v[i] = r_old.load(b + i) - alpha * qa.load(b + i);
     StoreSums st;
     store(SimdIsa{}, ra, b, count, v, st);
     add_store(f, st);
@@ -686,7 +675,8 @@ struct UpdateTile {
 #endif
 };
 
-// direction: z = D^-1 r or r, p = z + beta p stored (line 12).
+// direction: x += alpha p with the p of this iteration (line 8, where advance), then z = D^-1 r
+// or r, p = z + beta p stored (line 12).
 template <Storage P, Storage R>
 struct DirectionTile {
   double beta;
@@ -694,13 +684,20 @@ struct DirectionTile {
   StoredAccess<P> p_old, pa;
   ConstVector dinv;
   bool jacobi;
+  double alpha;
+  Vector x;
+  bool advance;
   KOKKOS_INLINE_FUNCTION void operator()(GenericIsa isa, std::size_t b, std::size_t e, Fields& f) const {
     double local[stored_tile];
     double* v = pa.tile_buffer(b, local);  // p in place where binary64: p_i read before v_i is written
     for (std::size_t i = b; i < e; ++i) {
       double z = ra.load(i);
       if (jacobi) z = dinv(i) * z;                 // z = D^-1 r
-      if (beta != 0) z += beta * p_old.load(i);    // p = z + beta p (line 12)
+      if (beta != 0 || advance) {
+        const double pi = p_old.load(i);
+        if (advance) x(i) += alpha * pi;           // x = x + alpha p (line 8)
+        if (beta != 0) z += beta * pi;             // p = z + beta p (line 12)
+      }
       v[i - b] = z;
     }
     StoreSums st;
@@ -712,17 +709,26 @@ struct DirectionTile {
     double local[stored_tile];
     double* v = pa.tile_buffer(b, local);
     const std::size_t count = e - b, groups = count / 8 * 8;
-    const d8 bt = simd::splat(beta);
+    double* xb = advance ? x.data() + b : nullptr;
+    const d8 bt = simd::splat(beta), a = simd::splat(alpha);
     for (std::size_t i = 0; i < groups; i += 8) {
       d8 z = load8(ra, b + i);
       if (jacobi) z = simd::load<d8>(dinv.data() + b + i) * z;
-      if (beta != 0) z += bt * load8(p_old, b + i);
+      if (beta != 0 || advance) {
+        const d8 pi = load8(p_old, b + i);
+        if (advance) simd::put(xb + i, simd::load<d8>(xb + i) + a * pi);
+        if (beta != 0) z += bt * pi;
+      }
       simd::put(v + i, z);
     }
     for (std::size_t i = groups; i < count; ++i) {
       double z = ra.load(b + i);
       if (jacobi) z = dinv(b + i) * z;
-      if (beta != 0) z += beta * p_old.load(b + i);
+      if (beta != 0 || advance) {
+        const double pi = p_old.load(b + i);
+        if (advance) xb[i] += alpha * pi;
+        if (beta != 0) z += beta * pi;
+      }
       v[i] = z;
     }
     StoreSums st;
@@ -908,35 +914,36 @@ StepSums apply_stored(const RowsOf& A, double a_norm, const StoredVector& p, Sto
   });
 }
 
-StepSums update_stored(double alpha, const StoredVector& p, const StoredVector& q, Vector x, StoredVector& r,
-                       ConstVector dinv, double q_max, double r_max) {
+StepSums update_stored(double alpha, const StoredVector& q, StoredVector& r, ConstVector dinv, double q_max,
+                       double r_max) {
   if (q.format != r.format) throw_invalid("ebla::cg", "q and r must share a storage format");
   // |r_i - alpha q_i| <= max |r| + |alpha| max |q|, with room for the rounding
   const int old_scale = r.scale_exponent;
   r.scale_exponent = store_scale_exponent(r.format, (r_max + std::fabs(alpha) * q_max) * (1 + 0x1p-40));
   const bool jacobi = dinv.extent(0) > 0;
-  return dispatch_storage(p.format, r.format, [&](auto sp, auto sr) {
-    constexpr Storage SP = decltype(sp)::value, R = decltype(sr)::value;
-    UpdateTile<SP, R> tile{alpha,  StoredAccess<SP>(p), StoredAccess<R>(q), StoredAccess<R>(r, old_scale),
-                           StoredAccess<R>(r), x, dinv, jacobi};
+  return dispatch_storage(r.format, [&](auto sr) {
+    constexpr Storage R = decltype(sr)::value;
+    UpdateTile<R> tile{alpha, StoredAccess<R>(q), StoredAccess<R>(r, old_scale), StoredAccess<R>(r), dinv, jacobi};
     tile.ra.track_max = r.format != Storage::binary64;
     return sums_of(run_tiles<6>("ebla::cg_stored update", r.n, max_fields, tile));
   });
 }
 
 StepSums direction_stored(double beta, const StoredVector& r, ConstVector dinv, StoredVector& p, double z_max,
-                          double p_max) {
+                          double p_max, double alpha, Vector x) {
   // |z_i + beta p_i| <= max |z| + |beta| max |p|, with room for the rounding
   const double bound = (z_max + std::fabs(beta) * p_max) * (1 + 0x1p-40);
   const int old_scale = p.scale_exponent;
   p.scale_exponent = store_scale_exponent(p.format, bound);
-  const bool jacobi = dinv.extent(0) > 0;
+  const bool jacobi = dinv.extent(0) > 0, advance = x.extent(0) > 0;
+  if (advance && x.extent(0) != p.n) throw_invalid("ebla::cg", "x and p differ in length");
   // p's rounding opens no gap (storage_rule.hpp): nothing to measure, but for binary16,
   // whose narrow range wants the scale of the true max |p| rather than of its bound
   const bool measure = p.format == Storage::binary16;
   StepSums sums = dispatch_storage(p.format, r.format, [&](auto sp, auto sr) {
     constexpr Storage P = decltype(sp)::value, R = decltype(sr)::value;
-    DirectionTile<P, R> tile{beta, StoredAccess<R>(r), StoredAccess<P>(p, old_scale), StoredAccess<P>(p), dinv, jacobi};
+    DirectionTile<P, R> tile{beta, StoredAccess<R>(r), StoredAccess<P>(p, old_scale), StoredAccess<P>(p), dinv, jacobi,
+                             alpha, x,    advance};
     tile.pa.track_max = measure;
     return sums_of(run_tiles<6>("ebla::cg_stored direction", p.n, max_fields, tile));
   });

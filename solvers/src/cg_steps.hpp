@@ -70,10 +70,12 @@ double infinity_norm_bound(const RowsOf& A);
 /// must find max |q_i| where q is binary64 (a narrow r is scaled by it).
 StepSums apply_stored(const RowsOf& A, double a_norm, const StoredVector& p, StoredVector& q, double p_max,
                       bool q_max_needed = true);
-StepSums update_stored(double alpha, const StoredVector& p, const StoredVector& q, Vector x, StoredVector& r,
-                       ConstVector dinv, double q_max, double r_max);
+/// r = r - alpha q (line 9) and r's sums; x waits for direction_stored.
+StepSums update_stored(double alpha, const StoredVector& q, StoredVector& r, ConstVector dinv, double q_max,
+                       double r_max);
+/// x += alpha p where x is given (line 8, with p before this pass), then p = z + beta p (line 12).
 StepSums direction_stored(double beta, const StoredVector& r, ConstVector dinv, StoredVector& p, double z_max,
-                          double p_max);
+                          double p_max, double alpha = 0, Vector x = Vector());
 StepSums replace_stored(const RowsOf& A, ConstVector b, ConstVector x, StoredVector& r, ConstVector dinv);
 
 /// p := v rounded to p's format with p's scale as it stands (p.scale_exponent is not chosen

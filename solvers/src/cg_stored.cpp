@@ -102,8 +102,11 @@ StoredVector binary64_in(const Kokkos::View<double*>& home) {
 struct Traffic {
   double n, matrix, dinv;
   double apply(const Krylov& v) const { return matrix + v.p.bytes() + v.q.bytes(); }
-  double update(const Krylov& v) const { return v.p.bytes() + v.q.bytes() + 4 * 8 * n / 2 + 2 * v.r.bytes() + dinv; }
-  double direction(const Krylov& v) const { return v.r.bytes() + dinv + 2 * v.p.bytes(); }
+  double update(const Krylov& v) const { return v.q.bytes() + 2 * v.r.bytes() + dinv; }
+  // with x += alpha p (moves_x) where it follows an update: x read and written in binary64
+  double direction(const Krylov& v, bool moves_x = false) const {
+    return v.r.bytes() + dinv + 2 * v.p.bytes() + (moves_x ? 2 * 8 * n : 0);
+  }
   double replace(const Krylov& v) const { return 2 * (matrix + 2 * 8 * n + dinv) + v.r.bytes(); }
 };
 
@@ -347,7 +350,7 @@ CgResult& StoredCg::run(Vector x, double tau, std::chrono::steady_clock::time_po
       break;
     }
     it.alpha = v_.c / aq.dot;                                        // line 7
-    const StepSums up = update_stored(it.alpha, v_.p, v_.q, x, v_.r, dinv_, v_.q_max, v_.r_max);  // lines 8-10
+    const StepSums up = update_stored(it.alpha, v_.q, v_.r, dinv_, v_.q_max, v_.r_max);  // lines 9-10
     // G_(k+1) = G_k + |alpha| ||q - q~|| + ||r - r~|| (each measured; 2^-40 for their rounding)
     v_.gap += (std::fabs(it.alpha) * std::sqrt(aq.err2) + std::sqrt(up.err2)) * (1 + 0x1p-40);
     v_.rr = up.dot;
@@ -359,12 +362,13 @@ CgResult& StoredCg::run(Vector x, double tau, std::chrono::steady_clock::time_po
     kappa_.add(it.alpha, last_beta_);
     last_beta_ = it.beta;
     v_.c = up.abs_dot;
-    const StepSums dp = direction_stored(it.beta, v_.r, dinv_, v_.p, v_.z_max, v_.p_max);  // line 12
+    // line 8 (x += alpha p, in this pass: p is read here anyway) and line 12
+    const StepSums dp = direction_stored(it.beta, v_.r, dinv_, v_.p, v_.z_max, v_.p_max, it.alpha, x);
     v_.p_max = dp.amax;
     bad_ = bad_ || dp.bad;
     it.residual = norm_of_squares(v_.rr, N);
     it.gap = v_.gap;
-    it.bytes = bytes_ + traffic_.apply(v_) + traffic_.update(v_) + traffic_.direction(v_);
+    it.bytes = bytes_ + traffic_.apply(v_) + traffic_.update(v_) + traffic_.direction(v_, true);
     res_.bytes_moved += it.bytes;
     bytes_ = 0;
     res_.history.push_back(std::move(it));

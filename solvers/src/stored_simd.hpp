@@ -327,20 +327,29 @@ EBLA_SIMD void stencil_rows(const P& p, int nx, int ny, int nz, std::size_t b, s
     const int lo = ix0 > 0 ? ix0 - 1 : 0, hi = ix1 < nx ? ix1 : nx - 1;
     const std::size_t len = static_cast<std::size_t>(hi - lo + 1), lg = len / 8 * 8;
     double* t = padded + 1;  // t[k]: the column sum of column lo + k; t[-1] = t[len] = 0
-    for (std::size_t k = 0; k < len + 2; ++k) padded[k] = 0;
+    padded[0] = padded[len + 1] = 0;
+    std::size_t rows[9];  // the first entry (column lo) of each neighbouring line, in the generic order
+    int lines = 0;
     for (int dz = iz > 0 ? -1 : 0; dz <= (iz < nz - 1 ? 1 : 0); ++dz)
-      for (int dy = iy > 0 ? -1 : 0; dy <= (iy < ny - 1 ? 1 : 0); ++dy) {
-        const std::size_t row =
-            (static_cast<std::size_t>(iz + dz) * ny + static_cast<std::size_t>(iy + dy)) * line_length + lo;
-        for (std::size_t k = 0; k < lg; k += 8) {
-          if constexpr (P::vector_scale) put(t + k, load<d8>(t + k) + raw8(p, row + k));
-          else put(t + k, load<d8>(t + k) + load8(p, row + k));
-        }
-        for (std::size_t k = lg; k < len; ++k) {
-          if constexpr (P::vector_scale) t[k] += p.raw(row + k);
-          else t[k] += p.load(row + k);
-        }
+      for (int dy = iy > 0 ? -1 : 0; dy <= (iy < ny - 1 ? 1 : 0); ++dy)
+        rows[lines++] = (static_cast<std::size_t>(iz + dz) * ny + static_cast<std::size_t>(iy + dy)) * line_length + lo;
+    // each column's sum in a register, 0 + the lines in order: the generic code's additions
+    for (std::size_t k = 0; k < lg; k += 8) {
+      d8 s = zero();
+      for (int l = 0; l < lines; ++l) {
+        if constexpr (P::vector_scale) s += raw8(p, rows[l] + k);
+        else s += load8(p, rows[l] + k);
       }
+      put(t + k, s);
+    }
+    for (std::size_t k = lg; k < len; ++k) {
+      double s = 0;
+      for (int l = 0; l < lines; ++l) {
+        if constexpr (P::vector_scale) s += p.raw(rows[l] + k);
+        else s += p.load(rows[l] + k);
+      }
+      t[k] = s;
+    }
     const std::size_t base = line * line_length;
     const std::size_t m = static_cast<std::size_t>(ix1 - ix0), mg = m / 8 * 8;
     const double* left = t + (ix0 - lo) - 1;  // left[k]: the column left of ix0 + k

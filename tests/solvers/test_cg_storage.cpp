@@ -105,6 +105,30 @@ TEST(CgStorage, EveryFormatCertifiesItsResidualOnBothOperators) {
   }
 }
 
+// The model of the bytes an iteration moves, on the stencil (no matrix) with binary32 p, q
+// and r: q = A p reads p and writes q (8 n); r -= alpha q reads q and r and writes r (12 n);
+// x += alpha p, p = r + beta p reads r and p and writes p, and reads and writes x in binary64
+// (28 n): 48 n, each vector once per pass, p once in the update and direction passes
+// together. With Jacobi D^-1 is read in the last two (64 n).
+TEST(CgStorage, TheBytesModelCountsEachVectorOncePerPass) {
+  const auto P = ebla::hpccg_problem(16, 16, 16);
+  const ebla::StencilOperator stencil(16, 16, 16);
+  const double n = 16 * 16 * 16;
+  for (bool jacobi : {false, true}) {
+    ebla::CgOptions o = options(fixed(Storage::binary32));
+    o.jacobi = jacobi;
+    const auto r = ebla::cg(stencil, P.b, P.x0, ebla::DotPolicy::exact(), o);
+    ASSERT_EQ(r.status, ebla::SolverStatus::converged) << r.stop_reason;
+    int checked = 0;
+    for (std::size_t k = 1; k < r.history.size(); ++k) {
+      if (r.history[k].replaced) continue;  // a replacement's pass adds its own bytes
+      EXPECT_EQ(r.history[k].bytes, (jacobi ? 64 : 48) * n) << k << (jacobi ? " jacobi" : "");
+      ++checked;
+    }
+    EXPECT_GT(checked, 10);
+  }
+}
+
 TEST(CgStorage, Binary32KeepsTheIterationCountOnHpccg) {
   const ebla::StencilOperator A(24, 24, 24);
   const auto b = ebla::hpccg_rhs(24, 24, 24);
@@ -461,22 +485,31 @@ TEST(CgStorage, TheDirectionPassReadsPBeforeItOverwritesIt) {
   Kokkos::deep_copy(r64, hr);
   Kokkos::deep_copy(p64, hp);
   Kokkos::deep_copy(dinv, hd);
-  const double beta = 0.75;
-  for (const bool jacobi : {false, true}) {
-    ebla::StoredVector r = ebla::make_stored_vector(Storage::binary64, n, "r");
-    ebla::StoredVector p = ebla::make_stored_vector(Storage::binary64, n, "p");
-    ebla::store(r, r64);
-    const double p_max = ebla::store(p, p64).amax;
-    ebla::detail::direction_stored(beta, r, jacobi ? ebla::ConstVector(dinv) : ebla::ConstVector(), p, 1.0, p_max);
-    ebla::load(p, out);
-    const auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
-    int wrong = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double z = jacobi ? hd(i) * hr(i) : hr(i);
-      wrong += ho(i) == z + beta * hp(i) ? 0 : 1;
+  const double beta = 0.75, alpha = -0.375;
+  for (const bool jacobi : {false, true})
+    for (const bool moves_x : {false, true}) {
+      // and x += alpha p (line 8) with the p of before the pass, where CG asks for it
+      ebla::StoredVector r = ebla::make_stored_vector(Storage::binary64, n, "r");
+      ebla::StoredVector p = ebla::make_stored_vector(Storage::binary64, n, "p");
+      ebla::Vector x("x", n);
+      Kokkos::deep_copy(x, 0.5);
+      ebla::store(r, r64);
+      const double p_max = ebla::store(p, p64).amax;
+      const ebla::ConstVector d = jacobi ? ebla::ConstVector(dinv) : ebla::ConstVector();
+      if (moves_x) ebla::detail::direction_stored(beta, r, d, p, 1.0, p_max, alpha, x);
+      else ebla::detail::direction_stored(beta, r, d, p, 1.0, p_max);
+      ebla::load(p, out);
+      const auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+      const auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+      int wrong = 0, wrong_x = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double z = jacobi ? hd(i) * hr(i) : hr(i);
+        wrong += ho(i) == z + beta * hp(i) ? 0 : 1;
+        wrong_x += hx(i) == (moves_x ? 0.5 + alpha * hp(i) : 0.5) ? 0 : 1;
+      }
+      EXPECT_EQ(wrong, 0) << (jacobi ? "with" : "without") << " Jacobi, x " << moves_x;
+      EXPECT_EQ(wrong_x, 0) << (jacobi ? "with" : "without") << " Jacobi, x " << moves_x;
     }
-    EXPECT_EQ(wrong, 0) << (jacobi ? "with" : "without") << " Jacobi";
-  }
 }
 
 TEST(CgStorage, PInBinary64KeepsExactCgsIterations) {

@@ -341,23 +341,28 @@ TEST_P(StoredSimd, EveryPassMatchesTheGenericForm) {
           for (double coefficient : {0.0, -0.3725, 1.5e-3}) {
             const auto up = both(GetParam(), [&] {
               StoredVector r = clone(r0);
-              ebla::Vector x = clone(x0);
-              const auto s = ebla::detail::update_stored(coefficient == 0 ? 0.75 : coefficient, p, q0, x, r, di, 2.0, 2.0);
-              std::vector<unsigned char> out = bytes_of(r);
-              const auto hx = bytes_of(ebla::Vector(x));
-              out.insert(out.end(), hx.begin(), hx.end());
-              return std::make_pair(out, s);
+              const auto s = ebla::detail::update_stored(coefficient == 0 ? 0.75 : coefficient, q0, r, di, 2.0, 2.0);
+              return std::make_pair(bytes_of(r), s);
             });
             EXPECT_EQ(up.first.first, up.second.first) << "update " << what;
             EXPECT_TRUE(same_sums(up.first.second, up.second.second)) << "update " << what;
-            const auto dir = both(GetParam(), [&] {
-              StoredVector pp = clone(p);
-              const auto s = ebla::detail::direction_stored(coefficient, r0, di, pp, 2.0, 3.0);
-              return std::make_pair(bytes_of(pp), s);
-            });
-            EXPECT_EQ(dir.first.first, dir.second.first) << "direction " << what << " beta " << coefficient;
-            EXPECT_TRUE(same_sums(dir.first.second, dir.second.second)) << "direction " << what << " beta " << coefficient;
-            compared += 2;
+            // direction alone (p_0 = z_0, a restart) and with x += alpha p (CG's iterations)
+            for (bool moves_x : {false, true}) {
+              const auto dir = both(GetParam(), [&] {
+                StoredVector pp = clone(p);
+                ebla::Vector x = clone(x0);
+                const auto s = moves_x ? ebla::detail::direction_stored(coefficient, r0, di, pp, 2.0, 3.0, -0.6875, x)
+                                       : ebla::detail::direction_stored(coefficient, r0, di, pp, 2.0, 3.0);
+                std::vector<unsigned char> out = bytes_of(pp);
+                const auto hx = bytes_of(ebla::Vector(x));
+                out.insert(out.end(), hx.begin(), hx.end());
+                return std::make_pair(out, s);
+              });
+              EXPECT_EQ(dir.first.first, dir.second.first) << "direction " << what << " beta " << coefficient << " x " << moves_x;
+              EXPECT_TRUE(same_sums(dir.first.second, dir.second.second))
+                  << "direction " << what << " beta " << coefficient << " x " << moves_x;
+            }
+            compared += 3;
           }
       }
   EXPECT_GT(compared, 0);
