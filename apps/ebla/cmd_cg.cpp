@@ -27,16 +27,26 @@ namespace {
 constexpr Solver me = Solver::cg;
 
 struct CgCli : SolverCli {
-  std::string norm = "absolute", stop = "exact", storage = "binary64", pc = "none";
+  std::string norm = "absolute", stop = "exact", storage = "binary64", pc = "none", pc_storage = "binary64";
   bool jacobi = false;
   double atol = 0;
   int pc_block_size = default_pc_block_size;
   CLI::Option* pc_block_size_option = nullptr;
+  CLI::Option* pc_storage_option = nullptr;
 };
 
 struct CgConfig : SolverSetup {
   CgOptions solver;  // without the progress callback
 };
+
+// "bfloat16 12, binary32 3, binary64 1": block-Jacobi's blocks in each format it used.
+std::string block_formats(const CgResult& r) {
+  std::string out;
+  for (Storage s : {Storage::bfloat16, Storage::binary32, Storage::binary64})
+    if (const std::size_t k = r.pc_blocks_in[static_cast<int>(s)]; k > 0)
+      out += (out.empty() ? "" : ", ") + std::string(to_string(s)) + " " + std::to_string(k);
+  return out;
+}
 
 Norm parse_norm(const std::string& s) {
   if (s == "absolute") return Norm::absolute;
@@ -64,6 +74,10 @@ void set_preconditioner(const CgCli& c, CgOptions& o) {
   if (c.pc_block_size < 1)
     throw_invalid(option_name(me, "--pc-block-size"), std::to_string(c.pc_block_size) + " must be at least 1");
   o.pc_block_size = c.pc_block_size;
+  o.pc_storage = block_storage_by_name(c.pc_storage, option_name(me, "--pc-storage"));
+  if (c.pc_storage_option->count() > 0 && o.pc != PcKind::block_jacobi)
+    throw_invalid(option_name(me, "--pc-storage"), "stores the blocks of --pc block-jacobi, not of --pc " +
+                                                       std::string(to_string(o.pc)));
 }
 
 CgConfig make_config(const CgCli& c) {
@@ -106,7 +120,10 @@ std::string pc_text(const CgOptions& o) {
     case PcKind::none: return "";
     case PcKind::jacobi: return ", Jacobi preconditioner";
     case PcKind::block_jacobi:
-      return ", block-Jacobi preconditioner (blocks of at most " + std::to_string(o.pc_block_size) + " rows)";
+      return ", block-Jacobi preconditioner (blocks of at most " + std::to_string(o.pc_block_size) + " rows" +
+             (o.pc_storage.automatic || o.pc_storage.fixed != Storage::binary64
+                  ? ", factors in " + to_string(o.pc_storage) + ")"
+                  : std::string(")"));
     case PcKind::sgs: return ", multicolour symmetric Gauss-Seidel preconditioner";
     case PcKind::ic0: return ", IC(0) preconditioner";
   }
@@ -150,6 +167,9 @@ struct Cg : CommandBase<CgConfig, me> {
       std::printf("preconditioner      ic0: shift %s (%d restart%s), %zu levels, %.0f bytes\n",
                   r.pc_shift == 0 ? "0" : fmt::format("{:g} diag(A)", r.pc_shift).c_str(), r.pc_restarts,
                   r.pc_restarts == 1 ? "" : "s", r.pc_levels, r.pc_bytes);
+    else if (r.pc == "block-jacobi" && r.pc_bytes != r.pc_binary64_bytes)
+      std::printf("preconditioner      %s: %zu blocks (%s), %.0f bytes (binary64: %.0f), d = %.2e\n", r.pc.c_str(),
+                  r.pc_blocks, block_formats(r).c_str(), r.pc_bytes, r.pc_binary64_bytes, r.pc_delta);
     else if (r.pc != "none")
       std::printf("preconditioner      %s: %zu blocks, %.0f bytes\n", r.pc.c_str(), r.pc_blocks, r.pc_bytes);
     if (r.storage != "binary64" && r.iterations > 0)
@@ -187,7 +207,10 @@ struct Cg : CommandBase<CgConfig, me> {
     j["max_iterations"] = c.solver.max_iterations;
     j["jacobi"] = c.solver.jacobi;
     j["pc"] = to_string(c.solver.jacobi ? PcKind::jacobi : c.solver.pc);
-    if (c.solver.pc == PcKind::block_jacobi) j["pc_block_size"] = c.solver.pc_block_size;
+    if (c.solver.pc == PcKind::block_jacobi) {
+      j["pc_block_size"] = c.solver.pc_block_size;
+      j["pc_storage"] = to_string(c.solver.pc_storage);
+    }
     j["storage"] = to_string(c.solver.storage);
   }
 
@@ -268,6 +291,12 @@ Command add_cg(CLI::App& app) {
       ->capture_default_str();
   c->pc_block_size_option =
       app.add_option("--pc-block-size", c->pc_block_size, "--pc block-jacobi: the largest block, in rows")
+          ->capture_default_str();
+  c->pc_storage_option =
+      app.add_option("--pc-storage", c->pc_storage,
+                     "--pc block-jacobi: the format of each block's Cholesky factor: binary64, binary32, bfloat16, "
+                     "or auto (each block in the narrowest that keeps kappa(M^-1 A) within 1/16 of binary64's; "
+                     "docs/solvers.md)")
           ->capture_default_str();
   app.add_flag("--jacobi", c->jacobi, "Precondition with diag(A)^-1 (the same as --pc jacobi)");
   app.add_option("--storage", c->storage,

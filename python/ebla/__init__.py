@@ -554,7 +554,10 @@ class CgResult:
     pc_blocks its diagonal blocks (Jacobi, block-Jacobi), pc_colours the colours of SGS's
     ordering, pc_levels the levels of IC(0)'s triangular solves, pc_shift the alpha of the
     A + alpha diag(A) IC(0) factorised (0: A itself) after pc_restarts breakdowns, and pc_bytes
-    the bytes it stores.
+    the bytes it stores; block-Jacobi: pc_binary64_bytes what its factors would take in
+    binary64, pc_block_formats its blocks per format ({"bfloat16": k, "binary32": k,
+    "binary64": k}), pc_delta the largest d of its blocks (kappa(M~^-1 A) <= ((1 + d) /
+    (1 - d))^2 kappa(M^-1 A)).
 
     SciPy's pair: ``x, info = ebla.cg(...)`` unpacks a result into x and :attr:`info`, as
     ``scipy.sparse.linalg.cg`` returns them. Its repr is one line (status, iterations, true
@@ -579,6 +582,9 @@ class CgResult:
     pc: str
     pc_blocks: int
     pc_bytes: float
+    pc_binary64_bytes: float
+    pc_block_formats: dict
+    pc_delta: float
     pc_colours: int
     pc_levels: int
     pc_shift: float
@@ -820,7 +826,7 @@ def _cg_tolerance(rtol, atol, tol, norm, function):
 def cg(A, b, x0=None, *, rtol=None, atol=None, maxiter=None, M=None, callback=None, tol=None, norm=None,
        stop="exact", max_iterations=None, jacobi=False, dot=None, qdot_tol=None, qdot_policy="budget", ladder=None,
        format=None, plan_margin=-1, record_levels=False, stall_window=500, check_symmetry=True, storage="binary64",
-       pc_block_size=32):
+       pc_block_size=32, pc_storage="binary64"):
     """Conjugate gradients with approximate dot products (seed 002, Algorithm 4.1), called as
     ``scipy.sparse.linalg.cg``.
 
@@ -841,7 +847,9 @@ def cg(A, b, x0=None, *, rtol=None, atol=None, maxiter=None, M=None, callback=No
     'block-jacobi' for blockdiag(A)^-1: diagonal blocks of up to pc_block_size rows (default
     32) found from A's sparsity pattern, each factorised by Cholesky in ebla's kernels (a
     sparse A, binary64 storage; a block that is not positive definite raises ValueError
-    naming its rows), 'sgs' for symmetric Gauss-Seidel in a multicolour ordering, or 'ic0' for
+    naming its rows), its factors kept in pc_storage ("binary64", "binary32", "bfloat16", or
+    "auto": each block in the narrowest that keeps kappa(M^-1 A) within 1/16 of binary64's;
+    docs/solvers.md, "Block storage"), 'sgs' for symmetric Gauss-Seidel in a multicolour ordering, or 'ic0' for
     incomplete Cholesky with zero fill, shifted by alpha diag(A) where a pivot fails (both a
     sparse A, binary64 storage; docs/solvers.md, "Preconditioners").
     callback(xk): called after each iteration with a copy of the iterate x_k.
@@ -903,7 +911,7 @@ def cg(A, b, x0=None, *, rtol=None, atol=None, maxiter=None, M=None, callback=No
                  _ladder(ladder, function), "" if format is None else _name(format, "format", function),
                  _integer(plan_margin, "plan_margin", function), bool(record_levels),
                  _integer(stall_window, "stall_window", function), bool(check_symmetry),
-                 _name(storage, "storage", function))
+                 _name(storage, "storage", function), _name(pc_storage, "pc_storage", function))
     r["history"] = DotHistory(r["history"])
     r["rr0"] = DotHistory(r["rr0"])
     return CgResult(**r)

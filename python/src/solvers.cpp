@@ -207,6 +207,11 @@ py::dict cg_dict(const CgResult& r, const DotPolicy& dots, bool record_levels) {
   d["pc"] = r.pc;
   d["pc_blocks"] = r.pc_blocks;
   d["pc_bytes"] = r.pc_bytes;
+  d["pc_binary64_bytes"] = r.pc_binary64_bytes;
+  d["pc_block_formats"] = py::dict(py::arg("bfloat16") = r.pc_blocks_in[static_cast<int>(Storage::bfloat16)],
+                                   py::arg("binary32") = r.pc_blocks_in[static_cast<int>(Storage::binary32)],
+                                   py::arg("binary64") = r.pc_blocks_in[static_cast<int>(Storage::binary64)]);
+  d["pc_delta"] = r.pc_delta;
   d["pc_colours"] = r.pc_colours;
   d["pc_levels"] = r.pc_levels;
   d["pc_shift"] = r.pc_shift;
@@ -352,7 +357,8 @@ py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<Dou
                  double atol, const std::string& norm, const std::string& stop, int max_iterations, bool jacobi,
                  const std::string& pc, int pc_block_size, const std::string& dot, double qdot_tol, const std::string& qdot_policy, const std::string& ladder,
                  const std::string& format, int plan_margin, bool record_levels, int stall_window,
-                 bool check_symmetry, const std::string& storage, const CgFunctions& functions) {
+                 bool check_symmetry, const std::string& storage, const std::string& pc_storage,
+                 const CgFunctions& functions) {
   const char* function = "ebla.cg";
   const DotPolicy dots = make_policy(dot, qdot_tol, qdot_policy, ladder, format, plan_margin, function);
   CgOptions o;
@@ -370,6 +376,7 @@ py::dict cg_call(const OperatorArgs& op, const DoubleArray& b, std::optional<Dou
   o.jacobi = jacobi;
   o.pc = pc_kind_by_name(pc, "ebla.cg: M");
   o.pc_block_size = pc_block_size;
+  o.pc_storage = block_storage_by_name(pc_storage, "ebla.cg: pc_storage");
   const std::size_t n = static_cast<std::size_t>(b.size());
   if (!functions.precondition.is_none()) {
     const py::object* m = &functions.precondition;
@@ -472,7 +479,8 @@ void register_solvers(py::module_& m) {
            int max_iterations, bool jacobi, const std::string& pc, int pc_block_size, py::object precondition,
            py::object callback, const std::string& dot,
            double qdot_tol, const std::string& qdot_policy, const std::string& ladder, const std::string& format,
-           int plan_margin, bool record_levels, int stall_window, bool check_symmetry, const std::string& storage) {
+           int plan_margin, bool record_levels, int stall_window, bool check_symmetry, const std::string& storage,
+           const std::string& pc_storage) {
           OperatorArgs op = operator_args(indptr, indices, data, n, dense);
           op.matvec = std::move(matvec);
           CgFunctions functions;
@@ -481,7 +489,7 @@ void register_solvers(py::module_& m) {
           return cg_call(op, b, std::move(x0), tol, atol, norm, stop, max_iterations, jacobi, pc, pc_block_size, dot,
                          qdot_tol,
                          qdot_policy, ladder, format, plan_margin, record_levels, stall_window, check_symmetry,
-                         storage, functions);
+                         storage, pc_storage, functions);
         },
         py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n"), py::arg("dense"), py::arg("matvec"),
         py::arg("b"), py::arg("x0"), py::arg("tol"), py::arg("atol"), py::arg("norm"), py::arg("stop"),
@@ -489,6 +497,7 @@ void register_solvers(py::module_& m) {
         py::arg("precondition"), py::arg("callback"), py::arg("dot"),
         py::arg("qdot_tol"), py::arg("qdot_policy"), py::arg("ladder"), py::arg("format"), py::arg("plan_margin"),
         py::arg("record_levels"), py::arg("stall_window"), py::arg("check_symmetry"), py::arg("storage"),
+        py::arg("pc_storage"),
         "ebla::cg on a CSR (indptr, indices, data, n) or dense matrix, or a Python matvec(x) of n entries, "
         "with a preconditioner pc (none, jacobi, block-jacobi, sgs, ic0) or a Python one precondition(r), and an optional "
         "callback(x); a dict of the result.");

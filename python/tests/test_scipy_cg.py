@@ -171,6 +171,23 @@ def test_block_jacobi_takes_fewer_iterations_than_jacobi(source_dir, name):
     assert ones.iterations == jacobi.iterations and ones.pc_blocks == A.shape[0]
 
 
+@pytest.mark.parametrize("name", ["bcsstk13", "1138_bus"])
+def test_block_jacobi_factors_stored_by_the_rule(source_dir, name):
+    A, b = _matrix(source_dir, name)
+    binary64 = ebla.cg(A, b, rtol=1e-8, M="block-jacobi")
+    chosen = ebla.cg(A, b, rtol=1e-8, M="block-jacobi", pc_storage="auto")
+    assert chosen.status == "converged" and chosen.true_residual <= chosen.tolerance_used
+    assert chosen.iterations <= 1.03 * binary64.iterations + 1, (chosen.iterations, binary64.iterations)
+    assert chosen.pc_bytes < binary64.pc_bytes == chosen.pc_binary64_bytes
+    assert sum(chosen.pc_block_formats.values()) == chosen.pc_blocks and chosen.pc_block_formats["bfloat16"] > 0
+    assert 0 < chosen.pc_delta <= 0.015154
+    assert binary64.pc_block_formats == {"bfloat16": 0, "binary32": 0, "binary64": binary64.pc_blocks}
+    with pytest.raises(ValueError, match=r"^ebla\.cg: pc_storage: unknown block storage 'half'"):
+        ebla.cg(A, b, M="block-jacobi", pc_storage="half")
+    with pytest.raises(ValueError, match=r"block storage auto stores the blocks of block-Jacobi, not of Jacobi"):
+        ebla.cg(A, b, M="jacobi", pc_storage="auto")
+
+
 def test_block_jacobi_refusals():
     A = scipy.sparse.csr_matrix(np.array([[1.0, 2, 0], [2, 1, 0], [0, 0, 1]]))
     with pytest.raises(ValueError, match=r"^ebla::cg: block-Jacobi: the diagonal block of rows 0\.\.2 is not "

@@ -180,6 +180,9 @@ std::string problem_of(const SolverSpace& A, ConstVector b, ConstVector x0, cons
   if (matrix && o.preconditioner) return pc + " and a preconditioner function: give one preconditioner";
   if (o.pc == PcKind::block_jacobi && o.pc_block_size < 1)
     return "block-Jacobi block size " + std::to_string(o.pc_block_size) + " must be at least 1";
+  if (o.pc != PcKind::block_jacobi && (o.pc_storage.automatic || o.pc_storage.fixed != Storage::binary64))
+    return "block storage " + to_string(o.pc_storage) + " stores the blocks of block-Jacobi, not of " +
+           (o.jacobi ? std::string("Jacobi") : pc);
   if (matrix && A.rows().kind == RowsOf::Kind::none)
     return pc + " needs the matrix: a csr or stencil operator, on one process";
   if (o.stop != StopTest::exact_norm && (o.jacobi || matrix || o.preconditioner))
@@ -505,7 +508,7 @@ MatrixPreconditioner matrix_preconditioner(const SolverSpace& A, const CgOptions
   const std::string function = std::string("ebla::cg: ") + pc_title(o.pc);
   const CsrMatrix matrix =
       rows.kind == RowsOf::Kind::stencil ? hpccg_rows(rows.nx, rows.ny, rows.nz, 0, rows.nz) : detail::binary64_matrix(rows);
-  if (o.pc == PcKind::block_jacobi) m.blocks = BlockJacobi(matrix, o.pc_block_size, function);
+  if (o.pc == PcKind::block_jacobi) m.blocks = BlockJacobi(matrix, o.pc_block_size, function, o.pc_storage);
   if (o.pc == PcKind::sgs) m.sgs = SymmetricGaussSeidel(matrix, function);
   if (o.pc == PcKind::ic0) m.ic0 = IncompleteCholesky(matrix, ic0_max_restarts, function);
   return m;
@@ -522,6 +525,9 @@ void describe_preconditioner(CgResult& res, const CgOptions& o, const MatrixPrec
     res.pc = to_string(PcKind::block_jacobi);
     res.pc_blocks = m.blocks.blocks();
     res.pc_bytes = m.blocks.bytes();
+    res.pc_binary64_bytes = m.blocks.binary64_bytes();
+    for (int s = 0; s < 3; ++s) res.pc_blocks_in[s] = m.blocks.blocks_in()[s];
+    res.pc_delta = m.blocks.delta();
   } else if (o.pc == PcKind::sgs) {
     res.pc = to_string(PcKind::sgs);
     res.pc_colours = m.sgs.colours();

@@ -6,11 +6,14 @@
 
 #include <ebla/core/error.hpp>
 #include <ebla/core/parse.hpp>
+#include <ebla/core/rounding.hpp>
+#include <ebla/core/storage.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ebla {
@@ -94,7 +97,74 @@ void factor_block(const HostRows& A, std::size_t first, std::size_t m, double* l
   }
 }
 
+// l~ = fl_S(l), rounded to nearest even once (binary64: l itself).
+double rounded(Storage s, double l, const RoundingConstants& bf16) {
+  if (s == Storage::binary32) return static_cast<double>(static_cast<float>(l));
+  if (s == Storage::bfloat16) return round_to<Rounding::nearest_even>(l, bf16);
+  return l;
+}
+
+// d = ||G||_F, G = L^-1 (L~ - L), for the m x m lower triangles l (L) and t (L~), row by row:
+// column j of G solves L g = e_j (entries j.. of column j of E = L~ - L, exact as the
+// difference of l and its rounding: Sterbenz, or -l where l rounds to 0). +inf where L~ has
+// a diagonal entry that is not positive and finite (then L~ L~^T may be singular) or any
+// entry that is not finite. Computed in binary64: its relative rounding, about m 2^-53
+// kappa(L), is far below the rule's margin, and d only chooses formats (M~ is positive
+// definite by its diagonal whatever d is, where d < 1).
+double perturbation(const double* l, const double* t, std::size_t m) {
+  auto at = [](const double* v, std::size_t i, std::size_t j) { return v[i * (i + 1) / 2 + j]; };
+  for (std::size_t i = 0; i < m; ++i) {
+    if (!(at(t, i, i) > 0) || !std::isfinite(at(t, i, i))) return HUGE_VAL;
+    for (std::size_t j = 0; j < i; ++j)
+      if (!std::isfinite(at(t, i, j))) return HUGE_VAL;
+  }
+  std::vector<double> g(m);
+  double sum = 0;
+  for (std::size_t j = 0; j < m; ++j) {
+    for (std::size_t i = j; i < m; ++i) {  // forward substitution, rows j.. (G is lower triangular)
+      double s = at(t, i, j) - at(l, i, j);
+      for (std::size_t k = j; k < i; ++k) s -= at(l, i, k) * g[k];
+      g[i] = s / at(l, i, i);
+      sum += g[i] * g[i];
+    }
+  }
+  return std::sqrt(sum) * (1 + 0x1p-30);
+}
+
+// The format block b's factor l (m rows, m > 1) is kept in, and l~ into t: the fixed one,
+// or the narrowest whose d is at most block_storage_delta. d into `d`.
+Storage block_format(const double* l, std::size_t m, const BlockStorage& storage, std::vector<double>& t, double& d,
+                     std::size_t first, const std::string& function) {
+  static const RoundingConstants bf16 = rounding_constants(detail::storage_float_format(Storage::bfloat16));
+  const std::size_t count = m * (m + 1) / 2;
+  t.resize(count);
+  for (Storage s : {Storage::bfloat16, Storage::binary32}) {
+    if (!storage.automatic && storage.fixed != s) continue;
+    for (std::size_t k = 0; k < count; ++k) t[k] = rounded(s, l[k], bf16);
+    d = perturbation(l, t.data(), m);
+    if (storage.automatic ? d <= block_storage_delta : d < 1) return s;
+    if (!storage.automatic)
+      throw_invalid(function, "the factor of the diagonal block of rows " + std::to_string(first) + ".." +
+                                  std::to_string(first + m - 1) + " does not fit " + to_string(s) +
+                                  ": ||L^-1 (L~ - L)||_F = " + number_text(d) +
+                                  " (at least 1, or L~ singular: L~ L~^T need not be positive definite); "
+                                  "keep the blocks in binary64 or auto");
+  }
+  d = 0;
+  std::copy(l, l + count, t.begin());
+  return Storage::binary64;
+}
+
 }  // namespace
+
+BlockStorage block_storage_by_name(const std::string& name, const std::string& function) {
+  if (name == "auto") return BlockStorage::chosen();
+  for (Storage s : {Storage::binary64, Storage::binary32, Storage::bfloat16})
+    if (name == to_string(s)) return BlockStorage::of(s);
+  throw_invalid(function, "unknown block storage '" + name + "'; known: auto, binary64, binary32, bfloat16");
+}
+
+std::string to_string(const BlockStorage& s) { return s.automatic ? "auto" : to_string(s.fixed); }
 
 const char* to_string(PcKind k) {
   switch (k) {
@@ -136,55 +206,187 @@ std::vector<std::size_t> supervariable_blocks(const CsrMatrix& A, int max_block_
   return checked_blocks(host_rows(A), A, max_block_size, function);
 }
 
-BlockJacobi::BlockJacobi(const CsrMatrix& A, int max_block_size, const std::string& function) {
+BlockJacobi::BlockJacobi(const CsrMatrix& A, int max_block_size, const std::string& function, BlockStorage storage) {
   const HostRows rows = host_rows(A);
   starts_ = checked_blocks(rows, A, max_block_size, function);
+  if (!storage.automatic && storage.fixed != Storage::binary64 && storage.fixed != Storage::binary32 &&
+      storage.fixed != Storage::bfloat16)
+    throw_invalid(function, std::string("block storage ") + to_string(storage.fixed) +
+                                ": give binary64, binary32, bfloat16 or auto");
   n_ = starts_.back();
   blocks_ = starts_.size() - 1;
   std::vector<std::size_t> offset(blocks_ + 1, 0);
+  std::vector<std::uint8_t> format(blocks_);
+  std::vector<double> f64, l, t;
+  std::vector<float> f32;
+  std::vector<std::uint16_t> f16;
   for (std::size_t b = 0; b < blocks_; ++b) {
-    const std::size_t m = starts_[b + 1] - starts_[b];
+    const std::size_t m = starts_[b + 1] - starts_[b], count = m * (m + 1) / 2;
     largest_ = std::max(largest_, m);
-    offset[b + 1] = offset[b] + m * (m + 1) / 2;  // the block's lower triangle
+    entries_ += count;
+    l.assign(count, 0.0);
+    factor_block(rows, starts_[b], m, l.data(), function);
+    double d = 0;
+    // a block of one row keeps Jacobi's 1 / a_ii in binary64 (its bits)
+    const Storage s = m > 1 ? block_format(l.data(), m, storage, t, d, starts_[b], function) : Storage::binary64;
+    delta_ = std::max(delta_, d);
+    format[b] = static_cast<std::uint8_t>(s);
+    ++count_[static_cast<int>(s)];
+    if (s == Storage::binary64) {
+      offset[b] = f64.size();
+      f64.insert(f64.end(), l.begin(), l.end());
+    } else if (s == Storage::binary32) {
+      offset[b] = f32.size();
+      for (double v : t) f32.push_back(static_cast<float>(v));  // exact: v is a binary32 value
+    } else {
+      offset[b] = f16.size();
+      for (double v : t) f16.push_back(detail::bfloat16_bits(v));  // exact: v is a bfloat16 value
+    }
   }
-  first_ = Kokkos::View<std::size_t*>("ebla::block_jacobi first", blocks_ + 1);
-  offset_ = Kokkos::View<std::size_t*>("ebla::block_jacobi offset", blocks_ + 1);
-  factor_ = Kokkos::View<double*>("ebla::block_jacobi factor", offset.back());
-  auto factor = Kokkos::create_mirror_view(Kokkos::HostSpace(), factor_);
-  for (std::size_t b = 0; b < blocks_; ++b)
-    factor_block(rows, starts_[b], starts_[b + 1] - starts_[b], factor.data() + offset[b], function);
-  Kokkos::deep_copy(factor_, factor);
-  Kokkos::deep_copy(first_, Kokkos::View<const std::size_t*, Kokkos::HostSpace>(starts_.data(), blocks_ + 1));
-  Kokkos::deep_copy(offset_, Kokkos::View<const std::size_t*, Kokkos::HostSpace>(offset.data(), blocks_ + 1));
+  auto device = [](const auto& host, const char* label) {
+    using T = typename std::decay_t<decltype(host)>::value_type;
+    Kokkos::View<T*> v(std::string(label), host.size());
+    Kokkos::deep_copy(v, Kokkos::View<const T*, Kokkos::HostSpace>(host.data(), host.size()));
+    return v;
+  };
+  factor_ = device(f64, "ebla::block_jacobi factor");
+  factor32_ = device(f32, "ebla::block_jacobi factor (binary32)");
+  factor16_ = device(f16, "ebla::block_jacobi factor (bfloat16)");
+  if (storage.automatic || storage.fixed != Storage::binary64) format_ = device(format, "ebla::block_jacobi format");
+  first_ = device(starts_, "ebla::block_jacobi first");
+  offset_ = device(offset, "ebla::block_jacobi offset");
 }
 
 double BlockJacobi::bytes() const {
-  return static_cast<double>(factor_.extent(0) * sizeof(double) + (first_.extent(0) + offset_.extent(0)) * sizeof(std::size_t));
+  return static_cast<double>(factor_.extent(0) * sizeof(double) + factor32_.extent(0) * sizeof(float) +
+                             factor16_.extent(0) * sizeof(std::uint16_t) + format_.extent(0) +
+                             (first_.extent(0) + offset_.extent(0)) * sizeof(std::size_t));
 }
+
+double BlockJacobi::binary64_bytes() const {
+  return static_cast<double>(entries_ * sizeof(double) + (first_.extent(0) + offset_.extent(0)) * sizeof(std::size_t));
+}
+
+std::string BlockJacobi::formats() const {
+  std::string out;
+  for (Storage s : {Storage::bfloat16, Storage::binary32, Storage::binary64})
+    if (count_[static_cast<int>(s)] > 0)
+      out += (out.empty() ? "" : ", ") + std::string(to_string(s)) + " " + std::to_string(count_[static_cast<int>(s)]);
+  return out;
+}
+
+namespace {
+
+// The entries of a block's factor as apply reads them, widened exactly to binary64.
+struct Read64 {
+  const double* l;
+  KOKKOS_INLINE_FUNCTION double operator()(std::size_t k) const { return l[k]; }
+};
+struct Read32 {
+  const float* l;
+  KOKKOS_INLINE_FUNCTION double operator()(std::size_t k) const { return static_cast<double>(l[k]); }
+};
+struct Read16 {
+  const std::uint16_t* l;
+  KOKKOS_INLINE_FUNCTION double operator()(std::size_t k) const { return detail::bfloat16_value(l[k]); }
+};
+
+// z_b = (L L^T)^-1 r_b for the block of rows [f, f + m), l(k) its factor's entry k
+// (l_ij at k = i (i + 1) / 2 + j): L y = r_b into z_b, then L^T z_b = y.
+template <class L>
+KOKKOS_INLINE_FUNCTION void solve_block(const L& l, const ConstVector& r, const Vector& z, std::size_t f,
+                                        std::size_t m) {
+  for (std::size_t i = 0; i < m; ++i) {  // L y = r_b, y into z_b
+    double s = r(f + i);
+    for (std::size_t k = 0; k < i; ++k) s -= l(i * (i + 1) / 2 + k) * z(f + k);
+    z(f + i) = s / l(i * (i + 1) / 2 + i);
+  }
+  for (std::size_t i = m; i-- > 0;) {    // L^T z_b = y
+    double s = z(f + i);
+    for (std::size_t k = i + 1; k < m; ++k) s -= l(k * (k + 1) / 2 + i) * z(f + k);
+    z(f + i) = s / l(i * (i + 1) / 2 + i);
+  }
+}
+
+// solve_block for `lanes` blocks of m rows each at once, block g's rows from f[g] and its
+// factor read by l[g]: each block takes the operations of solve_block in the same order (the
+// same bits), and the lanes' chains of dependent subtractions interleave, which a processor
+// that would otherwise wait on each one can overlap.
+template <int lanes, class L>
+KOKKOS_INLINE_FUNCTION void solve_blocks(const L (&l)[lanes], const ConstVector& r, const Vector& z,
+                                         const std::size_t (&f)[lanes], std::size_t m) {
+  double s[lanes];
+  for (std::size_t i = 0; i < m; ++i) {  // L y = r_b, y into z_b
+    for (int g = 0; g < lanes; ++g) s[g] = r(f[g] + i);
+    for (std::size_t k = 0; k < i; ++k)
+      for (int g = 0; g < lanes; ++g) s[g] -= l[g](i * (i + 1) / 2 + k) * z(f[g] + k);
+    for (int g = 0; g < lanes; ++g) z(f[g] + i) = s[g] / l[g](i * (i + 1) / 2 + i);
+  }
+  for (std::size_t i = m; i-- > 0;) {    // L^T z_b = y
+    for (int g = 0; g < lanes; ++g) s[g] = z(f[g] + i);
+    for (std::size_t k = i + 1; k < m; ++k)
+      for (int g = 0; g < lanes; ++g) s[g] -= l[g](k * (k + 1) / 2 + i) * z(f[g] + k);
+    for (int g = 0; g < lanes; ++g) z(f[g] + i) = s[g] / l[g](i * (i + 1) / 2 + i);
+  }
+}
+
+// Blocks per work item of apply: eight consecutive blocks of one size and one format are
+// solved together (solve_blocks), others one by one.
+constexpr std::size_t block_group = 8;
+
+}  // namespace
 
 void BlockJacobi::apply(ConstVector r, Vector z) const {
   detail::check_apply_sizes("ebla::BlockJacobi::apply", r, z, n_);
   const auto first = first_;
   const auto offset = offset_;
+  const auto format = format_;
   const auto factor = factor_;
+  const auto factor32 = factor32_;
+  const auto factor16 = factor16_;
+  const std::size_t blocks = blocks_;
   Kokkos::parallel_for(
-      "ebla::block_jacobi", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, blocks_),
-      KOKKOS_LAMBDA(const std::size_t b) {
-        const std::size_t f = first(b), m = first(b + 1) - f;
-        const double* l = factor.data() + offset(b);  // l_ij at l[i (i + 1) / 2 + j]
-        if (m == 1) {                                  // Jacobi: z_i = (1 / a_ii) r_i
-          z(f) = l[0] * r(f);
+      "ebla::block_jacobi", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, (blocks + block_group - 1) / block_group),
+      KOKKOS_LAMBDA(const std::size_t group) {
+        const std::size_t b0 = group * block_group, b1 = b0 + block_group < blocks ? b0 + block_group : blocks;
+        auto format_of = [&](std::size_t b) {  // empty where every block is binary64 (BlockStorage binary64)
+          return format.extent(0) ? format(b) : static_cast<std::uint8_t>(Storage::binary64);
+        };
+        const std::size_t m0 = first(b0 + 1) - first(b0);
+        bool alike = b1 - b0 == block_group && m0 > 1;
+        for (std::size_t b = b0 + 1; alike && b < b1; ++b)
+          alike = first(b + 1) - first(b) == m0 && format_of(b) == format_of(b0);
+        if (alike) {
+          std::size_t f[block_group];
+          for (std::size_t g = 0; g < block_group; ++g) f[g] = first(b0 + g);
+          const std::uint8_t s = format_of(b0);
+          if (s == static_cast<std::uint8_t>(Storage::binary32)) {
+            Read32 l[block_group];
+            for (std::size_t g = 0; g < block_group; ++g) l[g].l = factor32.data() + offset(b0 + g);
+            solve_blocks(l, r, z, f, m0);
+          } else if (s == static_cast<std::uint8_t>(Storage::bfloat16)) {
+            Read16 l[block_group];
+            for (std::size_t g = 0; g < block_group; ++g) l[g].l = factor16.data() + offset(b0 + g);
+            solve_blocks(l, r, z, f, m0);
+          } else {
+            Read64 l[block_group];
+            for (std::size_t g = 0; g < block_group; ++g) l[g].l = factor.data() + offset(b0 + g);
+            solve_blocks(l, r, z, f, m0);
+          }
           return;
         }
-        for (std::size_t i = 0; i < m; ++i) {          // L y = r_b, y into z_b
-          double s = r(f + i);
-          for (std::size_t k = 0; k < i; ++k) s -= l[i * (i + 1) / 2 + k] * z(f + k);
-          z(f + i) = s / l[i * (i + 1) / 2 + i];
-        }
-        for (std::size_t i = m; i-- > 0;) {            // L^T z_b = y
-          double s = z(f + i);
-          for (std::size_t k = i + 1; k < m; ++k) s -= l[k * (k + 1) / 2 + i] * z(f + k);
-          z(f + i) = s / l[i * (i + 1) / 2 + i];
+        for (std::size_t b = b0; b < b1; ++b) {
+          const std::size_t fb = first(b), m = first(b + 1) - fb;
+          const std::uint8_t s = format_of(b);
+          if (s == static_cast<std::uint8_t>(Storage::binary32)) {
+            solve_block(Read32{factor32.data() + offset(b)}, r, z, fb, m);
+          } else if (s == static_cast<std::uint8_t>(Storage::bfloat16)) {
+            solve_block(Read16{factor16.data() + offset(b)}, r, z, fb, m);
+          } else if (m == 1) {                         // Jacobi: z_i = (1 / a_ii) r_i
+            z(fb) = factor(offset(b)) * r(fb);
+          } else {
+            solve_block(Read64{factor.data() + offset(b)}, r, z, fb, m);
+          }
         }
       });
 }

@@ -196,7 +196,8 @@ void write_options(const Hdf5Object& g, const CgOptions& o) {
   g.attribute("stop", stop_name(o.stop));
   g.attribute("max_iterations", o.max_iterations).attribute("jacobi", std::int64_t{o.jacobi});
   g.attribute("pc", to_string(o.jacobi ? PcKind::jacobi : o.pc));
-  if (o.pc == PcKind::block_jacobi) g.attribute("pc_block_size", o.pc_block_size);
+  if (o.pc == PcKind::block_jacobi)
+    g.attribute("pc_block_size", o.pc_block_size).attribute("pc_storage", to_string(o.pc_storage));
   g.attribute("storage", to_string(o.storage));
 }
 

@@ -112,6 +112,13 @@ NamedValues result_values(const CgRun& run) {
     v.push_back({"pc_restarts", static_cast<double>(r.pc_restarts)});
   }
   if (r.pc != "none" && r.pc != "function") v.push_back({"pc_bytes", r.pc_bytes});  // what it stores
+  if (r.pc == "block-jacobi") {  // its blocks' formats, what binary64 would take, and d
+    v.push_back({"pc_binary64_bytes", r.pc_binary64_bytes});
+    v.push_back({"pc_blocks_bfloat16", static_cast<double>(r.pc_blocks_in[static_cast<int>(Storage::bfloat16)])});
+    v.push_back({"pc_blocks_binary32", static_cast<double>(r.pc_blocks_in[static_cast<int>(Storage::binary32)])});
+    v.push_back({"pc_blocks_binary64", static_cast<double>(r.pc_blocks_in[static_cast<int>(Storage::binary64)])});
+    v.push_back({"pc_delta", r.pc_delta});
+  }
   if (r.storage != "binary64") {  // narrow storage: the replacements and the traffic (model)
     const double iterations = r.iterations > 0 ? r.iterations : 1;
     v.push_back({"replacements", static_cast<double>(r.replacements)});

@@ -62,6 +62,8 @@ void cg_block_jacobi_cases(Digest& d) {
   ebla::QdotOptions q;
   q.tolerance = 1e-4;
   record(d, ebla::cg(ebla::StencilOperator(30, 30, 20), hpccg.b, hpccg.x0, ebla::DotPolicy::approximate(q), o));
+  o.pc_storage = ebla::BlockStorage::chosen();  // factors in bfloat16, binary32 and binary64 by the rule
+  record(d, ebla::cg(ebla::CsrOperator(diffusion.A), diffusion.b, diffusion.x0, ebla::DotPolicy::exact(), o));
 }
 
 // Multicolour SGS and IC(0) (one parallel_for per colour or level, each row's sum in a fixed

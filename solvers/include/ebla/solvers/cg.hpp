@@ -104,6 +104,8 @@ struct CgOptions {
   /// stencil operator on one process, binary64 storage, and no preconditioner function.
   PcKind pc = PcKind::none;
   int pc_block_size = default_pc_block_size;  ///< block-Jacobi's largest block (>= 1)
+  /// block-Jacobi: the format of each block's factor (preconditioner.hpp, "Block storage")
+  BlockStorage pc_storage;
   bool record_levels = false;        ///< keep the per-component ladder maps (Fig. 5)
   /// DotPolicy::automatic: tighten when ||r_k|| has not reached a new minimum for
   /// max(stall_window, k_min) iterations (k_min the iteration of the minimum); >= 1.
@@ -162,6 +164,12 @@ struct CgResult {
   double pc_shift = 0;               ///< IC(0): alpha of the A + alpha diag(A) factorised (0: A)
   int pc_restarts = 0;               ///< IC(0): the factorisations that broke down before
   double pc_bytes = 0;               ///< the bytes it stores (Jacobi: D^-1)
+  /// block-Jacobi: what the same blocks would take in binary64, the blocks in bfloat16,
+  /// binary32 and binary64 (BlockStorage), and the largest d of its blocks (kappa(M~^-1 A)
+  /// <= ((1 + d) / (1 - d))^2 kappa(M^-1 A))
+  double pc_binary64_bytes = 0;
+  std::size_t pc_blocks_in[3] = {0, 0, 0};
+  double pc_delta = 0;
   double seconds = 0;                ///< the whole call
   double iteration_seconds = 0;      ///< the iterations only (no set-up, no true residual)
 };

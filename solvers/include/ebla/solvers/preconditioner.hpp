@@ -20,11 +20,24 @@
 // one block per work item, each block's two triangular solves in a fixed order, so z is the
 // same bits for any number of threads.
 //
+// Block storage (BlockStorage): each block's factor L may be kept narrow, as L~ = fl_S(L)
+// entry by entry in S = binary32 or bfloat16, and apply computes in binary64 from it. Then
+// M~ = L~ L~^T = L (I + G)(I + G)^T L^T with G = L^-1 (L~ - L), so for every x
+//   (1 - ||G||_2)^2 x^T M x <= x^T M~ x <= (1 + ||G||_2)^2 x^T M x:
+// M~ is symmetric positive definite where ||G||_2 < 1 (and L~'s diagonal is positive), and
+// kappa(M~^-1 A) <= ((1 + d) / (1 - d))^2 kappa(M^-1 A) for d the largest ||G||_F of the
+// blocks. The automatic storage keeps a block in the narrowest of bfloat16, binary32 and
+// binary64 whose ||G||_F (computed) is at most block_storage_delta: kappa grows by at most
+// 1/16, CG's bound on the iterations, sqrt(kappa), by at most 3%. M~ is fixed for the whole
+// solve, so CG stays CG on the preconditioned system, and the certificate (the true residual)
+// is untouched by it. Blocks of one row (Jacobi's) stay binary64.
+//
 // Cost: the factorisation takes sum_b m_b^3 / 3 multiply-adds, the factors sum_b m_b (m_b + 1) / 2
 // doubles, and apply sum_b m_b^2 multiply-adds (2 m_b^2 memory reads of factors) for blocks
 // of m_b rows.
 #pragma once
 
+#include <ebla/core/storage.hpp>
 #include <ebla/solvers/operators.hpp>
 
 #include <cstddef>
@@ -50,6 +63,24 @@ bool from_matrix(PcKind);
 /// The largest block of block-Jacobi unless asked otherwise (CgOptions::pc_block_size).
 constexpr int default_pc_block_size = 32;
 
+/// How block-Jacobi keeps its blocks' Cholesky factors: every block in `fixed` (binary64,
+/// the default, binary32 or bfloat16), or (automatic) each block in the narrowest of
+/// bfloat16, binary32 and binary64 whose perturbation d = ||L^-1 (L~ - L)||_F is at most
+/// block_storage_delta.
+struct BlockStorage {
+  bool automatic = false;
+  Storage fixed = Storage::binary64;
+  static BlockStorage of(Storage s) { return BlockStorage{false, s}; }
+  static BlockStorage chosen() { return BlockStorage{true, Storage::binary64}; }
+};
+/// ((1 + d) / (1 - d))^2 <= 1 + 1/16 (d = 0.0151549... at equality, rounded down): kappa(M~^-1 A)
+/// <= (1 + 1/16) kappa(M^-1 A).
+constexpr double block_storage_delta = 0.015154;
+/// "auto", "binary64", "binary32" or "bfloat16"; throws InvalidArgument naming `function`.
+BlockStorage block_storage_by_name(const std::string& name, const std::string& function);
+/// "auto" or the fixed format's name.
+std::string to_string(const BlockStorage& s);
+
 /// The first row of each block and, last, the number of rows (blocks() + 1 entries) of the
 /// supervariable agglomeration above. Throws InvalidArgument naming `function` unless A is
 /// square and max_block_size >= 1.
@@ -63,15 +94,26 @@ public:
   /// Throws InvalidArgument naming `function` for a matrix or size supervariable_blocks
   /// refuses, and for a block that is not positive definite (its first row, the pivot and
   /// its value: a Cholesky pivot that is not positive and finite).
+  /// With narrow storage, also for a block whose factor does not fit the fixed format (L~
+  /// singular or d >= 1: M~ would not be positive definite), naming its rows.
   explicit BlockJacobi(const CsrMatrix& A, int max_block_size = default_pc_block_size,
-                       const std::string& function = "ebla::BlockJacobi");
+                       const std::string& function = "ebla::BlockJacobi", BlockStorage storage = {});
   std::size_t size() const { return n_; }
   std::size_t blocks() const { return blocks_; }
   std::size_t largest_block() const { return largest_; }
   /// The block boundaries (supervariable_blocks), on the host.
   const std::vector<std::size_t>& starts() const { return starts_; }
-  /// What it stores on the device: the factors and the two arrays that find them.
+  /// What it stores on the device: the factors and the arrays that find them.
   double bytes() const;
+  /// What the same blocks would store with every factor in binary64.
+  double binary64_bytes() const;
+  /// The blocks kept in binary64, binary32 and bfloat16 (indexed by Storage: 0, 1, 2).
+  const std::size_t* blocks_in() const { return count_; }
+  /// "bfloat16 12, binary32 3, binary64 1": the blocks in each format used, narrowest first.
+  std::string formats() const;
+  /// The largest d = ||L^-1 (L~ - L)||_F of the blocks (0 in binary64): kappa(M~^-1 A) <=
+  /// ((1 + d) / (1 - d))^2 kappa(M^-1 A).
+  double delta() const { return delta_; }
   /// z = blockdiag(L L^T)^-1 r; r and z have size() entries (z may be r).
   void apply(ConstVector r, Vector z) const;
 
@@ -79,8 +121,14 @@ private:
   std::size_t n_ = 0, blocks_ = 0, largest_ = 0;
   std::vector<std::size_t> starts_;
   Kokkos::View<std::size_t*> first_;   ///< blocks() + 1 block boundaries
-  Kokkos::View<std::size_t*> offset_;  ///< where block b's factor begins in factor_
-  Kokkos::View<double*> factor_;       ///< each block's L, its lower triangle row by row
+  Kokkos::View<std::size_t*> offset_;  ///< where block b's factor begins in the array of its format
+  Kokkos::View<std::uint8_t*> format_; ///< block b's format (Storage), or empty: all binary64
+  Kokkos::View<double*> factor_;       ///< the binary64 blocks' L, lower triangles row by row
+  Kokkos::View<float*> factor32_;      ///< the binary32 blocks' L~, likewise
+  Kokkos::View<std::uint16_t*> factor16_;  ///< the bfloat16 blocks' L~, likewise (bits)
+  std::size_t count_[3] = {0, 0, 0};
+  std::size_t entries_ = 0;            ///< sum_b m_b (m_b + 1) / 2
+  double delta_ = 0;
 };
 
 namespace detail {
