@@ -291,27 +291,11 @@ struct Read16 {
   KOKKOS_INLINE_FUNCTION double operator()(std::size_t k) const { return detail::bfloat16_value(l[k]); }
 };
 
-// z_b = (L L^T)^-1 r_b for the block of rows [f, f + m), l(k) its factor's entry k
-// (l_ij at k = i (i + 1) / 2 + j): L y = r_b into z_b, then L^T z_b = y.
-template <class L>
-KOKKOS_INLINE_FUNCTION void solve_block(const L& l, const ConstVector& r, const Vector& z, std::size_t f,
-                                        std::size_t m) {
-  for (std::size_t i = 0; i < m; ++i) {  // L y = r_b, y into z_b
-    double s = r(f + i);
-    for (std::size_t k = 0; k < i; ++k) s -= l(i * (i + 1) / 2 + k) * z(f + k);
-    z(f + i) = s / l(i * (i + 1) / 2 + i);
-  }
-  for (std::size_t i = m; i-- > 0;) {    // L^T z_b = y
-    double s = z(f + i);
-    for (std::size_t k = i + 1; k < m; ++k) s -= l(k * (k + 1) / 2 + i) * z(f + k);
-    z(f + i) = s / l(i * (i + 1) / 2 + i);
-  }
-}
-
-// solve_block for `lanes` blocks of m rows each at once, block g's rows from f[g] and its
-// factor read by l[g]: each block takes the operations of solve_block in the same order (the
-// same bits), and the lanes' chains of dependent subtractions interleave, which a processor
-// that would otherwise wait on each one can overlap.
+// z_b = (L L^T)^-1 r_b for `lanes` blocks of m rows each at once, block g's rows from f[g]
+// and its factor's entry k read by l[g](k) (l_ij at k = i (i + 1) / 2 + j): L y = r_b into
+// z_b, then L^T z_b = y. Each block takes its own operations in one fixed order (the same
+// bits for any number of lanes), and the lanes' chains of dependent subtractions interleave,
+// which a processor that would otherwise wait on each one can overlap.
 template <int lanes, class L>
 KOKKOS_INLINE_FUNCTION void solve_blocks(const L (&l)[lanes], const ConstVector& r, const Vector& z,
                                          const std::size_t (&f)[lanes], std::size_t m) {
@@ -328,6 +312,15 @@ KOKKOS_INLINE_FUNCTION void solve_blocks(const L (&l)[lanes], const ConstVector&
       for (int g = 0; g < lanes; ++g) s[g] -= l[g](k * (k + 1) / 2 + i) * z(f[g] + k);
     for (int g = 0; g < lanes; ++g) z(f[g] + i) = s[g] / l[g](i * (i + 1) / 2 + i);
   }
+}
+
+// One block: solve_blocks with one lane.
+template <class L>
+KOKKOS_INLINE_FUNCTION void solve_block(const L& l, const ConstVector& r, const Vector& z, std::size_t f,
+                                        std::size_t m) {
+  const L one[1] = {l};
+  const std::size_t rows[1] = {f};
+  solve_blocks(one, r, z, rows, m);
 }
 
 // Blocks per work item of apply: eight consecutive blocks of one size and one format are
