@@ -6,6 +6,7 @@
 // every iteration's residual, alpha, beta and dot records to an HDF5 file. A sweep
 // (--sweep-qdot-tol A:B) runs CG with exact dot products, then ACG at each tolerance
 // A, 10 A, ..., B, and reports the largest tolerance that keeps CG's iteration count.
+#include "cg_experiment.hpp"
 #include "commands.hpp"
 #include "distributed.hpp"
 #include "solver_common.hpp"
@@ -61,6 +62,20 @@ StopTest parse_stop(const std::string& s) {
   throw_invalid(option_name(me, "--stop"), "unknown stopping test '" + s + "' (known: exact, certified, approximate)");
 }
 
+// --experiment preconditioners chooses the preconditioner, the dots and the storage of each
+// run; only --pc-block-size (block-Jacobi's blocks) carries over.
+void check_preconditioner_experiment(const CgCli& c) {
+  const auto refuse = [](const std::string& option) {
+    throw_invalid(option_name(me, option), "--experiment preconditioners runs every preconditioner with exact and with "
+                                           "automatic dots and storage: drop " + option);
+  };
+  if (c.pc != "none") refuse("--pc");
+  if (c.jacobi) refuse("--jacobi");
+  if (c.storage != "binary64") refuse("--storage");
+  if (c.pc_storage_option->count() > 0) refuse("--pc-storage");
+  if (c.stop != "exact") refuse("--stop");
+}
+
 // The preconditioner of --pc, --jacobi (a synonym of --pc jacobi) and --pc-block-size.
 void set_preconditioner(const CgCli& c, CgOptions& o) {
   const PcKind pc = pc_kind_by_name(c.pc, option_name(me, "--pc"));
@@ -68,7 +83,7 @@ void set_preconditioner(const CgCli& c, CgOptions& o) {
     throw_invalid(option_name(me, "--jacobi"), "is --pc jacobi: give one of --jacobi and --pc " + c.pc);
   o.pc = c.jacobi ? PcKind::jacobi : pc;
   o.jacobi = o.pc == PcKind::jacobi;
-  if (c.pc_block_size_option->count() > 0 && o.pc != PcKind::block_jacobi)
+  if (c.pc_block_size_option->count() > 0 && o.pc != PcKind::block_jacobi && c.experiment != "preconditioners")
     throw_invalid(option_name(me, "--pc-block-size"), "sizes the blocks of --pc block-jacobi, not of --pc " +
                                                           std::string(to_string(o.pc)));
   if (c.pc_block_size < 1)
@@ -84,6 +99,7 @@ CgConfig make_config(const CgCli& c) {
   CgConfig cfg = cli::make_config<CgConfig>(c, me, 0);
   cfg.solver.norm = parse_norm(c.norm);
   cfg.solver.stop = parse_stop(c.stop);
+  if (cfg.experiment_name == "preconditioners") check_preconditioner_experiment(c);
   set_preconditioner(c, cfg.solver);
   if (!(c.atol >= 0) || !std::isfinite(c.atol))
     throw_invalid(option_name(me, "--atol"), fmt::format("{:g} is not a nonnegative finite tolerance", c.atol));
@@ -308,7 +324,9 @@ Command add_cg(CLI::App& app) {
   add_experiment_options(app, *c,
                          "auto: for each problem of a set (or the one of --problem/--matrix/--hdf5), exact CG, each "
                          "tolerance of --sweep-qdot-tol (default 1e-12:1e-3) and --qdot-tol auto: iterations, share "
-                         "below binary64, modelled bytes (docs/solvers.md)");
+                         "below binary64, modelled bytes; preconditioners: for each problem of a set (or the one "
+                         "given), every --pc with exact and with automatic dots and storage: iterations, time, "
+                         "modelled bytes, true residual (docs/solvers.md)");
   add_output_options(app, c->out, me);
   app.footer(R"(Solves A x = b. Problems: --problem hpccg (default, 20 x 20 x 20; b = A 1, x0 = 0), --problem
 diffusion (-div(k grad u) by 7-point finite volumes on the same grid, k of --seed spanning
@@ -324,7 +342,12 @@ for a sweep: exact CG did not converge); 2 bad input (options, files), with a me
 stderr.
 )" + solver_footer());
   // every option checked before any work
-  return [c] { return SolverCommand<Cg>::run(make_config(*c)); };
+  return [c] {
+    const CgConfig config = make_config(*c);
+    if (config.experiment_name != "preconditioners") return SolverCommand<Cg>::run(config);
+    KokkosSession kokkos;
+    return with_output(config, me, [&](Hdf5Writer* out) { return run_preconditioner_experiment(config, config.solver, out); });
+  };
 }
 
 }  // namespace ebla::cli

@@ -170,10 +170,13 @@ SolverSetup make_setup(const SolverCli& c, Solver s) {
   setup.matrix_dir = c.matrix_dir;
   if (setup.experiment && setup.matrix_dir.empty()) setup.matrix_dir = default_matrix_dir(option_name(s, "--matrix-dir"));
   if (setup.experiment) {  // auto on the problem of the options, if one was given, else on the set
-    if (c.experiment != "auto")
-      throw_invalid(option_name(s, "--experiment"), "unknown experiment '" + c.experiment + "' (known: auto)");
+    const bool known = c.experiment == "auto" || (s == Solver::cg && c.experiment == "preconditioners");
+    if (!known)
+      throw_invalid(option_name(s, "--experiment"), "unknown experiment '" + c.experiment + "' (known: auto" +
+                                                        (s == Solver::cg ? ", preconditioners)" : ")"));
+    setup.experiment_name = c.experiment;
     setup.dots = experiment_dot_spec(c.dots);
-    if (c.out.levels) throw_invalid(option_name(s, "--levels"), "is not recorded by --experiment auto");
+    if (c.out.levels) throw_invalid(option_name(s, "--levels"), "is not recorded by --experiment " + c.experiment);
     setup.problem_given = c.problem.was_given("problem") || c.problem.was_given("matrix") || c.problem.was_given("hdf5");
   } else {
     setup.dots = make_dot_spec(c.dots, use_of(s));

@@ -99,7 +99,7 @@ struct SolverCli {
   OutputCli out;
   double tol = 1e-8;     ///< power: 1e-6
   int max_iter = 10000;  ///< power: 300
-  std::string experiment;  ///< "auto" or empty
+  std::string experiment;  ///< "auto", (cg) "preconditioners", or empty
   std::string matrix_dir;  ///< empty: default_matrix_dir()
 };
 
@@ -124,6 +124,7 @@ struct SolverSetup {
   OutputCli out;
   bool progress_given = false;
   bool experiment = false;
+  std::string experiment_name;  ///< auto, or (cg) preconditioners
   bool problem_given = false;
   std::string matrix_dir;
   /// Per-iteration progress lines in a sweep or an experiment only when asked for.

@@ -239,7 +239,8 @@ DotSpec experiment_dot_spec(const DotChoice& d) {
   for (const char* name : {"dot", "qdot-tol", "format", "qdot-collectives"})
     if (d.was_given(name))
       throw_invalid(d.named(std::string("--") + name),
-                    "--experiment auto chooses the dot products itself (exact, each tolerance of the sweep, auto)");
+                    "--experiment chooses the dot products itself (auto: exact, each tolerance of the sweep and "
+                    "auto; preconditioners: exact and auto)");
   if (d.qdot_policy != "budget")
     throw_invalid(d.named("--qdot-policy"),
                   d.qdot_policy + ": --experiment auto compares with the budget policy, which auto uses");

@@ -173,7 +173,7 @@ TEST(DotChoice, ExperimentChoosesItsOwnDots) {
   DotChoice d;
   d.qdot_tol = "1e-6";
   EXPECT_TRUE(contains(error_of([&] { ebla::experiment_dot_spec(given(d, {"qdot-tol"})); }),
-                       "run --qdot-tol: --experiment auto chooses the dot products itself"));
+                       "run --qdot-tol: --experiment chooses the dot products itself"));
 }
 
 TEST(DotChoice, CheckRejectsABadLadderAndAMarginOnRanks) {
