@@ -113,20 +113,18 @@ void SymmetricGaussSeidel::apply(ConstVector r, Vector z) const {
   // forward: (D + L) y = r, y into z, colour by colour
   detail::triangular_sweep("ebla::sgs_forward", colour_start_, order_, split_.lower_ptr, split_.lower_col,
                            split_.lower_val, split_.diagonal, r, z);
-  using Range = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>;
   const auto order = order_;
   const auto up = split_.upper_ptr;
   const auto uc = split_.upper_col;
   const auto uv = split_.upper_val;
   const auto d = split_.diagonal;
-  for (std::size_t c = colours(); c-- > 0;)  // backward: (D + L^T) z = D y, i.e. z = y - D^-1 L^T z
-    Kokkos::parallel_for(
-        "ebla::sgs_backward", Range(colour_start_[c], colour_start_[c + 1]), KOKKOS_LAMBDA(const std::size_t k) {
-          const std::size_t i = static_cast<std::size_t>(order(k));
-          double s = 0;
-          for (std::size_t e = up(i); e < up(i + 1); ++e) s += uv(e) * z(uc(e));  // sum_(j in L^T) a_ij z_j
-          z(i) -= s / d(i);                                                       // z_i = y_i - s / a_ii
-        });
+  // backward, colour by colour from the last: (D + L^T) z = D y, i.e. z = y - D^-1 L^T z
+  detail::grouped_rows("ebla::sgs_backward", colour_start_, true, KOKKOS_LAMBDA(const std::size_t k) {
+    const std::size_t i = static_cast<std::size_t>(order(k));
+    double s = 0;
+    for (std::size_t e = up(i); e < up(i + 1); ++e) s += uv(e) * z(uc(e));  // sum_(j in L^T) a_ij z_j
+    z(i) -= s / d(i);                                                       // z_i = y_i - s / a_ii
+  });
 }
 
 }  // namespace ebla

@@ -5,6 +5,7 @@
 
 #include <ebla/solvers/preconditioner.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <string>
@@ -48,9 +49,41 @@ struct HostSplit {
 // The split's arrays copied to the device, labelled "<name> lower_ptr" and so on.
 SplitRows to_device(const HostSplit& s, const std::string& name);
 
+// row(k) for k = start[g] .. start[g + 1] - 1, group after group (g increasing, or decreasing
+// when `backward`): the rows of a group run at once, a group only after the one before it has
+// finished. On the host, one kernel: a team of every thread of the execution space walks the
+// groups, shares each group's rows (TeamThreadRange) and meets at a barrier before the next,
+// so that a sweep over many small groups (IC(0)'s levels, SGS's colours) pays one launch
+// instead of one per group; on a device, one parallel_for per group. Each row does the same
+// operations either way, so the results are the same bits for any thread count.
+template <class Row>
+void grouped_rows(const char* label, const std::vector<std::size_t>& start, bool backward, const Row& row) {
+  using exec = Kokkos::DefaultExecutionSpace;
+  const std::size_t groups = start.empty() ? 0 : start.size() - 1;
+  if (groups == 0) return;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, exec::memory_space>::accessible) {
+    using Team = Kokkos::TeamPolicy<exec>;
+    const std::size_t* first = start.data();
+    const auto walk = KOKKOS_LAMBDA(const typename Team::member_type& team) {
+      for (std::size_t step = 0; step < groups; ++step) {
+        const std::size_t g = backward ? groups - 1 - step : step;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first[g], first[g + 1]), [&](const std::size_t k) { row(k); });
+        team.team_barrier();
+      }
+    };
+    const int threads = std::min(exec().concurrency(), Team(1, 1).team_size_max(walk, Kokkos::ParallelForTag()));
+    Kokkos::parallel_for(label, Team(1, threads), walk);
+  } else {
+    for (std::size_t step = 0; step < groups; ++step) {
+      const std::size_t g = backward ? groups - 1 - step : step;
+      Kokkos::parallel_for(label, Kokkos::RangePolicy<exec>(start[g], start[g + 1]), row);
+    }
+  }
+}
+
 // z_i = (in_i - sum_(e in row i of ptr) val_e z_(col_e)) / d_i for the rows of order, group by
-// group (start[g] .. start[g + 1] - 1 of order, g increasing): one parallel_for per group, its
-// rows independent, each row's sum in stored order. in may be z.
+// group (start[g] .. start[g + 1] - 1 of order, g increasing: grouped_rows), its rows
+// independent, each row's sum in stored order. in may be z.
 void triangular_sweep(const char* label, const std::vector<std::size_t>& start, const Kokkos::View<int*>& order,
                       const Kokkos::View<std::size_t*>& ptr, const Kokkos::View<int*>& col,
                       const Kokkos::View<double*>& val, const Kokkos::View<double*>& d, ConstVector in, Vector z);
