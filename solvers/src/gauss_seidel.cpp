@@ -119,7 +119,7 @@ void SymmetricGaussSeidel::apply(ConstVector r, Vector z) const {
   const auto uv = split_.upper_val;
   const auto d = split_.diagonal;
   // backward, colour by colour from the last: (D + L^T) z = D y, i.e. z = y - D^-1 L^T z
-  detail::grouped_rows("ebla::sgs_backward", colour_start_, true, KOKKOS_LAMBDA(const std::size_t k) {
+  detail::grouped_rows("ebla::sgs_backward", colour_start_, true, uc.extent(0), KOKKOS_LAMBDA(const std::size_t k) {
     const std::size_t i = static_cast<std::size_t>(order(k));
     double s = 0;
     for (std::size_t e = up(i); e < up(i + 1); ++e) s += uv(e) * z(uc(e));  // sum_(j in L^T) a_ij z_j

@@ -49,15 +49,25 @@ struct HostSplit {
 // The split's arrays copied to the device, labelled "<name> lower_ptr" and so on.
 SplitRows to_device(const HostSplit& s, const std::string& name);
 
+// Entries a group must hold, on average, for each thread of a team that sweeps it: below, a
+// thread's share of a group costs less than the barrier that ends the group (measured on a
+// two-core host: IC(0) on HB/bcsstk16, 210 entries a level, 0.057 s on two threads against
+// 0.016 s on one; SGS on HB/1138_bus, 400 entries a colour, 0.014 s against 0.008 s; SGS on
+// HB/bcsstk16, 5,600 entries a colour, 0.022 s against 0.033 s).
+constexpr std::size_t entries_per_team_thread = 2048;
+
 // row(k) for k = start[g] .. start[g + 1] - 1, group after group (g increasing, or decreasing
 // when `backward`): the rows of a group run at once, a group only after the one before it has
-// finished. On the host, one kernel: a team of every thread of the execution space walks the
-// groups, shares each group's rows (TeamThreadRange) and meets at a barrier before the next,
-// so that a sweep over many small groups (IC(0)'s levels, SGS's colours) pays one launch
-// instead of one per group; on a device, one parallel_for per group. Each row does the same
-// operations either way, so the results are the same bits for any thread count.
+// finished. On the host, one kernel: a team walks the groups, shares each group's rows
+// (TeamThreadRange) and meets at a barrier before the next, so that a sweep over many small
+// groups (IC(0)'s levels, SGS's colours) pays one launch instead of one per group; the team
+// has every thread of the execution space, or fewer where the groups hold too few of the
+// sweep's `entries` to keep them busy (entries_per_team_thread). On a device, one
+// parallel_for per group. Each row does the same operations whoever runs it, so the results
+// are the same bits for any thread count.
 template <class Row>
-void grouped_rows(const char* label, const std::vector<std::size_t>& start, bool backward, const Row& row) {
+void grouped_rows(const char* label, const std::vector<std::size_t>& start, bool backward, std::size_t entries,
+                  const Row& row) {
   using exec = Kokkos::DefaultExecutionSpace;
   const std::size_t groups = start.empty() ? 0 : start.size() - 1;
   if (groups == 0) return;
@@ -71,7 +81,9 @@ void grouped_rows(const char* label, const std::vector<std::size_t>& start, bool
         team.team_barrier();
       }
     };
-    const int threads = std::min(exec().concurrency(), Team(1, 1).team_size_max(walk, Kokkos::ParallelForTag()));
+    const std::size_t busy = std::max<std::size_t>(1, entries / groups / entries_per_team_thread);
+    const int threads = static_cast<int>(std::min<std::size_t>(
+        busy, std::min(exec().concurrency(), Team(1, 1).team_size_max(walk, Kokkos::ParallelForTag()))));
     Kokkos::parallel_for(label, Team(1, threads), walk);
   } else {
     for (std::size_t step = 0; step < groups; ++step) {

@@ -33,7 +33,7 @@ void check_apply_sizes(const char* function, ConstVector r, Vector z, std::size_
 void triangular_sweep(const char* label, const std::vector<std::size_t>& start, const Kokkos::View<int*>& order,
                       const Kokkos::View<std::size_t*>& ptr, const Kokkos::View<int*>& col,
                       const Kokkos::View<double*>& val, const Kokkos::View<double*>& d, ConstVector in, Vector z) {
-  grouped_rows(label, start, false, KOKKOS_LAMBDA(const std::size_t k) {
+  grouped_rows(label, start, false, col.extent(0), KOKKOS_LAMBDA(const std::size_t k) {
     const std::size_t i = static_cast<std::size_t>(order(k));
     double s = in(i);
     for (std::size_t e = ptr(i); e < ptr(i + 1); ++e) s -= val(e) * z(col(e));  // in_i - sum_j t_ij z_j
