@@ -2,7 +2,9 @@
 // (preconditioner.hpp).
 #include <ebla/solvers/preconditioner.hpp>
 
+#include "cg_steps.hpp"
 #include "preconditioner_host.hpp"
+#include "stored_simd.hpp"
 
 #include <ebla/core/error.hpp>
 #include <ebla/core/parse.hpp>
@@ -11,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <string>
 #include <type_traits>
@@ -206,6 +209,49 @@ std::vector<std::size_t> supervariable_blocks(const CsrMatrix& A, int max_block_
   return checked_blocks(host_rows(A), A, max_block_size, function);
 }
 
+namespace {
+
+// Blocks per work item of apply: eight consecutive blocks of one size (more than one row)
+// and one format are solved together, others one by one. Such a group of at most
+// interleave_rows rows a block stores its factors interleaved, entry k of block g at 8 k + g
+// from the group's start, so that apply reads the eight blocks' entries k as one run of eight
+// words and solves the eight blocks as eight lanes of one vector (solve_interleaved).
+constexpr std::size_t block_group = 8;
+constexpr std::size_t interleave_rows = 32;
+
+// Whether the blocks b0 .. b0 + 7 (b0 a multiple of block_group) are solved together: all
+// there, of one size m > 1 and one format; `interleaved` also asks m <= interleave_rows.
+bool alike_group(const std::vector<std::size_t>& starts, const std::vector<std::uint8_t>& format, std::size_t b0) {
+  const std::size_t blocks = starts.size() - 1, m0 = starts[b0 + 1] - starts[b0];
+  if (b0 + block_group > blocks || m0 < 2) return false;
+  for (std::size_t b = b0 + 1; b < b0 + block_group; ++b)
+    if (starts[b + 1] - starts[b] != m0 || format[b] != format[b0]) return false;
+  return true;
+}
+bool interleaved(const std::vector<std::size_t>& starts, const std::vector<std::uint8_t>& format, std::size_t b0) {
+  return alike_group(starts, format, b0) && starts[b0 + 1] - starts[b0] <= interleave_rows;
+}
+
+// Appends block b0 + g's stored entries (blocks[b], each as exact values of its format) to
+// `out` in the order apply reads them: interleaved for a group that interleaved() holds,
+// block after block otherwise; offset[b] is where block b's first entry lands (its entry k
+// at offset[b] + stride k, stride 8 or 1).
+template <class T, class Convert>
+void lay_out(std::vector<T>& out, std::vector<std::size_t>& offset, const std::vector<std::vector<double>>& blocks,
+             std::size_t b0, std::size_t count, bool together, const Convert& convert) {
+  if (!together) {
+    offset[b0] = out.size();
+    for (double v : blocks[b0]) out.push_back(convert(v));
+    return;
+  }
+  const std::size_t base = out.size();
+  for (std::size_t g = 0; g < block_group; ++g) offset[b0 + g] = base + g;
+  for (std::size_t k = 0; k < count; ++k)
+    for (std::size_t g = 0; g < block_group; ++g) out.push_back(convert(blocks[b0 + g][k]));
+}
+
+}  // namespace
+
 BlockJacobi::BlockJacobi(const CsrMatrix& A, int max_block_size, const std::string& function, BlockStorage storage) {
   const HostRows rows = host_rows(A);
   starts_ = checked_blocks(rows, A, max_block_size, function);
@@ -217,9 +263,8 @@ BlockJacobi::BlockJacobi(const CsrMatrix& A, int max_block_size, const std::stri
   blocks_ = starts_.size() - 1;
   std::vector<std::size_t> offset(blocks_ + 1, 0);
   std::vector<std::uint8_t> format(blocks_);
-  std::vector<double> f64, l, t;
-  std::vector<float> f32;
-  std::vector<std::uint16_t> f16;
+  std::vector<double> l, t;
+  std::vector<std::vector<double>> stored(blocks_);  // each block's entries, exact in its format
   for (std::size_t b = 0; b < blocks_; ++b) {
     const std::size_t m = starts_[b + 1] - starts_[b], count = m * (m + 1) / 2;
     largest_ = std::max(largest_, m);
@@ -232,16 +277,22 @@ BlockJacobi::BlockJacobi(const CsrMatrix& A, int max_block_size, const std::stri
     delta_ = std::max(delta_, d);
     format[b] = static_cast<std::uint8_t>(s);
     ++count_[static_cast<int>(s)];
-    if (s == Storage::binary64) {
-      offset[b] = f64.size();
-      f64.insert(f64.end(), l.begin(), l.end());
-    } else if (s == Storage::binary32) {
-      offset[b] = f32.size();
-      for (double v : t) f32.push_back(static_cast<float>(v));  // exact: v is a binary32 value
-    } else {
-      offset[b] = f16.size();
-      for (double v : t) f16.push_back(detail::bfloat16_bits(v));  // exact: v is a bfloat16 value
-    }
+    stored[b] = s == Storage::binary64 ? l : t;
+  }
+  std::vector<double> f64;
+  std::vector<float> f32;
+  std::vector<std::uint16_t> f16;
+  for (std::size_t b0 = 0; b0 < blocks_;) {  // a group of eight interleaved, or one block
+    const bool together = b0 % block_group == 0 && interleaved(starts_, format, b0);
+    const std::size_t m = starts_[b0 + 1] - starts_[b0], count = m * (m + 1) / 2;
+    const auto s = static_cast<Storage>(format[b0]);
+    if (s == Storage::binary64)
+      lay_out(f64, offset, stored, b0, count, together, [](double v) { return v; });
+    else if (s == Storage::binary32)  // exact: v is a binary32 value
+      lay_out(f32, offset, stored, b0, count, together, [](double v) { return static_cast<float>(v); });
+    else  // exact: v is a bfloat16 value
+      lay_out(f16, offset, stored, b0, count, together, [](double v) { return detail::bfloat16_bits(v); });
+    b0 += together ? block_group : 1;
   }
   auto device = [](const auto& host, const char* label) {
     using T = typename std::decay_t<decltype(host)>::value_type;
@@ -314,6 +365,42 @@ KOKKOS_INLINE_FUNCTION void solve_blocks(const L (&l)[lanes], const ConstVector&
   }
 }
 
+// solve_blocks for the eight blocks of an interleaved group (block_group, lay_out): block g's
+// rows from f0 + g m, its factor's entry k read by l(8 k + g). The eight right-hand sides are
+// copied into w (row i of block g at 8 i + g), solved there as eight lanes of one vector,
+// each lane with its block's operations in solve_blocks's order (the same bits), and copied
+// out; r may be z.
+template <class L>
+KOKKOS_INLINE_FUNCTION void solve_interleaved(const L& l, const ConstVector& r, const Vector& z, std::size_t f0,
+                                              std::size_t m) {
+  constexpr std::size_t G = block_group;
+  double w[interleave_rows * G];
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t g = 0; g < G; ++g) w[i * G + g] = r(f0 + g * m + i);
+  for (std::size_t i = 0; i < m; ++i) {  // L y = r_b, y into w
+    double s[G];
+    for (std::size_t g = 0; g < G; ++g) s[g] = w[i * G + g];
+    for (std::size_t k = 0; k < i; ++k) {
+      const std::size_t e = (i * (i + 1) / 2 + k) * G;  // l_ik
+      for (std::size_t g = 0; g < G; ++g) s[g] -= l(e + g) * w[k * G + g];
+    }
+    const std::size_t d = (i * (i + 1) / 2 + i) * G;    // l_ii
+    for (std::size_t g = 0; g < G; ++g) w[i * G + g] = s[g] / l(d + g);
+  }
+  for (std::size_t i = m; i-- > 0;) {    // L^T z_b = y
+    double s[G];
+    for (std::size_t g = 0; g < G; ++g) s[g] = w[i * G + g];
+    for (std::size_t k = i + 1; k < m; ++k) {
+      const std::size_t e = (k * (k + 1) / 2 + i) * G;  // l_ki
+      for (std::size_t g = 0; g < G; ++g) s[g] -= l(e + g) * w[k * G + g];
+    }
+    const std::size_t d = (i * (i + 1) / 2 + i) * G;
+    for (std::size_t g = 0; g < G; ++g) w[i * G + g] = s[g] / l(d + g);
+  }
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t g = 0; g < G; ++g) z(f0 + g * m + i) = w[i * G + g];
+}
+
 // One block: solve_blocks with one lane.
 template <class L>
 KOKKOS_INLINE_FUNCTION void solve_block(const L& l, const ConstVector& r, const Vector& z, std::size_t f,
@@ -323,65 +410,204 @@ KOKKOS_INLINE_FUNCTION void solve_block(const L& l, const ConstVector& r, const 
   solve_blocks(one, r, z, rows, m);
 }
 
-// Blocks per work item of apply: eight consecutive blocks of one size and one format are
-// solved together (solve_blocks), others one by one.
-constexpr std::size_t block_group = 8;
+}  // namespace
+
+namespace {
+
+// One work item of apply: the blocks of group `group` (block_group of them), solved together
+// where they are alike (interleaved: solve_interleaved; larger: solve_blocks), else one by
+// one.
+struct ApplyGroups {
+  Kokkos::View<const std::size_t*> first, offset;
+  Kokkos::View<const std::uint8_t*> format;
+  Kokkos::View<const double*> factor;
+  Kokkos::View<const float*> factor32;
+  Kokkos::View<const std::uint16_t*> factor16;
+  std::size_t blocks;
+  ConstVector r;
+  Vector z;
+
+  // empty where every block is binary64 (BlockStorage binary64)
+  KOKKOS_INLINE_FUNCTION std::uint8_t format_of(std::size_t b) const {
+    return format.extent(0) ? format(b) : static_cast<std::uint8_t>(Storage::binary64);
+  }
+
+  // Whether the blocks of `group` are alike (of one size m0 > 1 and one format s, all
+  // block_group there).
+  KOKKOS_INLINE_FUNCTION bool alike(std::size_t group, std::size_t& m0, std::uint8_t& s) const {
+    const std::size_t b0 = group * block_group, b1 = b0 + block_group < blocks ? b0 + block_group : blocks;
+    m0 = first(b0 + 1) - first(b0);
+    s = format_of(b0);
+    bool same = b1 - b0 == block_group && m0 > 1;
+    for (std::size_t b = b0 + 1; same && b < b1; ++b) same = first(b + 1) - first(b) == m0 && format_of(b) == s;
+    return same;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t group) const {
+    const std::size_t b0 = group * block_group, b1 = b0 + block_group < blocks ? b0 + block_group : blocks;
+    std::size_t m0 = 0;
+    std::uint8_t s = 0;
+    const bool alike = this->alike(group, m0, s);
+    constexpr auto binary32 = static_cast<std::uint8_t>(Storage::binary32);
+    constexpr auto bfloat16 = static_cast<std::uint8_t>(Storage::bfloat16);
+    if (alike && m0 <= interleave_rows) {  // interleaved (lay_out)
+      const std::size_t at = offset(b0);
+      if (s == binary32) solve_interleaved(Read32{factor32.data() + at}, r, z, first(b0), m0);
+      else if (s == bfloat16) solve_interleaved(Read16{factor16.data() + at}, r, z, first(b0), m0);
+      else solve_interleaved(Read64{factor.data() + at}, r, z, first(b0), m0);
+      return;
+    }
+    if (alike) {
+      std::size_t f[block_group];
+      for (std::size_t g = 0; g < block_group; ++g) f[g] = first(b0 + g);
+      if (s == binary32) {
+        Read32 l[block_group];
+        for (std::size_t g = 0; g < block_group; ++g) l[g].l = factor32.data() + offset(b0 + g);
+        solve_blocks(l, r, z, f, m0);
+      } else if (s == bfloat16) {
+        Read16 l[block_group];
+        for (std::size_t g = 0; g < block_group; ++g) l[g].l = factor16.data() + offset(b0 + g);
+        solve_blocks(l, r, z, f, m0);
+      } else {
+        Read64 l[block_group];
+        for (std::size_t g = 0; g < block_group; ++g) l[g].l = factor.data() + offset(b0 + g);
+        solve_blocks(l, r, z, f, m0);
+      }
+      return;
+    }
+    for (std::size_t b = b0; b < b1; ++b) {
+      const std::size_t fb = first(b), m = first(b + 1) - fb;
+      const std::uint8_t sb = format_of(b);
+      if (sb == binary32) solve_block(Read32{factor32.data() + offset(b)}, r, z, fb, m);
+      else if (sb == bfloat16) solve_block(Read16{factor16.data() + offset(b)}, r, z, fb, m);
+      else if (m == 1) z(fb) = factor(offset(b)) * r(fb);  // Jacobi: z_i = (1 / a_ii) r_i
+      else solve_block(Read64{factor.data() + offset(b)}, r, z, fb, m);
+    }
+  }
+};
+
+#if EBLA_STORED_SIMD
+namespace simd = detail::simd;
+
+// The host form of apply: AVX-512 (F, VL, DQ, BW), every function inlined into groups_avx512.
+#define EBLA_AVX512_INLINE \
+  inline __attribute__((always_inline, target("avx512f,avx512vl,avx512dq,avx512bw,avx2,avx,f16c,bmi,bmi2")))
+
+// Entries 8 e .. 8 e + 7 of an interleaved group's factor (block g's entry e in lane g),
+// widened exactly to binary64: binary32 by vcvtps2pd, bfloat16 as the top half of binary32's
+// bits (vpmovzxwd, vpslld 16), then vcvtps2pd.
+EBLA_AVX512_INLINE simd::d8 lanes_at(const double* p, std::size_t e) {
+  return reinterpret_cast<simd::d8>(_mm512_loadu_pd(p + 8 * e));
+}
+EBLA_AVX512_INLINE simd::d8 lanes_at(const float* p, std::size_t e) {
+  return reinterpret_cast<simd::d8>(_mm512_cvtps_pd(_mm256_loadu_ps(p + 8 * e)));
+}
+EBLA_AVX512_INLINE simd::d8 lanes_at(const std::uint16_t* p, std::size_t e) {
+  const __m256i bits = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8 * e))), 16);
+  return reinterpret_cast<simd::d8>(_mm512_cvtps_pd(_mm256_castsi256_ps(bits)));
+}
+
+// solve_interleaved for Q interleaved groups of m-row blocks at once, each group's eight
+// lanes in one vector: w[q][i] holds row i of group q's eight blocks. Each lane takes
+// solve_interleaved's operations in its order (a product, then a difference, each rounded:
+// no FMA, this file is compiled with -ffp-contract=off), so the same bits; the Q groups'
+// chains of dependent differences interleave, which the processor overlaps (one group's
+// chain alone leaves it waiting on each difference).
+template <int Q, class T>
+EBLA_AVX512_INLINE void solve_interleaved_simd(const T* const (&l)[Q], const ConstVector& r, const Vector& z,
+                                               const std::size_t (&f0)[Q], std::size_t m) {
+  constexpr std::size_t G = block_group;
+  simd::d8 w[Q][interleave_rows];
+  for (int q = 0; q < Q; ++q)
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t g = 0; g < G; ++g) w[q][i][g] = r(f0[q] + g * m + i);
+  for (std::size_t i = 0; i < m; ++i) {  // L y = r_b
+    simd::d8 s[Q];
+    for (int q = 0; q < Q; ++q) s[q] = w[q][i];
+    for (std::size_t k = 0; k < i; ++k)
+      for (int q = 0; q < Q; ++q) s[q] -= lanes_at(l[q], i * (i + 1) / 2 + k) * w[q][k];
+    for (int q = 0; q < Q; ++q) w[q][i] = s[q] / lanes_at(l[q], i * (i + 1) / 2 + i);
+  }
+  for (std::size_t i = m; i-- > 0;) {    // L^T z_b = y
+    simd::d8 s[Q];
+    for (int q = 0; q < Q; ++q) s[q] = w[q][i];
+    for (std::size_t k = i + 1; k < m; ++k)
+      for (int q = 0; q < Q; ++q) s[q] -= lanes_at(l[q], k * (k + 1) / 2 + i) * w[q][k];
+    for (int q = 0; q < Q; ++q) w[q][i] = s[q] / lanes_at(l[q], i * (i + 1) / 2 + i);
+  }
+  for (int q = 0; q < Q; ++q)
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t g = 0; g < G; ++g) z(f0[q] + g * m + i) = w[q][i][g];
+}
+
+// Groups per work item of the host form.
+constexpr std::size_t simd_groups = 4;
+
+// The Q interleaved groups from `group` in one solve_interleaved_simd, their factors in the
+// array of format s.
+template <int Q>
+EBLA_AVX512_INLINE void solve_groups_simd(const ApplyGroups& a, std::size_t group, std::uint8_t s, std::size_t m) {
+  std::size_t f0[Q], at[Q];
+  for (int q = 0; q < Q; ++q) {
+    f0[q] = a.first((group + q) * block_group);
+    at[q] = a.offset((group + q) * block_group);
+  }
+  if (s == static_cast<std::uint8_t>(Storage::binary32)) {
+    const float* l[Q];
+    for (int q = 0; q < Q; ++q) l[q] = a.factor32.data() + at[q];
+    solve_interleaved_simd<Q>(l, a.r, a.z, f0, m);
+  } else if (s == static_cast<std::uint8_t>(Storage::bfloat16)) {
+    const std::uint16_t* l[Q];
+    for (int q = 0; q < Q; ++q) l[q] = a.factor16.data() + at[q];
+    solve_interleaved_simd<Q>(l, a.r, a.z, f0, m);
+  } else {
+    const double* l[Q];
+    for (int q = 0; q < Q; ++q) l[q] = a.factor.data() + at[q];
+    solve_interleaved_simd<Q>(l, a.r, a.z, f0, m);
+  }
+}
+
+// A work item of apply in the host form: the simd_groups groups from simd_groups * item, all
+// interleaved with one size and format in one solve, else each interleaved one in vectors
+// and the others as ApplyGroups does them.
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,avx,f16c,bmi,bmi2"))) void groups_avx512(
+    const ApplyGroups& a, std::size_t item) {
+  const std::size_t groups = (a.blocks + block_group - 1) / block_group, g0 = item * simd_groups;
+  std::size_t m[simd_groups] = {};
+  std::uint8_t s[simd_groups] = {};
+  bool together[simd_groups] = {};
+  bool all = g0 + simd_groups <= groups;
+  for (std::size_t q = 0; q < simd_groups && g0 + q < groups; ++q) {
+    together[q] = a.alike(g0 + q, m[q], s[q]) && m[q] <= interleave_rows;
+    all = all && together[q] && m[q] == m[0] && s[q] == s[0];
+  }
+  if (all) return solve_groups_simd<simd_groups>(a, g0, s[0], m[0]);
+  for (std::size_t q = 0; q < simd_groups && g0 + q < groups; ++q) {
+    if (together[q]) solve_groups_simd<1>(a, g0 + q, s[q], m[q]);
+    else a(g0 + q);
+  }
+}
+#endif
 
 }  // namespace
 
 void BlockJacobi::apply(ConstVector r, Vector z) const {
   detail::check_apply_sizes("ebla::BlockJacobi::apply", r, z, n_);
-  const auto first = first_;
-  const auto offset = offset_;
-  const auto format = format_;
-  const auto factor = factor_;
-  const auto factor32 = factor32_;
-  const auto factor16 = factor16_;
-  const std::size_t blocks = blocks_;
-  Kokkos::parallel_for(
-      "ebla::block_jacobi", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, (blocks + block_group - 1) / block_group),
-      KOKKOS_LAMBDA(const std::size_t group) {
-        const std::size_t b0 = group * block_group, b1 = b0 + block_group < blocks ? b0 + block_group : blocks;
-        auto format_of = [&](std::size_t b) {  // empty where every block is binary64 (BlockStorage binary64)
-          return format.extent(0) ? format(b) : static_cast<std::uint8_t>(Storage::binary64);
-        };
-        const std::size_t m0 = first(b0 + 1) - first(b0);
-        bool alike = b1 - b0 == block_group && m0 > 1;
-        for (std::size_t b = b0 + 1; alike && b < b1; ++b)
-          alike = first(b + 1) - first(b) == m0 && format_of(b) == format_of(b0);
-        if (alike) {
-          std::size_t f[block_group];
-          for (std::size_t g = 0; g < block_group; ++g) f[g] = first(b0 + g);
-          const std::uint8_t s = format_of(b0);
-          if (s == static_cast<std::uint8_t>(Storage::binary32)) {
-            Read32 l[block_group];
-            for (std::size_t g = 0; g < block_group; ++g) l[g].l = factor32.data() + offset(b0 + g);
-            solve_blocks(l, r, z, f, m0);
-          } else if (s == static_cast<std::uint8_t>(Storage::bfloat16)) {
-            Read16 l[block_group];
-            for (std::size_t g = 0; g < block_group; ++g) l[g].l = factor16.data() + offset(b0 + g);
-            solve_blocks(l, r, z, f, m0);
-          } else {
-            Read64 l[block_group];
-            for (std::size_t g = 0; g < block_group; ++g) l[g].l = factor.data() + offset(b0 + g);
-            solve_blocks(l, r, z, f, m0);
-          }
-          return;
-        }
-        for (std::size_t b = b0; b < b1; ++b) {
-          const std::size_t fb = first(b), m = first(b + 1) - fb;
-          const std::uint8_t s = format_of(b);
-          if (s == static_cast<std::uint8_t>(Storage::binary32)) {
-            solve_block(Read32{factor32.data() + offset(b)}, r, z, fb, m);
-          } else if (s == static_cast<std::uint8_t>(Storage::bfloat16)) {
-            solve_block(Read16{factor16.data() + offset(b)}, r, z, fb, m);
-          } else if (m == 1) {                         // Jacobi: z_i = (1 / a_ii) r_i
-            z(fb) = factor(offset(b)) * r(fb);
-          } else {
-            solve_block(Read64{factor.data() + offset(b)}, r, z, fb, m);
-          }
-        }
-      });
+  const ApplyGroups groups{first_, offset_, format_, factor_, factor32_, factor16_, blocks_, r, z};
+  using Range = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>;
+  const std::size_t count = (blocks_ + block_group - 1) / block_group;
+  const Range all(0, count);
+#if EBLA_STORED_SIMD
+  if constexpr (std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>) {
+    const detail::HostIsa isa = detail::stored_isa();
+    const Range items(0, (count + simd_groups - 1) / simd_groups);
+    if (isa == detail::HostIsa::avx512) {  // (AVX2 alone: the generic form, faster there)
+      Kokkos::parallel_for("ebla::block_jacobi", items, [=](const std::size_t i) { groups_avx512(groups, i); });
+      return;
+    }
+  }
+#endif
+  Kokkos::parallel_for("ebla::block_jacobi", all, groups);
 }
 
 }  // namespace ebla

@@ -5,6 +5,7 @@
 // format, midpoints between neighbours, overflow, values below an unscaled format's range,
 // infinities and NaN). A form this CPU cannot run is skipped, saying so.
 #include <ebla/solvers/operators.hpp>
+#include <ebla/solvers/preconditioner.hpp>
 #include <ebla/solvers/problems.hpp>
 
 #include <gtest/gtest.h>
@@ -366,6 +367,45 @@ TEST_P(StoredSimd, EveryPassMatchesTheGenericForm) {
           }
       }
   EXPECT_GT(compared, 0);
+}
+
+// Block-Jacobi's apply in the host form (groups of eight interleaved blocks in vectors, four
+// groups at once) against the generic form, bit for bit: every block format, blocks of 32
+// rows (interleaved groups, most of them four alike in a row), of 48 (alike, too large to
+// interleave: solve_blocks) and of at most 5 (short blocks, groups not alike), a tail of
+// blocks short of a group, r with values over twenty decades, and the solve in place.
+TEST_P(StoredSimd, BlockJacobiApplyMatchesTheGenericForm) {
+  const ebla::DiffusionProblem d = ebla::diffusion_problem(nx, ny, nz, 3);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), e(-10.0, 10.0);
+  std::vector<double> r(n);
+  for (double& v : r) v = u(rng) * std::pow(10.0, e(rng));
+  for (int most : {32, 48, 5})
+    for (const char* storage : {"binary64", "binary32", "bfloat16", "auto"}) {
+      const ebla::BlockJacobi M(d.A, most, "test", ebla::block_storage_by_name(storage, "test"));
+      std::size_t alike = 0;  // groups of eight blocks from a multiple of eight, of one size
+      const std::vector<std::size_t>& b = M.starts();
+      for (std::size_t g = 0; 8 * g + 8 < b.size(); ++g) {
+        bool one = b[8 * g + 1] - b[8 * g] > 1;
+        for (std::size_t k = 8 * g; k < 8 * g + 8; ++k) one = one && b[k + 1] - b[k] == b[8 * g + 1] - b[8 * g];
+        alike += one ? 1 : 0;
+      }
+      if (most != 5) {
+        EXPECT_GE(alike, 8u) << "blocks of at most " << most << " rows";
+      }
+      const auto [generic, host] = both(GetParam(), [&] {
+        ebla::Vector z("z", n);
+        M.apply(ebla::test::vec(r), z);
+        const ebla::Vector w = ebla::test::vec(r);
+        M.apply(w, w);
+        return std::make_pair(ebla::test::host(z), ebla::test::host(w));
+      });
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        differ += same(generic.first[i], host.first[i]) && same(generic.first[i], host.second[i]) ? 0 : 1;
+      EXPECT_EQ(differ, 0u) << "blocks of at most " << most << " rows, " << storage << " (" << M.formats() << ")";
+      EXPECT_EQ(generic.first, generic.second);  // in place, the same bits
+    }
 }
 
 // The switch: the generic form is chosen where asked, and a form the CPU lacks is refused.
