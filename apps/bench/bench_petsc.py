@@ -39,10 +39,9 @@ so and exits with status 2.
 
 import os
 
-from petsc_common import cg_ksp, fail as fail_as, import_petsc, petsc_matrix, timed_solve  # first: one thread
+from petsc_common import cg_ksp, ebla_module, fail as fail_as, import_petsc, petsc_matrix, timed_solve  # first: one thread
 
 import argparse  # noqa: E402
-import glob  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -56,22 +55,12 @@ def fail(message):
 
 
 def import_ebla(where):
-    """ebla's module: from --ebla-python, else from this checkout's first build/*/python that
-    holds it, else whichever `import ebla` finds (an installed one)."""
-    candidates = [where] if where else sorted(glob.glob(os.path.join(ROOT, "build", "*", "python")))
-    for path in candidates:
-        if glob.glob(os.path.join(path, "ebla", "_ebla*.so")):
-            sys.path.insert(0, path)
-            break
-    else:
-        if where:
-            fail(f"no ebla module (ebla/_ebla*.so) under --ebla-python {where}")
-    try:
-        import ebla
-        return ebla
-    except ImportError as e:
-        fail(f"cannot import ebla's Python module ({e}): build it (cmake --build <build dir> --target "
+    """ebla's module (petsc_common.ebla_module), or fail() saying how to build it."""
+    ebla, error = ebla_module("bench_petsc.py", where, ROOT)
+    if ebla is None:
+        fail(f"cannot import ebla's Python module ({error}): build it (cmake --build <build dir> --target "
              "ebla_python) and pass --ebla-python <build dir>/python")
+    return ebla
 
 
 def main():

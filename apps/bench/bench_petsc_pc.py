@@ -38,7 +38,7 @@ with status 2.
 
 import os
 
-from petsc_common import cg_ksp, fail as fail_as, import_petsc, petsc_matrix, timed_solve  # first: one thread
+from petsc_common import cg_ksp, ebla_module, fail as fail_as, import_petsc, petsc_matrix, timed_solve  # first: one thread
 
 import argparse  # noqa: E402
 import glob  # noqa: E402
@@ -74,18 +74,9 @@ def find_ebla(given):
 
 def generated_problems(where):
     """(name, A) of HPCCG 20^3 and diffusion 20^3 from ebla's Python module, or [] without it."""
-    candidates = [where] if where else sorted(glob.glob(os.path.join(ROOT, "build", "*", "python")))
-    for path in candidates:
-        if glob.glob(os.path.join(path, "ebla", "_ebla*.so")):
-            sys.path.insert(0, path)
-            break
-    else:
-        if where:
-            fail(f"no ebla module (ebla/_ebla*.so) under --ebla-python {where}")
-    try:
-        import ebla
-    except ImportError as e:
-        print(f"(HPCCG and diffusion left out: ebla's Python module does not import: {e})", file=sys.stderr)
+    ebla, error = ebla_module("bench_petsc_pc.py", where, ROOT)
+    if ebla is None:
+        print(f"(HPCCG and diffusion left out: ebla's Python module does not import: {error})", file=sys.stderr)
         return []
     return [("HPCCG 20^3", ebla.hpccg_problem(20, 20, 20)[0].tocsr()),
             ("diffusion 20^3", ebla.diffusion_problem(20, 20, 20, 1)[0].tocsr())]

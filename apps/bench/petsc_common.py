@@ -32,6 +32,26 @@ def import_petsc(script):
     return PETSc
 
 
+def ebla_module(script, where, root):
+    """(ebla's Python module, None), or (None, the ImportError) where it does not import: from
+    `where` (--ebla-python), else from the checkout `root`'s first build/*/python that holds
+    it, else whichever `import ebla` finds (an installed one). fail() where `where` holds none."""
+    import glob
+    candidates = [where] if where else sorted(glob.glob(os.path.join(root, "build", "*", "python")))
+    for path in candidates:
+        if glob.glob(os.path.join(path, "ebla", "_ebla*.so")):
+            sys.path.insert(0, path)
+            break
+    else:
+        if where:
+            fail(script, f"no ebla module (ebla/_ebla*.so) under --ebla-python {where}")
+    try:
+        import ebla
+        return ebla, None
+    except ImportError as e:
+        return None, e
+
+
 def petsc_matrix(PETSc, A):
     """A SciPy CSR matrix as a sequential PETSc AIJ matrix of the same arrays."""
     n = A.shape[0]
