@@ -138,6 +138,14 @@ double update_x_r(double alpha, ConstVector p, ConstVector q, Vector x, Vector r
 // CG's), and by n. The sixth is a calibration on the matrices of docs/solvers.md: a fifth
 // restarted bcsstk16 with Jacobi at step 60 (232 -> 254 iterations at 1e-10, against 235),
 // a tenth left unpreconditioned bcsstk13 and bcsstk16 unrestarted (1.24x and 1.045x).
+// The count presumes a spectrum spread between its ends, as without a preconditioner or with
+// Jacobi. A preconditioner built from A's factors or sweeps (block-Jacobi, SGS, IC(0)) leaves a
+// cluster and a few outliers, where CG converges superlinearly after a phase that the count
+// cannot foresee, so CG with such a preconditioner (or one of the caller's) is not restarted:
+// HB/1138_bus with IC(0) at 1e-8 is in the regime at step 63 of exact CG's 126, its residual
+// not yet below ||r_0|| there; restarted it took 187 iterations, not restarted 127. (Neither
+// the rate seen over the last k/2 steps nor the condition number of the Ritz values not yet
+// converged told that run from the unpreconditioned ones that a restart serves.)
 bool restart_pays(double kappa, double reduction, std::size_t n, int k) {
   if (!(reduction > 0 && reduction < 1)) return false;
   const double left = std::sqrt(kappa) / 2 * std::log(2 / reduction);  // sqrt(kappa)/2 ln(2/eps)
@@ -353,7 +361,8 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
     int converged = 0;                             // the finite-precision regime: exact from here
     if (dot.automatic() && !exact_regime && kappa.finite_precision_regime(res.history.back().beta, converged)) {
       exact_regime = true;
-      const bool restart = restart_pays(kappa.projected(), tau / exact_rnorm, N, k);
+      // not with a preconditioner of its own (block-Jacobi, SGS, IC(0), the caller's): see restart_pays
+      const bool restart = !o.preconditioner && restart_pays(kappa.projected(), tau / exact_rnorm, N, k);
       dot.tighten(0, k, detail::LanczosCondition::regime_reason(converged, k) +
                             (restart ? "; CG restarted from x_k with exact dot products" : ""));
       if (restart) {

@@ -432,6 +432,30 @@ TEST(CgSgsIc0, AutomaticDots) {
   }
 }
 
+// With IC(0) on 1138_bus (1e-8 relative), the automatic policy finds the finite-precision
+// regime at step 63 and switches to exact dot products without restarting CG from x_k (a
+// restart threw away the 63 steps and took 187 iterations): within 1.03x (+1) of exact CG's
+// count, and no event says CG restarted.
+TEST(CgSgsIc0, AutomaticDotsDoNotRestartAPreconditionedRun) {
+  const CsrOperator A(read_matrix_market(EBLA_DATA_DIR "/matrices/1138_bus.mtx"));
+  Vector b("b", A.size()), x0("x0", A.size());
+  A.apply(vec(std::vector<double>(A.size(), 1.0)), b);
+  CgOptions o;
+  o.norm = Norm::relative;
+  o.pc = PcKind::ic0;
+  const CgResult exact = cg(A, b, x0, DotPolicy::exact(), o), automatic = cg(A, b, x0, DotPolicy::automatic(), o);
+  ASSERT_EQ(exact.status, SolverStatus::converged);
+  ASSERT_EQ(automatic.status, SolverStatus::converged);
+  EXPECT_LE(automatic.true_residual, automatic.tolerance_used);
+  EXPECT_LE(automatic.iterations, 1.03 * exact.iterations + 1) << "exact CG " << exact.iterations;
+  bool regime = false;
+  for (const SolverEvent& e : automatic.events) {
+    regime = regime || e.what.find("finite-precision regime") != std::string::npos;
+    EXPECT_EQ(e.what.find("restarted"), std::string::npos) << "iteration " << e.iteration << ": " << e.what;
+  }
+  EXPECT_TRUE(regime) << "the regime was not found: the case no longer tests the restart";
+}
+
 TEST(CgSgsIc0, RefusesWhatItCannotDo) {
   const HpccgProblem p = hpccg_problem(4, 4, 4);
   const CsrOperator A(p.A);
