@@ -69,6 +69,24 @@ CgOptions run_options(const CgOptions& base, PcKind pc, bool automatic) {
   return o;
 }
 
+// The modelled bytes one iteration of a run moves: the stored solve's own count where the
+// Krylov vectors are narrow, else binary64 CG's (docs/solvers.md, "Preconditioners
+// compared"): a CSR pass over A (12 bytes per nonzero, 8 per row offset; none for the
+// stencil), 104 bytes per row for CG's vectors, 16 more with Jacobi (D^-1 read in two
+// passes), and with a preconditioner built from A the bytes it stores plus 8 per row for z
+// in CG's passes and 16 (one pass: block-Jacobi) or 32 (two sweeps: SGS, IC(0)) per row
+// for its own vectors.
+double modelled_bytes_per_iteration(const CgResult& r, std::size_t n, std::size_t nnz, bool csr) {
+  if (r.iterations == 0) return 0;
+  if (r.storage != "binary64") return r.bytes_moved / r.iterations;  // the stored solve's own count
+  const double rows = static_cast<double>(n);
+  const double matrix = csr ? 12.0 * static_cast<double>(nnz) + 8.0 * (rows + 1) : 0.0;
+  if (r.pc == "none") return matrix + 104 * rows;
+  if (r.pc == "jacobi") return matrix + 120 * rows;
+  const double own = r.pc == "block-jacobi" ? 16 * rows : 32 * rows;  // one pass, or two sweeps
+  return matrix + 112 * rows + r.pc_bytes + own;
+}
+
 PcRun solve(const RunProblem& p, const CgOptions& o, const DotPolicy& dots, PcKind pc, bool automatic) {
   PcRun r;
   r.pc = pc;
@@ -161,17 +179,6 @@ void write_runs(const Hdf5Group& g, const std::string& name, const ProblemData& 
 }
 
 }  // namespace
-
-double modelled_bytes_per_iteration(const CgResult& r, std::size_t n, std::size_t nnz, bool csr) {
-  if (r.iterations == 0) return 0;
-  if (r.storage != "binary64") return r.bytes_moved / r.iterations;  // the stored solve's own count
-  const double rows = static_cast<double>(n);
-  const double matrix = csr ? 12.0 * static_cast<double>(nnz) + 8.0 * (rows + 1) : 0.0;
-  if (r.pc == "none") return matrix + 104 * rows;
-  if (r.pc == "jacobi") return matrix + 120 * rows;
-  const double own = r.pc == "block-jacobi" ? 16 * rows : 32 * rows;  // one pass, or two sweeps
-  return matrix + 112 * rows + r.pc_bytes + own;
-}
 
 int run_preconditioner_experiment(const SolverSetup& c, const CgOptions& base, Hdf5Writer* out) {
   if (processes().ranks > 1) throw_invalid(option_name(me, "--experiment"), "runs on one process");

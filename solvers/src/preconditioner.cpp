@@ -433,7 +433,7 @@ struct ApplyGroups {
   }
 
   // Whether the blocks of `group` are alike (of one size m0 > 1 and one format s, all
-  // block_group there).
+  // block_group there): alike_group, which laid the factors out, on the device's arrays.
   KOKKOS_INLINE_FUNCTION bool alike(std::size_t group, std::size_t& m0, std::uint8_t& s) const {
     const std::size_t b0 = group * block_group, b1 = b0 + block_group < blocks ? b0 + block_group : blocks;
     m0 = first(b0 + 1) - first(b0);
