@@ -19,6 +19,13 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 jobs=$(nproc)
+
+# The four build trees take about 6.5 GB together; on a fuller disk a link fails late ("No space
+# left on device"), so say so before the first build.
+free_kb=$(df -Pk . | awk 'NR == 2 { print $4 }')
+if [ -n "$free_kb" ] && [ "$free_kb" -lt $((8 * 1024 * 1024)) ]; then
+  echo "test.sh: warning: $((free_kb / 1024)) MB free on the file system of $PWD; the builds need about 6.5 GB" >&2
+fi
 build=${EBLA_TEST_BUILD_DIR:-build/test}
 build4="$build-kokkos4"
 archives=${EBLA_KOKKOS4_ARCHIVES:-../shared/vendor}
