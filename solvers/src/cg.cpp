@@ -11,6 +11,7 @@
 #include "lanczos_condition.hpp"
 #include "vector_range.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
@@ -78,6 +79,7 @@ double update_x_r_host(double alpha, ConstVector p, ConstVector q, Vector x, Vec
   double* rp = r.data();
   const double* pp = p.data();
   const double* qp = q.data();
+  if (!rr && chunks == 1) return 0.0 + detail::cg_update(alpha, pp, qp, xp, rp, n);  // (without the buffer)
   std::vector<double> part(chunks, 0.0);
   auto update = [&](std::size_t c, std::int64_t* h) {
     const std::size_t b = c * chunk;
@@ -152,18 +154,28 @@ bool restart_pays(double kappa, double reduction, std::size_t n, int k) {
   return std::min(static_cast<double>(n), left) >= 6.0 * k;
 }
 
+// out_i = f(i) for every i < n: one Kokkos kernel, but on the host for a vector of one chunk
+// of the update pass (n <= 4096) on the calling thread, as that pass runs it: a few
+// microseconds of work, less than starting and joining the threads costs.
+template <class F>
+void elementwise(const char* label, std::size_t n, const F& f) {
+  if constexpr (host_vectors) {
+    if (detail::chunk_count(n, detail::stream_chunk(n)) <= 1) {
+      for (std::size_t i = 0; i < n; ++i) f(i);
+      return;
+    }
+  }
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<exec>(0, n), f);
+}
+
 // p = z + beta p (line 12).
 void update_p(ConstVector z, double beta, Vector p) {
-  Kokkos::parallel_for(
-      "ebla::cg_direction", Kokkos::RangePolicy<exec>(0, p.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { p(i) = z(i) + beta * p(i); });
+  elementwise("ebla::cg_direction", p.extent(0), KOKKOS_LAMBDA(const std::size_t i) { p(i) = z(i) + beta * p(i); });
 }
 
 // z = D^-1 r (Jacobi).
 void scale(ConstVector dinv, ConstVector r, Vector z) {
-  Kokkos::parallel_for(
-      "ebla::jacobi", Kokkos::RangePolicy<exec>(0, r.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { z(i) = dinv(i) * r(i); });
+  elementwise("ebla::jacobi", r.extent(0), KOKKOS_LAMBDA(const std::size_t i) { z(i) = dinv(i) * r(i); });
 }
 
 // Throws InvalidArgument on every process if `problem` is not empty on some process.

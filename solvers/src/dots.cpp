@@ -148,9 +148,10 @@ double plain_dot(ConstVector x, ConstVector y) {
     throw_invalid("ebla::plain_dot", "x has " + std::to_string(x.extent(0)) + " entries, y " + std::to_string(y.extent(0)));
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, ConstVector::memory_space>::accessible) {
     const std::size_t n = x.extent(0), chunk = detail::stream_chunk(n), chunks = detail::chunk_count(n, chunk);
-    std::vector<double> part(chunks, 0.0);
     const double* xp = x.data();
     const double* yp = y.data();
+    if (chunks == 1) return 0.0 + chunk_dot(xp, yp, 0, n);  // (the sum below, without its buffer)
+    std::vector<double> part(chunks, 0.0);
     detail::for_each_chunk(chunks, [&](std::size_t c) { part[c] = chunk_dot(xp, yp, c * chunk, std::min(n, (c + 1) * chunk)); });
     double sum = 0;
     for (double v : part) sum += v;

@@ -219,6 +219,11 @@ namespace {
 constexpr std::size_t block_group = 8;
 constexpr std::size_t interleave_rows = 32;
 
+// On the host a preconditioner of at most this many rows is applied on the calling thread, as
+// the update passes run a vector of one chunk (parallel.hpp): its few microseconds of work cost
+// less than starting and joining the threads.
+constexpr std::size_t inline_rows = 4096;
+
 // Whether the blocks b0 .. b0 + 7 (b0 a multiple of block_group) are solved together: all
 // there, of one size m > 1 and one format; `interleaved` also asks m <= interleave_rows.
 bool alike_group(const std::vector<std::size_t>& starts, const std::vector<std::uint8_t>& format, std::size_t b0) {
@@ -597,17 +602,26 @@ void BlockJacobi::apply(ConstVector r, Vector z) const {
   using Range = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>;
   const std::size_t count = (blocks_ + block_group - 1) / block_group;
   const Range all(0, count);
+  // on the host, blocks of at most inline_rows rows in all are solved on the calling thread
+  constexpr bool host = std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>;
+  const bool here = host && n_ <= inline_rows;
 #if EBLA_STORED_SIMD
-  if constexpr (std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>) {
+  if constexpr (host) {
     const detail::HostIsa isa = detail::stored_isa();
-    const Range items(0, (count + simd_groups - 1) / simd_groups);
+    const std::size_t items = (count + simd_groups - 1) / simd_groups;
     if (isa == detail::HostIsa::avx512) {  // (AVX2 alone: the generic form, faster there)
-      Kokkos::parallel_for("ebla::block_jacobi", items, [=](const std::size_t i) { groups_avx512(groups, i); });
+      if (here)
+        for (std::size_t i = 0; i < items; ++i) groups_avx512(groups, i);
+      else
+        Kokkos::parallel_for("ebla::block_jacobi", Range(0, items), [=](const std::size_t i) { groups_avx512(groups, i); });
       return;
     }
   }
 #endif
-  Kokkos::parallel_for("ebla::block_jacobi", all, groups);
+  if (here)
+    for (std::size_t i = 0; i < count; ++i) groups(i);
+  else
+    Kokkos::parallel_for("ebla::block_jacobi", all, groups);
 }
 
 }  // namespace ebla

@@ -62,7 +62,8 @@ constexpr std::size_t entries_per_team_thread = 2048;
 // (TeamThreadRange) and meets at a barrier before the next, so that a sweep over many small
 // groups (IC(0)'s levels, SGS's colours) pays one launch instead of one per group; the team
 // has every thread of the execution space, or fewer where the groups hold too few of the
-// sweep's `entries` to keep them busy (entries_per_team_thread). On a device, one
+// sweep's `entries` to keep them busy (entries_per_team_thread); a team that would have one
+// thread is the calling thread, with no kernel to start and join. On a device, one
 // parallel_for per group. Each row does the same operations whoever runs it, so the results
 // are the same bits for any thread count.
 template <class Row>
@@ -82,6 +83,13 @@ void grouped_rows(const char* label, const std::vector<std::size_t>& start, bool
       }
     };
     const std::size_t busy = std::max<std::size_t>(1, entries / groups / entries_per_team_thread);
+    if (busy == 1) {  // a team of one thread: the groups in order on the calling thread
+      for (std::size_t step = 0; step < groups; ++step) {
+        const std::size_t g = backward ? groups - 1 - step : step;
+        for (std::size_t k = start[g]; k < start[g + 1]; ++k) row(k);
+      }
+      return;
+    }
     const int threads = static_cast<int>(std::min<std::size_t>(
         busy, std::min(exec().concurrency(), Team(1, 1).team_size_max(walk, Kokkos::ParallelForTag()))));
     Kokkos::parallel_for(label, Team(1, threads), walk);

@@ -5,9 +5,11 @@
 
 #include <ebla/core/error.hpp>
 #include <ebla/core/storage.hpp>
+#include <ebla/solvers/io.hpp>
 #include <ebla/solvers/operators.hpp>
 #include <ebla/solvers/problems.hpp>
 
+#include <KokkosSparse_spmv.hpp>
 #include <gtest/gtest.h>
 #include <quadmath.h>
 
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <type_traits>
 
 namespace {
 
@@ -152,6 +155,53 @@ void expect_same_operator(const CsrMatrix& A, const CsrOperator& N, std::mt19937
   EXPECT_TRUE(same_bits(host(N.diagonal()), host(W.diagonal()))) << what;
   const double rn = N.residual_norm(vec(xs), vec(bs)), rw = W.residual_norm(vec(xs), vec(bs));
   EXPECT_EQ(std::memcmp(&rn, &rw, sizeof rn), 0) << what << ": " << rn << " against " << rw;
+}
+
+// On a threaded host execution space a binary64 matrix of at most 2^15 stored entries is
+// multiplied on the calling thread (operators.cpp) where larger ones go through
+// KokkosSparse::spmv: both add each row's products in entry order from 0, so both give the
+// same bits, and those of the rows summed here. (On Kokkos::Serial every product is
+// KokkosSparse's own.) On the SuiteSparse matrices (ten of them small enough to run inline,
+// bcsstk13 and bcsstk16 not) and on random matrices with rows of 0 to 40 entries, values and
+// x of magnitudes 2^-10 to 2^10 of both signs.
+TEST(CsrOperator, SmallProductsRunInline) {
+#if defined(KOKKOS_ENABLE_SERIAL)
+  constexpr bool threaded = !std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Serial>;
+#else
+  constexpr bool threaded = true;
+#endif
+  std::mt19937_64 gen(11);
+  int inline_runs = 0;
+  auto check = [&](const CsrMatrix& M, const std::string& what) {
+    const CsrOperator A(M);
+    const std::size_t n = A.size();
+    const auto xs = random_vector(n, gen);
+    Vector y("y", n), y_kk("y kokkos", n);
+    A.apply(vec(xs), y);
+    KokkosSparse::spmv("N", 1.0, M, vec(xs), 0.0, y_kk);
+    EXPECT_TRUE(same_bits(host(y), host(y_kk))) << what;
+    if (threaded && M.nnz() <= (1 << 15)) {
+      EXPECT_TRUE(same_bits(host(y), rows_in_order(to_host(M), xs))) << what;
+      ++inline_runs;
+    }
+  };
+  for (const char* name : {"1138_bus", "494_bus", "662_bus", "LFAT5", "bcsstk01", "bcsstk02", "bcsstk13", "bcsstk16",
+                           "gr_30_30", "mesh2e1", "nos3", "nos4"})
+    check(read_matrix_market(std::string(EBLA_DATA_DIR "/matrices/") + name + ".mtx"), name);
+  for (int trial = 0; trial < 20; ++trial) {
+    HostCsr h;
+    h.rows = h.cols = 1 + static_cast<int>(gen() % 800);
+    h.ptr = {0};
+    for (int i = 0; i < h.rows; ++i) {
+      const std::size_t length = gen() % 41;
+      for (std::size_t k = 0; k < length; ++k) h.col.push_back(static_cast<int>(gen() % static_cast<std::size_t>(h.cols)));
+      const auto v = random_vector(length, gen);
+      h.val.insert(h.val.end(), v.begin(), v.end());
+      h.ptr.push_back(h.col.size());
+    }
+    check(make_csr(h), "random matrix " + std::to_string(trial));
+  }
+  EXPECT_EQ(inline_runs, threaded ? 10 + 20 : 0);  // the inline path was taken (the random ones: at most 800 x 40 entries)
 }
 
 TEST(CsrOperator, NarrowestHoldsTheMatrixInFewerBytesAndAppliesTheSameMatrix) {
