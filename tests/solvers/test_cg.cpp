@@ -8,6 +8,7 @@
 #include <ebla/core/bits.hpp>
 #include <ebla/core/error.hpp>
 #include <ebla/core/format.hpp>
+#include <ebla/core/parallel.hpp>
 #include <ebla/solvers/cg.hpp>
 #include <ebla/solvers/dot_mix.hpp>
 #include <ebla/solvers/io.hpp>
@@ -909,6 +910,44 @@ TEST(Cg, AutomaticDotsKeepTheCountInTheFinitePrecisionRegimeWithoutAPrecondition
     const bool expected = std::string(name) != "gr_30_30" && std::string(name) != "nos3";
     EXPECT_EQ(regime, expected) << name;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// plain_dot (dots.hpp), CG's binary64 dot product on the host: chunks of stream_chunk(n)
+// (parallel.hpp), each chunk's products in eight partial sums s_k over i = k (mod 8) in order
+// of i, added as ((s_0 + s_1) + (s_2 + s_3)) + ((s_4 + s_5) + (s_6 + s_7)), the chunks' sums
+// added in chunk order from 0: the same bits as that order written out here, for lengths
+// around the lanes' and the chunks' edges, on vectors of spread magnitudes and both signs.
+TEST(PlainDot, AddsEightLanesPerChunkThenTheChunksInOrder) {
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, ebla::Vector::memory_space>::accessible)
+    GTEST_SKIP() << "a device's plain_dot adds blocks of 1024 in order";
+  std::mt19937_64 gen(4242);
+  std::uniform_real_distribution<double> u(-1, 1);
+  int checked = 0;
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},
+                              std::size_t{4095}, std::size_t{4096}, std::size_t{4097}, std::size_t{70001},
+                              std::size_t{300007}}) {
+    std::vector<double> x(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = u(gen) * std::exp2(static_cast<int>(gen() % 40) - 20);
+      y[i] = u(gen) * std::exp2(static_cast<int>(gen() % 40) - 20);
+    }
+    const std::size_t chunk = ebla::detail::stream_chunk(n);
+    double expected = 0;
+    for (std::size_t b = 0; b < n; b += chunk) {
+      double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (std::size_t i = b; i < std::min(n, b + chunk); ++i) s[(i - b) % 8] += x[i] * y[i];
+      expected += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    }
+    const double got = ebla::plain_dot(ebla::test::vec(x), ebla::test::vec(y));
+    EXPECT_EQ(ebla::bit_cast<std::uint64_t>(got), ebla::bit_cast<std::uint64_t>(expected))
+        << "n = " << n << ": " << got << " against " << expected;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 10);
 }
 
 }  // namespace
