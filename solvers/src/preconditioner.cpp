@@ -7,6 +7,7 @@
 #include "stored_simd.hpp"
 
 #include <ebla/core/error.hpp>
+#include <ebla/core/parallel.hpp>
 #include <ebla/core/parse.hpp>
 #include <ebla/core/rounding.hpp>
 #include <ebla/core/storage.hpp>
@@ -218,11 +219,6 @@ namespace {
 // words and solves the eight blocks as eight lanes of one vector (solve_interleaved).
 constexpr std::size_t block_group = 8;
 constexpr std::size_t interleave_rows = 32;
-
-// On the host a preconditioner of at most this many rows is applied on the calling thread, as
-// the update passes run a vector of one chunk (parallel.hpp): its few microseconds of work cost
-// less than starting and joining the threads.
-constexpr std::size_t inline_rows = 4096;
 
 // Whether the blocks b0 .. b0 + 7 (b0 a multiple of block_group) are solved together: all
 // there, of one size m > 1 and one format; `interleaved` also asks m <= interleave_rows.
@@ -602,9 +598,11 @@ void BlockJacobi::apply(ConstVector r, Vector z) const {
   using Range = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>;
   const std::size_t count = (blocks_ + block_group - 1) / block_group;
   const Range all(0, count);
-  // on the host, blocks of at most inline_rows rows in all are solved on the calling thread
+  // on the host, blocks whose rows make one chunk of the update passes (parallel.hpp: n <= 4096)
+  // are solved on the calling thread, as those passes run such a vector: a few microseconds of
+  // work, less than starting and joining the threads costs
   constexpr bool host = std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>;
-  const bool here = host && n_ <= inline_rows;
+  const bool here = host && detail::chunk_count(n_, detail::stream_chunk(n_)) <= 1;
 #if EBLA_STORED_SIMD
   if constexpr (host) {
     const detail::HostIsa isa = detail::stored_isa();
