@@ -154,6 +154,12 @@ bool restart_pays(double kappa, double reduction, std::size_t n, int k) {
   return std::min(static_cast<double>(n), left) >= 6.0 * k;
 }
 
+// An alias of v's entries outside its reference count: CG's loop hands its vectors to a dozen
+// calls an iteration, and each copy of a counted View costs two atomic updates of the count
+// (a fifth of an iteration's time on HB/494_bus). The counted Views stay alive for the solve.
+Vector untracked(const Vector& v) { return Vector(v.data(), v.extent(0)); }
+ConstVector untracked(const ConstVector& v) { return ConstVector(v.data(), v.extent(0)); }
+
 // out_i = f(i) for every i < n: one Kokkos kernel, but on the host for a vector of one chunk
 // of the update pass (n <= 4096) on the calling thread, as that pass runs it: a few
 // microseconds of work, less than starting and joining the threads costs.
@@ -252,14 +258,18 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
     res.seconds = seconds();
     return res;
   }
-  Vector x = res.x, r("ebla::cg r", n), p("ebla::cg p", n), q("ebla::cg q", n);
-  for (const Vector& v : {x, r, p, q}) detail::forget_plans(v.data());  // plans of this solve only
+  const Vector r_held("ebla::cg r", n), p_held("ebla::cg p", n), q_held("ebla::cg q", n);
   const bool preconditioned = o.jacobi || static_cast<bool>(o.preconditioner);
-  Vector z = preconditioned ? Vector("ebla::cg z", n) : r;
-  detail::forget_plans(z.data());
+  const Vector z_held = preconditioned ? Vector("ebla::cg z", n) : r_held;
+  // the loop's names for the vectors: aliases outside their reference counts (untracked)
+  const Vector x = untracked(res.x), r = untracked(r_held), p = untracked(p_held), q = untracked(q_held),
+               z = untracked(z_held);
+  for (const Vector& v : {x, r, p, q, z}) detail::forget_plans(v.data());  // plans of this solve only
+  const ConstVector d = untracked(dinv);
   auto precondition = [&] {
-    if (o.jacobi) scale(dinv, r, z);
-    else if (o.preconditioner) o.preconditioner(r, z);
+    if (o.jacobi) scale(d, r, z);
+    else if (from_matrix(o.pc)) o.preconditioner(r, z);  // block-Jacobi, SGS, IC(0) (cg below)
+    else if (o.preconditioner) o.preconditioner(r_held, z_held);  // counted: the caller may keep them
   };
   std::vector<std::uint8_t>* no_map = nullptr;
   // exact dots without preconditioning: r^T r is the sum of squares the update pass takes
@@ -392,7 +402,7 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
       }
     }
     if (o.progress) o.progress(k, rnorm);
-    if (o.on_iterate) o.on_iterate(k, x);
+    if (o.on_iterate) o.on_iterate(k, res.x);
   }
   res.iterations = k;
   res.iteration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
