@@ -24,13 +24,14 @@ rule: the recursive (unpreconditioned) residual ||r_k|| <= rtol ||b||.
 - ebla: `ebla cg --matrix A.mtx --rhs b.mtx --norm relative --tol rtol --pc P --json` for P =
   none, jacobi, block-jacobi, sgs, ic0, each exact (binary64 dot products and storage) and
   auto (`--qdot-tol auto`, with `--storage auto` for none and jacobi and `--pc-storage auto`
-  for block-jacobi), at each thread count of --threads; the time is the JSON's
-  `iteration_seconds` (the iterations alone: as KSPSolve's, without the colouring or the
-  factorisation; ebla's `seconds`, with them and the double-double true residual, is in the
-  JSON file).
+  for block-jacobi), at each thread count of --threads, with `--repeat` --reps: the time is the
+  median of the JSON's `repeat_iteration_seconds` (the iterations alone: as KSPSolve's, without
+  the colouring or the factorisation; ebla's `seconds`, with them and the double-double true
+  residual, is in the JSON file).
 
-Every solver runs --reps times, interleaved (a slow spell of the shared machine falls on all),
-and the median is shown. OMP_NUM_THREADS is 1 for this process and PETSc; ebla gets each
+Every solver runs --reps times in one process, PETSc's KSPSolve on its set-up KSP and ebla's
+solves under `--repeat`, so that each library's first solve finds its code and memory cold and
+the others warm, and the median is shown. OMP_NUM_THREADS is 1 for this process and PETSc; ebla gets each
 count of --threads. --json-out writes every row (for apps/plot_preconditioners.py);
 --markdown prints the tables of docs/solvers.md. Without petsc4py the script says so and exits
 with status 2.
@@ -130,14 +131,15 @@ def petsc_runs(PETSc, A, b, rtol, alpha, blocks):
            solver("iccalpha_", icc("none"), shifted))] if alpha > 0 else [])
 
 
-def ebla_cg(ebla, matrix, rhs, rtol, pc, auto, threads):
+def ebla_cg(ebla, matrix, rhs, rtol, pc, auto, threads, repeat=1):
     extra = []
     if auto:
         extra = ["--qdot-tol", "auto"] + (["--storage", "auto"] if pc in ("none", "jacobi") else []) + \
             (["--pc-storage", "auto"] if pc == "block-jacobi" else [])
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false")
     return subprocess.run([ebla, "cg", "--matrix", matrix, "--rhs", rhs, "--norm", "relative", "--tol", repr(rtol),
-                           "--pc", pc, "--max-iter", "100000", "--progress", "0", "--json"] + extra,
+                           "--pc", pc, "--max-iter", "100000", "--progress", "0", "--repeat", str(repeat), "--json"] +
+                          extra,
                           capture_output=True, text=True, env=env)
 
 
@@ -148,10 +150,10 @@ def ebla_json(ebla, matrix, rhs, rtol, pc):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def ebla_runs(ebla, matrix, rhs, rtol, threads):
+def ebla_runs(ebla, matrix, rhs, rtol, threads, reps):
     def solver(pc, auto, t):
         def run():
-            out = ebla_cg(ebla, matrix, rhs, rtol, pc, auto, t)
+            out = ebla_cg(ebla, matrix, rhs, rtol, pc, auto, t, reps)
             if out.returncode not in (0, 1):
                 return None, None, None, f"exit {out.returncode}: {out.stderr.strip()}"
             r = json.loads(out.stdout.strip().splitlines()[-1])
@@ -164,7 +166,8 @@ def ebla_runs(ebla, matrix, rhs, rtol, threads):
             if r["status"] != "converged":
                 note += f"; {r['status']}"
             # ebla certifies its own true residual (double-double); relative to ||b|| here
-            return int(r["iterations"]), r["true_residual"], float(r["iteration_seconds"]), note
+            seconds = r.get("repeat_iteration_seconds", [r["iteration_seconds"]])
+            return int(r["iterations"]), r["true_residual"], statistics.median(seconds), note
         return run
     return [(pc, "auto" if auto else "exact", t, f"ebla --pc {pc}{' auto' if auto else ''}, {t} thread{'s' * (t > 1)}",
              solver(pc, auto, t)) for pc in PCS for auto in (False, True) for t in threads]
@@ -278,9 +281,10 @@ def main():
             blocks = int(ebla_json(ebla, path, rhs, args.rtol, "block-jacobi")["pc_blocks"])
             solvers = [("petsc", pc, "exact", 1, label, run)
                        for pc, label, run in petsc_runs(PETSc, A, b, args.rtol, alpha, blocks)]
-            solvers += [("ebla",) + s for s in ebla_runs(ebla, path, rhs, args.rtol, threads)]
+            solvers += [("ebla",) + s for s in ebla_runs(ebla, path, rhs, args.rtol, threads, args.reps)]
             for solver, pc, mode, t, label, run in solvers:
-                its, x, median, note = measure(run, args.reps)
+                # ebla's run is one process with --repeat reps
+                its, x, median, note = measure(run, args.reps if solver == "petsc" else 1)
                 if its is None:
                     res = None
                 elif solver == "petsc":

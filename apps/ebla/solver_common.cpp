@@ -119,6 +119,10 @@ void add_solver_options(CLI::App& app, SolverCli& c, Solver s) {
   }
   app.add_option("--tol", c.tol, s == Solver::cg ? "CG tolerance tau on ||r||" : "Tolerance tau on |lambda_k - lambda_(k-1)|")
       ->capture_default_str();
+  app.add_option("--repeat", c.repeat,
+                 "Solve N times in this process and report the last solve with every solve's seconds (a "
+                 "benchmark's repetitions: the solves after the first run warm, as a library's caller's do)")
+      ->capture_default_str();
 }
 
 void add_experiment_options(CLI::App& app, SolverCli& c, const std::string& experiment_help) {
@@ -182,6 +186,11 @@ SolverSetup make_setup(const SolverCli& c, Solver s) {
     setup.dots = make_dot_spec(c.dots, use_of(s));
   }
   check_output(c.out, s);
+  if (c.repeat < 1) throw_invalid(option_name(s, "--repeat"), std::to_string(c.repeat) + " must be at least 1");
+  if (c.repeat > 1 && (setup.experiment || !setup.dots.sweep.empty()))
+    throw_invalid(option_name(s, "--repeat"), "repeats a single run, not " +
+                                                  (setup.experiment ? "--experiment " + c.experiment : std::string("a sweep")));
+  setup.repeat = c.repeat;
   setup.out = c.out;
   setup.progress_given = c.out.progress_option->count() > 0;
   return setup;

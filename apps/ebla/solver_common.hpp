@@ -47,6 +47,11 @@ constexpr int exit_not_converged = 1;
 using Json = nlohmann::ordered_json;  ///< fields in insertion order
 /// The object on one line (non-finite numbers are null).
 void print_json(const Json& j);
+/// --repeat: "repeat", "repeat_seconds" (each run's whole call) and, where a run times its
+/// iterations alone (CG), "repeat_iteration_seconds"; `seconds` holds a run's times in that order.
+void add_repeat_json(Json& j, const std::vector<std::vector<double>>& seconds);
+/// The same as a line of text, with the medians.
+void print_repeats(const std::vector<std::vector<double>>& seconds);
 
 // ---- text ---------------------------------------------------------------------------
 
@@ -101,6 +106,7 @@ struct SolverCli {
   int max_iter = 10000;  ///< power: 300
   std::string experiment;  ///< "auto", (cg) "preconditioners", or empty
   std::string matrix_dir;  ///< empty: default_matrix_dir()
+  int repeat = 1;          ///< --repeat: solves of a single run
 };
 
 /// Where --experiment auto finds its matrices when --matrix-dir is not given: share/ebla/
@@ -127,6 +133,7 @@ struct SolverSetup {
   std::string experiment_name;  ///< auto, or (cg) preconditioners
   bool problem_given = false;
   std::string matrix_dir;
+  int repeat = 1;  ///< solves of a single run (the last one reported, every one timed)
   /// Per-iteration progress lines in a sweep or an experiment only when asked for.
   int sweep_progress() const { return progress_given ? out.progress : 0; }
 };
@@ -279,17 +286,33 @@ struct SolverCommand {
     return j;
   }
 
+  // The seconds of a run: the whole call, and (CG) its iterations alone.
+  static std::vector<double> run_seconds(const Run& run) {
+    if constexpr (me == Solver::cg) return {run.result.seconds, run.result.iteration_seconds};
+    else return {run.result.seconds};
+  }
+
+  // One run, or --repeat N of them on the same problem in this process (the solves after the
+  // first find the program and its memory warm, as a library's caller does): the last run is
+  // reported, with every run's seconds.
   static int single(const RunProblem& p, const Config& c, Hdf5Writer* out) {
-    const Run run = Command::solve(p, c, c.dots.policy, "", c.out.progress);
+    Run run = Command::solve(p, c, c.dots.policy, "", c.out.progress);
+    std::vector<std::vector<double>> seconds{run_seconds(run)};
+    for (int i = 1; i < c.repeat; ++i) {
+      run = Command::solve(p, c, c.dots.policy, "", 0);
+      seconds.push_back(run_seconds(run));
+    }
     const int code = converged(run) ? exit_converged : exit_not_converged;
     if (c.out.json) {
       Json j = run_json(p, c, run);
+      if (c.repeat > 1) add_repeat_json(j, seconds);
       j["exit_code"] = code;
       print_json(j);
     } else {
       Command::print_problem(p, c);
       std::printf("  dots: %s\n", run.policy.to_string().c_str());
       Command::print_result(p, c, run);
+      if (c.repeat > 1) print_repeats(seconds);
     }
     if (out != nullptr) {
       const Hdf5Group root = out->root();

@@ -5,6 +5,7 @@
 #include "distributed.hpp"
 #include "table.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -13,6 +14,41 @@ namespace ebla::cli {
 
 void print_json(const Json& j) {
   std::printf("%s\n", j.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
+}
+
+namespace {
+
+// Column `which` of the runs' seconds.
+std::vector<double> seconds_of(const std::vector<std::vector<double>>& seconds, std::size_t which) {
+  std::vector<double> out;
+  for (const std::vector<double>& run : seconds) out.push_back(run.at(which));
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+std::string seconds_text(const std::vector<double>& v) {
+  std::string out;
+  for (double s : v) out += fmt::format("{}{:.3g}", out.empty() ? "" : " ", s);
+  return out + fmt::format(" (median {:.3g})", median(v));
+}
+
+}  // namespace
+
+void add_repeat_json(Json& j, const std::vector<std::vector<double>>& seconds) {
+  j["repeat"] = seconds.size();
+  j["repeat_seconds"] = seconds_of(seconds, 0);
+  if (!seconds.empty() && seconds[0].size() > 1) j["repeat_iteration_seconds"] = seconds_of(seconds, 1);
+}
+
+void print_repeats(const std::vector<std::vector<double>>& seconds) {
+  std::printf("  %zu solves, seconds: %s\n", seconds.size(), seconds_text(seconds_of(seconds, 0)).c_str());
+  if (!seconds.empty() && seconds[0].size() > 1)
+    std::printf("  their iterations alone: %s\n", seconds_text(seconds_of(seconds, 1)).c_str());
 }
 
 // ---- text ---------------------------------------------------------------------------
