@@ -138,16 +138,24 @@ public:
     theta = a;
   }
 
+  // sqrt(x^2 + z^2): from the squares where they cannot overflow or underflow (|x|, |z| within
+  // 2^+-500, nearly always so here), else by std::hypot, whose care for the extremes made it
+  // the most of an automatic CG step on small matrices (HB/nos4: 40% of the time).
+  static double length(double x, double z) {
+    const double m = std::max(std::fabs(x), std::fabs(z));
+    return m < 0x1p500 && m > 0x1p-500 ? std::sqrt(x * x + z * z) : std::hypot(x, z);
+  }
+
   // One implicit QR step on the unreduced block [lo, hi] of the tridiagonal (a, b): the shift
   // mu is the eigenvalue of the trailing 2 x 2 block nearer a[hi]; the first rotation takes
   // (a[lo] - mu, b[lo]) to (r, 0), and each next one chases the bulge it leaves one row down.
   static void qr_step(std::vector<double>& a, std::vector<double>& b, std::vector<double>& last, std::size_t lo,
                       std::size_t hi) {
     const double half = (a[hi - 1] - a[hi]) / 2, bh = b[hi - 1];
-    const double mu = a[hi] - bh * bh / (half + std::copysign(std::hypot(half, bh), half));
+    const double mu = a[hi] - bh * bh / (half + std::copysign(length(half, bh), half));
     double x = a[lo] - mu, z = b[lo];
     for (std::size_t j = lo; j < hi; ++j) {
-      const double r = std::hypot(x, z);
+      const double r = length(x, z);
       const double c = r > 0 ? x / r : 1, s = r > 0 ? z / r : 0;  // rows j, j + 1: (x, z) -> (r, 0)
       if (j > lo) b[j - 1] = r;                                    // the bulge gone
       const double aj = a[j], aj1 = a[j + 1], bj = b[j];
