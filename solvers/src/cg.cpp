@@ -8,6 +8,7 @@
 
 #include "accurate_dots.hpp"
 #include "cg_stored.hpp"
+#include "chunk_dot.hpp"
 #include "lanczos_condition.hpp"
 #include "vector_range.hpp"
 
@@ -94,6 +95,48 @@ double update_x_r_host(double alpha, ConstVector p, ConstVector q, Vector x, Vec
     detail::for_each_chunk(chunks, [&](std::size_t c) { update(c, nullptr); });
   double sum = 0;
   for (double v : part) sum += v;
+  return sum;
+}
+
+// fl(r^T r) and fl(r^T z) of the Jacobi pass below.
+struct JacobiSums {
+  double rr = 0, rz = 0;
+};
+
+// With Jacobi and exact dot products: x += alpha p, r -= alpha q (lines 8-9), z = D^-1 r and
+// c = r^T z (line 10) in one pass over the vectors, each chunk of r read from memory once.
+// Chunk by chunk, the update pass's operations and sum of squares, then Jacobi's products,
+// then plain_dot's sum of the chunk, and the chunks' sums in chunk order: the bits of the
+// three passes (update_x_r_host, scale, plain_dot) with three fewer vector transfers of
+// the sixteen an iteration moves.
+JacobiSums update_x_r_z_host(double alpha, const ConstVector& p, const ConstVector& q, const Vector& x, const Vector& r,
+                             const ConstVector& dinv, const Vector& z) {
+  const std::size_t n = x.extent(0), chunk = detail::stream_chunk(n), chunks = detail::chunk_count(n, chunk);
+  double* xp = x.data();
+  double* rp = r.data();
+  double* zp = z.data();
+  const double* pp = p.data();
+  const double* qp = q.data();
+  const double* dp = dinv.data();
+  auto one = [&](std::size_t c) {
+    const std::size_t b = c * chunk, e = std::min(n, b + chunk);
+    JacobiSums s;
+    s.rr = detail::cg_update(alpha, pp + b, qp + b, xp + b, rp + b, e - b);  // x, r and the chunk's squares
+    for (std::size_t i = b; i < e; ++i) zp[i] = dp[i] * rp[i];                 // z = D^-1 r
+    s.rz = detail::chunk_dot(rp, zp, b, e);                                    // the chunk's r^T z
+    return s;
+  };
+  if (chunks == 1) {  // (the sums below, without their buffer)
+    const JacobiSums s = one(0);
+    return {0.0 + s.rr, 0.0 + s.rz};
+  }
+  std::vector<JacobiSums> part(chunks);
+  detail::for_each_chunk(chunks, [&](std::size_t c) { part[c] = one(c); });
+  JacobiSums sum;
+  for (const JacobiSums& s : part) {
+    sum.rr += s.rr;
+    sum.rz += s.rz;
+  }
   return sum;
 }
 
@@ -294,6 +337,9 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
                          (dots.kind == DotKind::qdot || dots.kind == DotKind::automatic) && !preconditioned &&
                          !o.record_levels;
   std::vector<std::int64_t> histogram(riding_rr ? detail::QdotStream::histogram_size() : 0);
+  // exact dot products with Jacobi on one process: the update, z and r^T z in one pass
+  const bool jacobi_pass = host_vectors && A.single_process() && o.jacobi && dots.kind == DotKind::exact &&
+                           !o.record_levels;
 
   Kokkos::deep_copy(x, x0);
   A.apply(x, q);                                   // r_0 = b - A x_0
@@ -353,6 +399,10 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
       it.rr.tolerance = rr_options.tolerance;
       it.rr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
       if (dot.automatic()) it.rr = dot.check(A, rr_request, rr_delta, it.rr, r, r, true);
+    } else if (jacobi_pass) {                     // x_{k+1}, r_{k+1}, z_{k+1}, c_{k+1} in one pass
+      const JacobiSums s = update_x_r_z_host(it.alpha, p, q, x, r, d, z);
+      rr = A.sum(s.rr);
+      it.rr = detail::exact_dot_record(s.rz);      //   (no seconds of its own: it rides in the pass)
     } else {
       rr = A.sum(update_x_r(it.alpha, p, q, x, r)); // x_{k+1}, r_{k+1} (lines 8-9)
       precondition();                              // z_{k+1} = M^-1 r_{k+1}

@@ -1,5 +1,7 @@
 #include <ebla/solvers/dots.hpp>
 
+#include "chunk_dot.hpp"
+
 #include <ebla/core/bits.hpp>
 #include <ebla/core/bounds.hpp>
 #include <ebla/core/error.hpp>
@@ -114,33 +116,6 @@ DotRecord detail::record_of(const QdotResult& r, std::size_t n) {
 
 namespace {
 
-// Two doubles side by side (GCC's and Clang's vector extension): one SSE2 register.
-typedef double Pair __attribute__((vector_size(16)));
-inline Pair load_pair(const double* p) {
-  Pair v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// fl(sum of x_i y_i) over i in [b, e) (b a multiple of 8), in eight interleaved partial sums
-// s_k over i = k (mod 8) in order of i, added as ((s_0 + s_1) + (s_2 + s_3)) + ((s_4 + s_5) +
-// (s_6 + s_7)). The eight sums are four pairs, s_0 s_1 in the first and so on: each lane
-// does the operations of its s_k (with the loop over k written out, GCC's vectoriser
-// shuffled the lanes and took 1.4x as long on vectors in the last-level cache).
-inline double chunk_dot(const double* x, const double* y, std::size_t b, std::size_t e) {
-  Pair s01 = {0, 0}, s23 = {0, 0}, s45 = {0, 0}, s67 = {0, 0};
-  std::size_t i = b;
-  for (; i + 8 <= e; i += 8) {
-    s01 += load_pair(x + i) * load_pair(y + i);
-    s23 += load_pair(x + i + 2) * load_pair(y + i + 2);
-    s45 += load_pair(x + i + 4) * load_pair(y + i + 4);
-    s67 += load_pair(x + i + 6) * load_pair(y + i + 6);
-  }
-  double s[8] = {s01[0], s01[1], s23[0], s23[1], s45[0], s45[1], s67[0], s67[1]};
-  for (; i < e; ++i) s[i % 8] += x[i] * y[i];
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
 double plain_dot_kokkos(ConstVector x, ConstVector y) {
   constexpr std::size_t block = 1024;
   const std::size_t n = x.extent(0), chunks = (n + block - 1) / block;
@@ -168,9 +143,9 @@ double plain_dot(ConstVector x, ConstVector y) {
     const std::size_t n = x.extent(0), chunk = detail::stream_chunk(n), chunks = detail::chunk_count(n, chunk);
     const double* xp = x.data();
     const double* yp = y.data();
-    if (chunks == 1) return 0.0 + chunk_dot(xp, yp, 0, n);  // (the sum below, without its buffer)
+    if (chunks == 1) return 0.0 + detail::chunk_dot(xp, yp, 0, n);  // (the sum below, without its buffer)
     std::vector<double> part(chunks, 0.0);
-    detail::for_each_chunk(chunks, [&](std::size_t c) { part[c] = chunk_dot(xp, yp, c * chunk, std::min(n, (c + 1) * chunk)); });
+    detail::for_each_chunk(chunks, [&](std::size_t c) { part[c] = detail::chunk_dot(xp, yp, c * chunk, std::min(n, (c + 1) * chunk)); });
     double sum = 0;
     for (double v : part) sum += v;
     return sum;
@@ -184,6 +159,12 @@ namespace {
 DotRecord exact_dot(ConstVector x, ConstVector y) {
   const double value = plain_dot(x, y);
   if (x.data() == y.data()) return exact_squares_record(value, x.extent(0));
+  return detail::exact_dot_record(value);
+}
+
+}  // namespace
+
+DotRecord detail::exact_dot_record(double value) {
   DotRecord d;  // for x != y, |x|^T|y| is not known
   d.value = value;
   d.bound = std::numeric_limits<double>::quiet_NaN();
@@ -191,8 +172,6 @@ DotRecord exact_dot(ConstVector x, ConstVector y) {
   d.fraction = {1.0};
   return d;
 }
-
-}  // namespace
 
 DotRecord exact_squares_record(double s, std::size_t n) {
   DotRecord d;

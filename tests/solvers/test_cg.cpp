@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -426,6 +427,50 @@ TEST(Cg, FunctionOperatorPreconditionerAndIterateHooks) {
   EXPECT_LT(ra.iterations, rc.iterations);
   floor.absolute_tolerance = -1;
   EXPECT_TRUE(contains(error_of([&] { cg(C, b, x0, DotPolicy::exact(), floor); }), "absolute tolerance"));
+}
+
+// Exact CG with Jacobi updates x and r, forms z = D^-1 r and takes r^T z in one pass
+// (cg.cpp: update_x_r_z_host); a caller's preconditioner computing the same z goes through
+// the three separate passes. Both must give the same bits at every step, on vectors of one
+// chunk and of several (the pass's chunk sums added in chunk order, as plain_dot's).
+TEST(CgJacobi, OnePassGivesTheBitsOfTheThreePasses) {
+  int compared = 0;
+  for (const auto& [nx, ny, nz] : {std::array<int, 3>{6, 5, 4}, {20, 20, 20}, {40, 40, 10}}) {
+    const DiffusionProblem P = diffusion_problem(nx, ny, nz, 7);
+    const CsrOperator A(P.A);
+    const std::size_t n = A.size();
+    CgOptions jacobi;
+    jacobi.norm = Norm::relative;
+    jacobi.tolerance = 1e-10;
+    jacobi.jacobi = true;
+    const CgResult one = cg(A, P.b, P.x0, DotPolicy::exact(), jacobi);
+    std::vector<double> dinv = host(A.diagonal());
+    for (double& d : dinv) d = 1 / d;
+    CgOptions function = jacobi;
+    function.jacobi = false;
+    function.preconditioner = [&](ConstVector r, Vector z) {
+      const auto hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r);
+      const auto hz = Kokkos::create_mirror_view(z);
+      for (std::size_t i = 0; i < n; ++i) hz(i) = dinv[i] * hr(i);
+      Kokkos::deep_copy(z, hz);
+    };
+    const CgResult three = cg(A, P.b, P.x0, DotPolicy::exact(), function);
+    ASSERT_EQ(one.status, SolverStatus::converged) << one.stop_reason;
+    ASSERT_EQ(one.iterations, three.iterations) << "n = " << n;
+    for (int k = 0; k < one.iterations; ++k) {
+      const CgIteration& a = one.history[static_cast<std::size_t>(k)];
+      const CgIteration& b = three.history[static_cast<std::size_t>(k)];
+      ASSERT_EQ(bit_cast<std::uint64_t>(a.rr.value), bit_cast<std::uint64_t>(b.rr.value)) << "n = " << n << ", k = " << k;
+      ASSERT_EQ(bit_cast<std::uint64_t>(a.alpha), bit_cast<std::uint64_t>(b.alpha)) << "n = " << n << ", k = " << k;
+      ASSERT_EQ(bit_cast<std::uint64_t>(a.residual), bit_cast<std::uint64_t>(b.residual)) << "n = " << n << ", k = " << k;
+      EXPECT_TRUE(std::isnan(a.rr.bound) && std::isnan(b.rr.bound));
+      EXPECT_EQ(a.rr.fraction, b.rr.fraction);
+    }
+    EXPECT_EQ(host(one.x), host(three.x)) << "n = " << n;
+    EXPECT_LE(one.true_residual, 1e-10 * one.b_norm);
+    ++compared;
+  }
+  EXPECT_EQ(compared, 3);
 }
 
 // ---- DotPolicy::automatic -----------------------------------------------------------
