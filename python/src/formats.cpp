@@ -58,7 +58,7 @@ DoubleArray round_with(const DoubleArray& x, const std::string& format, const st
               std::to_string(n) + ")");
   const double* u = random.data();
   for (std::size_t i = 0; i < n; ++i)
-    require(u[i] >= 0 && u[i] < 1, function, "random number " + std::to_string(u[i]) + " is not in [0, 1)");
+    if (!(u[i] >= 0 && u[i] < 1)) throw_invalid(function, "random number " + std::to_string(u[i]) + " is not in [0, 1)");
   DoubleArray y(x.size());
   const double* in = x.data();
   double* out = y.mutable_data();
