@@ -342,9 +342,13 @@ CgResult iterate(const SolverSpace& A, ConstVector b, ConstVector x0, ConstVecto
                            !o.record_levels;
 
   Kokkos::deep_copy(x, x0);
-  A.apply(x, q);                                   // r_0 = b - A x_0
-  Kokkos::parallel_for("ebla::cg_r0", Kokkos::RangePolicy<exec>(0, n),
-                       KOKKOS_LAMBDA(const std::size_t i) { r(i) = b(i) - q(i); });
+  if (detail::max_abs(A, x0) == 0) {               // x_0 = 0: r_0 = b, without a product
+    Kokkos::deep_copy(r, b);
+  } else {
+    A.apply(x, q);                                 // r_0 = b - A x_0
+    Kokkos::parallel_for("ebla::cg_r0", Kokkos::RangePolicy<exec>(0, n),
+                         KOKKOS_LAMBDA(const std::size_t i) { r(i) = b(i) - q(i); });
+  }
   precondition();                                  // z_0 = M^-1 r_0
   Kokkos::deep_copy(p, z);                         // p_0 = z_0
   const double squares0 = A.sum(plain_dot(r, r));

@@ -360,7 +360,8 @@ TEST(Cg, RejectsBadInputNamingTheValue) {
 }
 
 // A FunctionOperator applying the CSR matrix gives CG the CSR operator's bits, with one call
-// for r_0, one an iteration and one for the true residual; a preconditioner function that
+// an iteration, one for the true residual and one for r_0 unless x_0 = 0 (then r_0 = b,
+// without a product); a preconditioner function that
 // computes Jacobi's z = D^-1 r gives Jacobi's bits; on_iterate sees every iterate; and
 // absolute_tolerance is a floor under tau.
 TEST(Cg, FunctionOperatorPreconditionerAndIterateHooks) {
@@ -387,8 +388,18 @@ TEST(Cg, FunctionOperatorPreconditionerAndIterateHooks) {
   const CgResult rf = cg(F, b, x0, DotPolicy::exact(), o);
   ASSERT_EQ(rf.status, SolverStatus::converged) << rf.stop_reason;
   EXPECT_EQ(rf.iterations, rc.iterations);
-  EXPECT_EQ(calls, rf.iterations + 2);
+  EXPECT_EQ(calls, rf.iterations + 1);  // x_0 = 0
   EXPECT_EQ(host(rf.x), host(rc.x));
+  {
+    const Vector half = vec(std::vector<double>(n, 0.5));
+    const CgResult hc = cg(C, b, half, DotPolicy::exact(), CgOptions{});
+    calls = 0;
+    const CgResult hf = cg(F, b, half, DotPolicy::exact(), CgOptions{});
+    EXPECT_EQ(calls, hf.iterations + 2);  // r_0 = b - A x_0
+    EXPECT_EQ(hf.iterations, hc.iterations);
+    EXPECT_EQ(host(hf.x), host(hc.x));
+    calls = 0;
+  }
   ASSERT_EQ(seen.size(), static_cast<std::size_t>(rf.iterations));
   EXPECT_EQ(seen.back(), host(rf.x));
   EXPECT_LE(rf.true_residual, o.tolerance);
