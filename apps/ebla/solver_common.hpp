@@ -12,6 +12,7 @@
 #include "table.hpp"
 
 #include <ebla/core/hdf5.hpp>
+#include <ebla/experiments/statistics.hpp>
 #include <ebla/solvers/auto_report.hpp>
 #include <ebla/solvers/auto_study.hpp>
 #include <ebla/solvers/dots.hpp>
@@ -47,11 +48,14 @@ constexpr int exit_not_converged = 1;
 using Json = nlohmann::ordered_json;  ///< fields in insertion order
 /// The object on one line (non-finite numbers are null).
 void print_json(const Json& j);
-/// --repeat: "repeat", "repeat_seconds" (each run's whole call) and, where a run times its
-/// iterations alone (CG), "repeat_iteration_seconds"; `seconds` holds a run's times in that order.
-void add_repeat_json(Json& j, const std::vector<std::vector<double>>& seconds);
-/// The same as a line of text, with the medians.
-void print_repeats(const std::vector<std::vector<double>>& seconds);
+/// The seconds of --repeat's runs: each whole call, and (CG; else empty) its iterations alone.
+struct RepeatSeconds {
+  experiments::Sample call, loop;
+};
+/// --repeat: "repeat", "repeat_seconds" and, where the loop is timed, "repeat_iteration_seconds".
+void add_repeat_json(Json& j, const RepeatSeconds& seconds);
+/// The same as lines of text, with the medians.
+void print_repeats(const RepeatSeconds& seconds);
 
 // ---- text ---------------------------------------------------------------------------
 
@@ -286,10 +290,9 @@ struct SolverCommand {
     return j;
   }
 
-  // The seconds of a run: the whole call, and (CG) its iterations alone.
-  static std::vector<double> run_seconds(const Run& run) {
-    if constexpr (me == Solver::cg) return {run.result.seconds, run.result.iteration_seconds};
-    else return {run.result.seconds};
+  static void add_seconds(RepeatSeconds& seconds, const Run& run) {
+    seconds.call.add(run.result.seconds);
+    if constexpr (me == Solver::cg) seconds.loop.add(run.result.iteration_seconds);
   }
 
   // One run, or --repeat N of them on the same problem in this process (the solves after the
@@ -297,10 +300,11 @@ struct SolverCommand {
   // reported, with every run's seconds.
   static int single(const RunProblem& p, const Config& c, Hdf5Writer* out) {
     Run run = Command::solve(p, c, c.dots.policy, "", c.out.progress);
-    std::vector<std::vector<double>> seconds{run_seconds(run)};
+    RepeatSeconds seconds;
+    add_seconds(seconds, run);
     for (int i = 1; i < c.repeat; ++i) {
       run = Command::solve(p, c, c.dots.policy, "", 0);
-      seconds.push_back(run_seconds(run));
+      add_seconds(seconds, run);
     }
     const int code = converged(run) ? exit_converged : exit_not_converged;
     if (c.out.json) {

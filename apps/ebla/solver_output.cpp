@@ -5,7 +5,6 @@
 #include "distributed.hpp"
 #include "table.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -18,37 +17,24 @@ void print_json(const Json& j) {
 
 namespace {
 
-// Column `which` of the runs' seconds.
-std::vector<double> seconds_of(const std::vector<std::vector<double>>& seconds, std::size_t which) {
-  std::vector<double> out;
-  for (const std::vector<double>& run : seconds) out.push_back(run.at(which));
-  return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-std::string seconds_text(const std::vector<double>& v) {
+// "s_1 s_2 ... (median m)".
+std::string seconds_text(const experiments::Sample& v) {
   std::string out;
-  for (double s : v) out += fmt::format("{}{:.3g}", out.empty() ? "" : " ", s);
-  return out + fmt::format(" (median {:.3g})", median(v));
+  for (double s : v.values()) out += fmt::format("{}{:.3g}", out.empty() ? "" : " ", s);
+  return out + fmt::format(" (median {:.3g})", v.median());
 }
 
 }  // namespace
 
-void add_repeat_json(Json& j, const std::vector<std::vector<double>>& seconds) {
-  j["repeat"] = seconds.size();
-  j["repeat_seconds"] = seconds_of(seconds, 0);
-  if (!seconds.empty() && seconds[0].size() > 1) j["repeat_iteration_seconds"] = seconds_of(seconds, 1);
+void add_repeat_json(Json& j, const RepeatSeconds& seconds) {
+  j["repeat"] = seconds.call.size();
+  j["repeat_seconds"] = seconds.call.values();
+  if (!seconds.loop.empty()) j["repeat_iteration_seconds"] = seconds.loop.values();
 }
 
-void print_repeats(const std::vector<std::vector<double>>& seconds) {
-  std::printf("  %zu solves, seconds: %s\n", seconds.size(), seconds_text(seconds_of(seconds, 0)).c_str());
-  if (!seconds.empty() && seconds[0].size() > 1)
-    std::printf("  their iterations alone: %s\n", seconds_text(seconds_of(seconds, 1)).c_str());
+void print_repeats(const RepeatSeconds& seconds) {
+  std::printf("  %zu solves, seconds: %s\n", seconds.call.size(), seconds_text(seconds.call).c_str());
+  if (!seconds.loop.empty()) std::printf("  their iterations alone: %s\n", seconds_text(seconds.loop).c_str());
 }
 
 // ---- text ---------------------------------------------------------------------------
